@@ -1,0 +1,57 @@
+# acpdrive — build, test and check targets. Every target works on a fresh
+# machine with Go installed; tools come from the Go module proxy at pinned
+# versions.
+
+GO            ?= go
+MOCKGEN_VER   := v1.6.0
+STATICCHECK_VER := v0.8.2
+BIN           := bin/acpdrive
+PKGS          := ./...
+
+.PHONY: all build run test test-short lint generate check-generate bench cover tools clean
+
+all: build test
+
+build:
+	$(GO) build -o $(BIN) ./cmd/acpdrive
+
+## run: acpdrive's main job on the built-in reference agent (PROMPT overrides)
+PROMPT ?= hello from acpdrive
+run:
+	$(GO) run ./cmd/acpdrive run "$(PROMPT)"
+
+## test: every test, with the race detector
+test:
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+test-short:
+	$(GO) test -short -count=1 $(PKGS)
+
+tools:
+	$(GO) install github.com/golang/mock/mockgen@$(MOCKGEN_VER)
+	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VER)
+
+lint: tools
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet $(PKGS)
+	GOOS=windows $(GO) vet ./domain/... ./ports/... ./adapters/localexec/...
+	$$($(GO) env GOPATH)/bin/staticcheck $(PKGS)
+
+generate: tools
+	PATH="$$($(GO) env GOPATH)/bin:$$PATH" $(GO) generate ./ports/...
+
+## check-generate: fails when the committed mocks are stale
+check-generate: generate
+	@git diff --exit-code -- ports/mocks || (echo "ports/mocks is stale: run make generate and commit"; exit 1)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./protocol/... ./app/...
+	cd bench && $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m .
+
+cover:
+	$(GO) test -count=1 -coverprofile=coverage.out $(PKGS)
+	$(GO) tool cover -func=coverage.out | tail -1
+
+clean:
+	rm -rf bin coverage.out

@@ -1,0 +1,114 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acpdrive/acpdrive/app"
+	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/internal/proctest"
+)
+
+// startErr starts a session expected to fail and returns its error and the
+// events it emitted.
+func startErr(t *testing.T, o app.Options, rec *recorder) *domain.AgentError {
+	t.Helper()
+	sess, err := app.Start(context.Background(), o)
+	require.Error(t, err)
+	require.Nil(t, sess)
+	var ae *domain.AgentError
+	require.True(t, errors.As(err, &ae), "error %v is not an AgentError", err)
+	failed := rec.ofType(domain.EventStartupFailed)
+	require.Len(t, failed, 1)
+	assert.Equal(t, err.Error(), failed[0].Message)
+	return ae
+}
+
+func TestStartupErrors(t *testing.T) {
+	notDir := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(notDir, []byte("x"), 0o600))
+	cases := []struct {
+		name    string
+		args    []string
+		mutate  func(*app.Options)
+		kind    domain.ErrorKind
+		message string // exact, or a prefix when it ends with "…"
+	}{
+		{"empty workspace", nil, func(o *app.Options) { o.Workspace = "" }, domain.KindInvalidWorkspaceCWD, domain.MsgEmptyWorkspace},
+		{"missing workspace", nil, func(o *app.Options) { o.Workspace = "/nonexistent/acpdrive" }, domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceMissing},
+		{"workspace is a file", nil, func(o *app.Options) { o.Workspace = notDir }, domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceNotDir},
+		{"blank command", nil, func(o *app.Options) { o.Config.Command = []string{"  "} }, domain.KindAgentNotFound, domain.MsgEmptyCommand},
+		{"command not on PATH", nil, func(o *app.Options) { o.Config.Command = []string{"acpdrive-no-such-runtime"} }, domain.KindAgentNotFound, `agent command "acpdrive-no-such-runtime" was not found on PATH`},
+		{"wrong protocol version", []string{"--scenario", "wrong-version"}, nil, domain.KindResponseError, "agent reported protocol version 2, want 1"},
+		{"initialize error", []string{"--scenario", "init-error"}, nil, domain.KindResponseError, "initialize error -32603: …"},
+		{"session/new error", []string{"--scenario", "auth-required"}, nil, domain.KindResponseError, "session/new error -32000: Authentication required"},
+		{"session/new timeout", []string{"--scenario", "slow-new"}, func(o *app.Options) { o.Config.ReadTimeout = 300 * time.Millisecond }, domain.KindResponseTimeout, domain.MsgTimedOut},
+		{"exit before initialize", []string{"--scenario", "exit-before-init"}, nil, domain.KindPortExit, "the agent runtime exited before responding: exit status 7…"},
+		{"exit before session/new", []string{"--scenario", "new-exit"}, nil, domain.KindPortExit, "the agent runtime exited before responding: exit status 1: fatal: cannot create a session (scenario new-exit)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, rec, _, _ := agentOptions(t, c.args)
+			if c.mutate != nil {
+				c.mutate(&o)
+			}
+			ae := startErr(t, o, rec)
+			assert.Equal(t, c.kind, ae.Kind, ae.Error())
+			if prefix, ok := strings.CutSuffix(c.message, "…"); ok {
+				assert.True(t, strings.HasPrefix(ae.Message, prefix), "message %q", ae.Message)
+			} else {
+				assert.Equal(t, c.message, ae.Message)
+			}
+			assert.True(t, errors.Is(ae, c.kind))
+		})
+	}
+}
+
+func TestEarlyExitReportIsCleaned(t *testing.T) {
+	o, rec, _, _ := agentOptions(t, []string{"--scenario", "exit-before-init"})
+	ae := startErr(t, o, rec)
+	assert.NotContains(t, ae.Message, "\x1b", "ANSI escapes are stripped")
+	assert.Contains(t, ae.Message, " | ", "stderr lines are joined")
+}
+
+func TestStartCancelledWhileWaitingForInitialize(t *testing.T) {
+	o, rec, _, _ := agentOptions(t, []string{"--scenario", "hang-init"})
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	sess, err := app.Start(ctx, o)
+	require.Nil(t, sess)
+	require.ErrorIs(t, err, domain.KindTurnCancelled)
+	require.Len(t, rec.ofType(domain.EventStartupFailed), 1)
+	pid := rec.ofType(domain.EventStartupFailed)[0].AgentPID
+	require.NotZero(t, pid)
+	proctest.WaitGroupEmpty(t, pid, 3*time.Second)
+}
+
+func TestNoAgentInfoLowersAgentVersion(t *testing.T) {
+	h := start(t, []string{"--scenario", "no-agent-info"})
+	assert.Equal(t, domain.CapGap, h.sess.Capabilities().State(domain.CapAgentVersion))
+	h.turn("hi")
+	assert.Contains(t, h.rec.shape(),
+		"notification:this session started with a declared capability gap in: token counts, session continuation, agent version")
+}
+
+func TestContinuationAdvertisedKeepsCapability(t *testing.T) {
+	h := start(t, []string{"--scenario", "resume"})
+	caps := h.sess.Capabilities()
+	assert.Equal(t, domain.CapProtocol, caps.State(domain.CapSessionContinuation))
+	assert.Equal(t, []domain.CapabilityLabel{domain.CapTokenCounts}, caps.Gaps())
+}
+
+func TestUpdatesBeforeSessionIsKnown(t *testing.T) {
+	h := start(t, []string{"--scenario", "commands-after-new"})
+	res := h.turn("hi")
+	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/acpdrive/acpdrive/app"
+)
+
+// interrupter turns SIGINT/SIGTERM into turn cancellation: the first signal
+// cancels the running turn (and no further turn starts), a second one stops
+// the session; the teardown still runs in its fixed order.
+type interrupter struct {
+	sess *app.Session
+
+	mu       sync.Mutex
+	cancel   context.CancelFunc
+	count    int
+	stopping bool
+
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+func newInterrupter(sigs <-chan os.Signal, sess *app.Session) *interrupter {
+	in := &interrupter{sess: sess, done: make(chan struct{})}
+	in.wg.Add(1)
+	go func() {
+		defer in.wg.Done()
+		for {
+			select {
+			case <-in.done:
+				return
+			case <-sigs:
+				in.signal()
+			}
+		}
+	}()
+	return in
+}
+
+func (in *interrupter) signal() {
+	in.mu.Lock()
+	in.count++
+	in.stopping = true
+	cancel, count := in.cancel, in.count
+	in.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	if count >= 2 {
+		ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
+		defer stop()
+		_ = in.sess.Stop(ctx)
+	}
+}
+
+func (in *interrupter) turnContext(parent context.Context) context.Context {
+	ctx, cancel := context.WithCancel(parent)
+	in.mu.Lock()
+	in.cancel = cancel
+	in.mu.Unlock()
+	return ctx
+}
+
+func (in *interrupter) turnDone() {
+	in.mu.Lock()
+	if in.cancel != nil {
+		in.cancel()
+		in.cancel = nil
+	}
+	in.mu.Unlock()
+}
+
+func (in *interrupter) stopped() bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.stopping
+}
+
+func (in *interrupter) close() {
+	close(in.done)
+	in.wg.Wait()
+}

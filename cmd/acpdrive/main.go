@@ -1,0 +1,65 @@
+// Command acpdrive drives a coding-agent runtime that speaks the Agent
+// Client Protocol: it runs a session of one or more turns, serves the
+// built-in reference agent, and reports what happened.
+//
+// Usage:
+//
+//	acpdrive run [flags] PROMPT...   run one session, one turn per PROMPT
+//	acpdrive agent [flags]           serve the reference agent on stdio
+//	acpdrive version                 print the version
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/acpdrive/acpdrive/app"
+	"github.com/acpdrive/acpdrive/refagent"
+)
+
+// Exit statuses of the CLI.
+const (
+	exitOK         = 0
+	exitTurnFailed = 1
+	exitUsage      = 2
+	exitNoSession  = 3
+)
+
+func main() {
+	os.Exit(realMain(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "run":
+		return runCommand(ctx, args[1:], stdout, stderr)
+	case "agent":
+		return refagent.Main(ctx, args[1:], stdin, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "acpdrive %s\n", app.Version)
+		return exitOK
+	case "help", "-h", "--help":
+		usage(stdout)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "acpdrive: unknown command %q\n", args[0])
+		usage(stderr)
+		return exitUsage
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage:
+  acpdrive run [flags] PROMPT...   run one session, one turn per PROMPT
+  acpdrive agent [flags]           serve the built-in reference agent on stdio
+  acpdrive version                 print the version
+
+Run "acpdrive run -h" for the run flags.
+`)
+}

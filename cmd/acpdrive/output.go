@@ -1,0 +1,232 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/acpdrive/acpdrive/app"
+	"github.com/acpdrive/acpdrive/domain"
+)
+
+// turnResultLine is the JSON line printed after each turn.
+type turnResultLine struct {
+	Type       string `json:"type"`
+	Turn       int    `json:"turn"`
+	Outcome    string `json:"outcome"`
+	ErrorKind  string `json:"error_kind,omitempty"`
+	Retryable  *bool  `json:"retryable,omitempty"`
+	StopReason string `json:"stop_reason,omitempty"`
+	Message    string `json:"message,omitempty"`
+}
+
+// startupFailedLine is the JSON line printed when the session cannot start.
+type startupFailedLine struct {
+	Type      string    `json:"type"`
+	Time      time.Time `json:"time"`
+	ErrorKind string    `json:"error_kind"`
+	Message   string    `json:"message"`
+}
+
+// runResultLine is the last JSON line of a run.
+type runResultLine struct {
+	Type           string   `json:"type"`
+	SessionID      string   `json:"session_id,omitempty"`
+	AgentPID       int      `json:"agent_pid,omitempty"`
+	CapabilityGaps []string `json:"capability_gaps"`
+	Turns          int      `json:"turns"`
+}
+
+// printer renders a run either as JSON lines or for a person.
+type printer struct {
+	json   bool
+	out    io.Writer
+	status *statusLine // nil unless human output goes to a terminal
+
+	mu        sync.Mutex
+	enc       *json.Encoder
+	midLine   bool // human output: the streamed reply left a line open
+	lastMsgID string
+	streamed  bool // a reply was streamed and its report has not arrived
+	tools     int
+}
+
+func newPrinter(jsonOut bool, stdout, stderr io.Writer) *printer {
+	p := &printer{json: jsonOut, out: stdout, enc: json.NewEncoder(stdout)}
+	p.enc.SetEscapeHTML(false)
+	if !jsonOut && isTerminal(stdout) {
+		p.status = newStatusLine(stderr)
+	}
+	return p
+}
+
+func (p *printer) close() {
+	if p.status != nil {
+		p.status.stop()
+	}
+}
+
+// text streams a reply chunk (human output only).
+func (p *printer) text(messageID, text string) {
+	if p.json {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearStatus()
+	if p.midLine && messageID != p.lastMsgID {
+		fmt.Fprintln(p.out)
+	}
+	p.lastMsgID = messageID
+	p.streamed = true
+	fmt.Fprint(p.out, text)
+	p.midLine = !strings.HasSuffix(text, "\n")
+	if p.status != nil {
+		p.status.hold(p.midLine)
+	}
+	p.updateStatus("")
+}
+
+// event prints one normalized event.
+func (p *printer) event(ev domain.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.json {
+		if ev.Type == domain.EventStartupFailed {
+			return // printed as startup_failed with its error kind
+		}
+		_ = p.enc.Encode(ev)
+		return
+	}
+	p.clearStatus()
+	switch ev.Type {
+	case domain.EventNotification:
+		if ev.Message != "" {
+			p.endLine()
+			if !p.streamed {
+				// Not the report of a streamed reply: a notice.
+				fmt.Fprintf(p.out, "· %s\n", ev.Message)
+			}
+			p.streamed = false
+			p.updateStatus(ev.Message)
+			return
+		}
+	case domain.EventToolResult:
+		p.endLine()
+		p.tools++
+		mark := "ok"
+		if ev.ToolError {
+			mark = "failed"
+		}
+		fmt.Fprintf(p.out, "⚙ %s %s (%d ms) %s\n", ev.ToolName, mark, ev.ToolDurationMS, ev.Message)
+	case domain.EventOtherMessage, domain.EventMalformed:
+		p.endLine()
+		fmt.Fprintf(p.out, "· [%s] %s\n", ev.Type, ev.Message)
+	case domain.EventSessionStarted:
+		p.tools = 0
+		if p.status != nil {
+			p.status.begin()
+		}
+	}
+	p.updateStatus("")
+}
+
+func (p *printer) endLine() {
+	if p.midLine {
+		fmt.Fprintln(p.out)
+		p.midLine = false
+		if p.status != nil {
+			p.status.hold(false)
+		}
+	}
+}
+
+func (p *printer) clearStatus() {
+	if p.status != nil {
+		p.status.clear()
+	}
+}
+
+func (p *printer) updateStatus(last string) {
+	if p.status != nil {
+		p.status.update(last, p.tools)
+	}
+}
+
+func (p *printer) turnResult(n int, res domain.TurnResult) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.json {
+		line := turnResultLine{Type: "turn_result", Turn: n, Outcome: string(res.Outcome),
+			StopReason: res.StopReason, Message: res.Message()}
+		if res.Err != nil {
+			retry := res.Err.Kind.Retryable()
+			line.ErrorKind, line.Retryable = string(res.Err.Kind), &retry
+		}
+		_ = p.enc.Encode(line)
+		return
+	}
+	p.clearStatus()
+	p.endLine()
+	summary := fmt.Sprintf("turn %d: %s", n, res.Outcome)
+	if res.StopReason != "" {
+		summary += " (stop reason " + res.StopReason + ")"
+	}
+	if res.Err != nil {
+		summary += fmt.Sprintf(": %s [%s, retryable=%t]", res.Err.Message, res.Err.Kind, res.Err.Kind.Retryable())
+	}
+	if p.status != nil {
+		summary += fmt.Sprintf(" in %s, %d tool calls", p.status.elapsed().Round(time.Millisecond), p.tools)
+	}
+	fmt.Fprintf(p.out, "── %s\n", summary)
+}
+
+func (p *printer) startupFailed(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	kind, msg := "", err.Error()
+	var ae *domain.AgentError
+	if errors.As(err, &ae) {
+		kind, msg = string(ae.Kind), ae.Message
+	}
+	if p.json {
+		_ = p.enc.Encode(startupFailedLine{Type: "startup_failed", Time: time.Now().UTC(), ErrorKind: kind, Message: msg})
+		return
+	}
+	p.clearStatus()
+	fmt.Fprintf(p.out, "session could not start: %s\n", err)
+}
+
+func (p *printer) runResult(sess *app.Session, turns int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	caps := sess.Capabilities()
+	gaps := []string{}
+	for _, label := range caps.Gaps() {
+		gaps = append(gaps, string(label))
+	}
+	if p.json {
+		_ = p.enc.Encode(runResultLine{Type: "run_result", SessionID: sess.ID(), AgentPID: sess.PID(), CapabilityGaps: gaps, Turns: turns})
+		return
+	}
+	p.clearStatus()
+	fmt.Fprintf(p.out, "session %s (pid %d): %d turn(s)", sess.ID(), sess.PID(), turns)
+	if len(gaps) > 0 {
+		fmt.Fprintf(p.out, "; capability gaps: %s", strings.Join(gaps, ", "))
+	}
+	fmt.Fprintln(p.out)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

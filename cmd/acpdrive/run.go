@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/acpdrive/acpdrive/app"
+	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/wiring"
+)
+
+// runFlags are the flags of "acpdrive run".
+type runFlags struct {
+	command      string
+	workspace    string
+	readTimeout  time.Duration
+	turnTimeout  time.Duration
+	stallTimeout time.Duration
+	stopGrace    time.Duration
+	json         bool
+	logLevel     string
+}
+
+func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) {
+	def := domain.DefaultConfig()
+	var f runFlags
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.command, "command", "", "the runtime's command line, split like a shell would (quotes respected, no shell run); default: the built-in reference agent")
+	fs.StringVar(&f.workspace, "workspace", "", "the directory the runtime works in (default: the current directory)")
+	fs.DurationVar(&f.readTimeout, "read-timeout", def.ReadTimeout, "bound of every start-up call, of a turn's acceptance and of the wait after a cancel")
+	fs.DurationVar(&f.turnTimeout, "turn-timeout", def.TurnTimeout, "bound of one whole turn (0 disables)")
+	fs.DurationVar(&f.stallTimeout, "stall-timeout", def.StallTimeout, "longest time a turn may go without an event (0 disables)")
+	fs.DurationVar(&f.stopGrace, "stop-grace", def.StopGrace, "how long the runtime gets to exit after SIGTERM before SIGKILL")
+	fs.BoolVar(&f.json, "json", false, "print one JSON object per line instead of human output")
+	fs.StringVar(&f.logLevel, "log-level", "", "write structured logs to stderr at this level (debug, info, warn, error)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: acpdrive run [flags] PROMPT...")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return f, nil, err
+	}
+	if fs.NArg() == 0 {
+		return f, nil, errors.New("at least one PROMPT is required")
+	}
+	return f, fs.Args(), nil
+}
+
+// config turns the flags into the domain configuration.
+func (f runFlags) config() (domain.Config, error) {
+	cfg := domain.DefaultConfig()
+	if f.command == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return cfg, fmt.Errorf("locate the reference agent: %w", err)
+		}
+		cfg.Command = []string{exe, "agent"}
+	} else {
+		words, err := domain.SplitCommandLine(f.command)
+		if err != nil {
+			return cfg, fmt.Errorf("--command: %w", err)
+		}
+		cfg.Command = words
+	}
+	cfg.ReadTimeout = f.readTimeout
+	cfg.TurnTimeout = f.turnTimeout
+	cfg.StallTimeout = f.stallTimeout
+	cfg.StopGrace = f.stopGrace
+	var errs []error
+	for _, finding := range cfg.Validate() {
+		if finding.Severity == domain.SeverityError {
+			errs = append(errs, errors.New(finding.Message))
+		}
+	}
+	return cfg, errors.Join(errs...)
+}
+
+func (f runFlags) logger(stderr io.Writer) (*slog.Logger, error) {
+	if f.logLevel == "" {
+		return nil, nil
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})), nil
+}
+
+func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f, prompts, err := parseRunFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
+		return exitUsage
+	}
+	cfg, err := f.config()
+	if err != nil {
+		fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
+		return exitUsage
+	}
+	logger, err := f.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
+		return exitUsage
+	}
+	workspace := f.workspace
+	if workspace == "" {
+		if workspace, err = os.Getwd(); err != nil {
+			fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
+			return exitUsage
+		}
+	}
+	deps, err := wiring.Resolve(logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
+		return exitUsage
+	}
+
+	out := newPrinter(f.json, stdout, stderr)
+	defer out.close()
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	sess, err := app.Start(ctx, app.Options{
+		Config:      cfg,
+		Workspace:   workspace,
+		Launcher:    deps.Launcher,
+		Clock:       deps.Clock,
+		Logger:      deps.Logger,
+		OnEvent:     out.event,
+		OnAgentText: out.text,
+	})
+	if err != nil {
+		out.startupFailed(err)
+		return exitNoSession
+	}
+
+	interrupts := newInterrupter(sigs, sess)
+	defer interrupts.close()
+
+	code := exitOK
+	turns := 0
+	for i, prompt := range prompts {
+		if interrupts.stopped() {
+			break
+		}
+		turnCtx := interrupts.turnContext(ctx)
+		res := sess.Turn(turnCtx, prompt)
+		interrupts.turnDone()
+		turns++
+		out.turnResult(i+1, res)
+		if res.Outcome != domain.OutcomeCompleted {
+			code = exitTurnFailed
+			break
+		}
+	}
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.StopGrace+10*time.Second)
+	defer cancel()
+	_ = sess.Stop(stopCtx)
+	out.runResult(sess, turns)
+	return code
+}

@@ -1,0 +1,129 @@
+package domain
+
+import (
+	"time"
+	"unicode/utf8"
+)
+
+// EventType names a normalized event. Every adapter emits the same
+// vocabulary (reference-tables §2); the values are contract strings.
+type EventType string
+
+// Normalized event types.
+const (
+	// EventSessionStarted opens every turn; callers count turns by it.
+	EventSessionStarted EventType = "session_started"
+	// EventStartupFailed reports a session that could not start.
+	EventStartupFailed EventType = "startup_failed"
+	// EventTurnCompleted reports a turn that ended normally.
+	EventTurnCompleted EventType = "turn_completed"
+	// EventTurnFailed reports a turn that ended with a failure.
+	EventTurnFailed EventType = "turn_failed"
+	// EventTurnCancelled reports a turn this side cancelled.
+	EventTurnCancelled EventType = "turn_cancelled"
+	// EventTurnEndedWithError reports a turn ended by a transport error.
+	EventTurnEndedWithError EventType = "turn_ended_with_error"
+	// EventTurnInputRequired reports a turn that needs a person.
+	EventTurnInputRequired EventType = "turn_input_required"
+	// EventTokenUsage carries measured token figures for a turn.
+	EventTokenUsage EventType = "token_usage"
+	// EventNotification carries agent text (or an empty keep-alive).
+	EventNotification EventType = "notification"
+	// EventOtherMessage carries reasoning blocks and plan updates.
+	EventOtherMessage EventType = "other_message"
+	// EventMalformed reports input this client could not interpret.
+	EventMalformed EventType = "malformed"
+	// EventToolResult reports a completed or failed tool call.
+	EventToolResult EventType = "tool_result"
+)
+
+// Contract messages carried by events.
+const (
+	// MsgSessionStarted is the message of every session_started event.
+	MsgSessionStarted = "session started"
+	// MsgReasoningBlock is the other_message text for agent_thought_chunk.
+	MsgReasoningBlock = "reasoning block"
+	// MsgPlanUpdate is the other_message text for a plan update.
+	MsgPlanUpdate = "plan update"
+	// MsgNonTextChunk is the malformed text for a non-text message chunk.
+	MsgNonTextChunk = "agent sent a message chunk this client does not render"
+	// MsgUnknownUpdate is the malformed text for an unrecognized session/update variant.
+	MsgUnknownUpdate = "received a session update of an unrecognized kind"
+	// MsgUnparseableLine is the malformed text for a line that is not JSON-RPC.
+	MsgUnparseableLine = "received a line that could not be parsed as JSON-RPC"
+	// MsgUnimplementedMethod is the malformed text for an agent request
+	// naming a method this client does not implement.
+	MsgUnimplementedMethod = "the agent called a method this client does not implement"
+	// MsgPermissionRefused is the notification for a refused permission request.
+	MsgPermissionRefused = "refused a permission request because this run is unattended and no one can approve it"
+	// MsgPermissionUngrantable is the notification for a permission request
+	// that offers no refusing option.
+	MsgPermissionUngrantable = "the agent needs a permission this unattended run cannot grant"
+	// MsgElicitation is the notification for an elicitation/create request.
+	MsgElicitation = "the agent asked for something only a person could give, and this unattended run has no one to give it: an answer to a question"
+	// MsgToolServersGated is the once-per-session notification for a refused
+	// permission request in a session that delivered tool servers.
+	MsgToolServersGated = "this session delivered tool servers and the agent runtime asked for consent before running a tool; an unattended run grants no consent, so any delivered tool the runtime gates the same way cannot be called unless that runtime's own configuration allows it"
+)
+
+// MessageCap is the maximum length, in runes, of an accumulated agent
+// message and of a tool result title.
+const MessageCap = 500
+
+// ellipsis ends a string cut by TruncateRunes.
+const ellipsis = "…"
+
+// Usage is one turn's token figures.
+type Usage struct {
+	// InputTokens is the number of prompt tokens.
+	InputTokens int64 `json:"input_tokens"`
+	// OutputTokens is the number of generated tokens.
+	OutputTokens int64 `json:"output_tokens"`
+	// TotalTokens is the total the source reports.
+	TotalTokens int64 `json:"total_tokens"`
+	// CacheReadTokens is the number of tokens read from a cache.
+	CacheReadTokens int64 `json:"cache_read_tokens"`
+}
+
+// Event is one normalized event.
+type Event struct {
+	// Type names the event.
+	Type EventType `json:"type"`
+	// Time is when the event happened, in UTC.
+	Time time.Time `json:"time"`
+	// AgentPID is the runtime's process ID, when known.
+	AgentPID int `json:"agent_pid,omitempty"`
+	// Message is the event's text.
+	Message string `json:"message,omitempty"`
+	// SessionID is set on session_started.
+	SessionID string `json:"session_id,omitempty"`
+	// Usage is set on token_usage.
+	Usage *Usage `json:"usage,omitempty"`
+	// Model is set on token_usage.
+	Model string `json:"model,omitempty"`
+	// ToolName is the normalized tool kind on tool_result.
+	ToolName string `json:"tool_name,omitempty"`
+	// ToolDurationMS is the tool call's duration on tool_result.
+	ToolDurationMS int64 `json:"tool_duration_ms,omitempty"`
+	// ToolError reports a failed tool call on tool_result.
+	ToolError bool `json:"tool_error,omitempty"`
+}
+
+// TruncateRunes returns s cut to at most n runes. A cut string ends in "…",
+// which counts within the n runes. A non-positive n yields "". Invalid UTF-8
+// bytes count as one rune each and are kept as they are.
+func TruncateRunes(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if len(s) <= n || utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	keep := n - 1
+	i := 0
+	for ; keep > 0; keep-- {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i] + ellipsis
+}

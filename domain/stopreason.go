@@ -1,0 +1,150 @@
+package domain
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Outcome is how a turn ended. Its values are the outcome event types.
+type Outcome string
+
+// Turn outcomes.
+const (
+	// OutcomeCompleted: the turn ended normally.
+	OutcomeCompleted Outcome = Outcome(EventTurnCompleted)
+	// OutcomeFailed: the turn ended with a failure.
+	OutcomeFailed Outcome = Outcome(EventTurnFailed)
+	// OutcomeCancelled: this side cancelled the turn.
+	OutcomeCancelled Outcome = Outcome(EventTurnCancelled)
+	// OutcomeInputRequired: only a person could answer the agent.
+	OutcomeInputRequired Outcome = Outcome(EventTurnInputRequired)
+)
+
+// Event returns the event type that reports this outcome.
+func (o Outcome) Event() EventType { return EventType(o) }
+
+// Stop reasons a session/prompt response can carry.
+const (
+	// StopEndTurn: the agent finished the turn.
+	StopEndTurn = "end_turn"
+	// StopMaxTokens: the agent hit its token limit.
+	StopMaxTokens = "max_tokens"
+	// StopMaxTurnRequests: the agent hit its per-turn request limit.
+	StopMaxTurnRequests = "max_turn_requests"
+	// StopRefusal: the agent refused to continue.
+	StopRefusal = "refusal"
+	// StopCancelled: the turn was cancelled.
+	StopCancelled = "cancelled"
+)
+
+// Messages for the stop reasons that fail a turn as a classification
+// decision.
+const (
+	// MsgStopRefusal is the turn_refused message.
+	MsgStopRefusal = "agent refused the prompt (stopReason refusal)"
+	// MsgStopMaxTokens is the turn_token_limit message.
+	MsgStopMaxTokens = "agent reached its token limit (stopReason max_tokens)"
+	// MsgStopMaxTurnRequests is the turn_request_limit message.
+	MsgStopMaxTurnRequests = "agent reached its request limit for the turn (stopReason max_turn_requests)"
+)
+
+// maxQuotedStopReason bounds, in runes, the unrecognized stopReason quoted
+// in a turn_outcome_unknown message.
+const maxQuotedStopReason = 200
+
+// msgFailedWithoutError is the message FailedResult uses for a nil error.
+const msgFailedWithoutError = "turn failed"
+
+// TurnResult is a turn's disposition.
+type TurnResult struct {
+	// Outcome is how the turn ended.
+	Outcome Outcome
+	// StopReason is the stopReason the response carried, "" when none.
+	StopReason string
+	// Err describes a turn that did not complete; nil on OutcomeCompleted.
+	Err *AgentError
+}
+
+// Message returns the error's message, or "" when there is no error.
+func (r TurnResult) Message() string {
+	if r.Err == nil {
+		return ""
+	}
+	return r.Err.Message
+}
+
+// Override records that this side decided to end the turn before the
+// prompt response arrived; it wins over whatever stopReason follows.
+type Override int
+
+// Overrides.
+const (
+	// OverrideNone: the stopReason decides.
+	OverrideNone Override = iota
+	// OverrideCancel: the caller cancelled the turn.
+	OverrideCancel
+	// OverrideInputRequired: a request only a person can answer arrived.
+	OverrideInputRequired
+)
+
+// Disposition decides how a turn ends from its stopReason and any override
+// (reference-tables §4). OverrideCancel yields turn_cancelled
+// ("turn cancelled"); OverrideInputRequired yields turn_input_required with
+// MsgInputRequired, followed by ": <detail>" when inputDetail is not blank.
+// Otherwise the stopReason decides; an unknown Override value counts as
+// OverrideNone. An unrecognized stopReason is quoted in the message, cut to
+// 200 runes.
+func Disposition(stopReason string, override Override, inputDetail string) TurnResult {
+	r := TurnResult{StopReason: stopReason}
+	switch override {
+	case OverrideCancel:
+		r.Outcome = OutcomeCancelled
+		r.Err = NewError(KindTurnCancelled, MsgTurnCancelled)
+		return r
+	case OverrideInputRequired:
+		msg := MsgInputRequired
+		if d := strings.TrimSpace(inputDetail); d != "" {
+			msg += ": " + d
+		}
+		r.Outcome = OutcomeInputRequired
+		r.Err = NewError(KindTurnInputRequired, msg)
+		return r
+	}
+	switch stopReason {
+	case StopEndTurn:
+		r.Outcome = OutcomeCompleted
+		return r
+	case StopRefusal:
+		r.Err = NewError(KindTurnRefused, MsgStopRefusal)
+	case StopMaxTokens:
+		r.Err = NewError(KindTurnTokenLimit, MsgStopMaxTokens)
+	case StopMaxTurnRequests:
+		r.Err = NewError(KindTurnRequestLimit, MsgStopMaxTurnRequests)
+	case StopCancelled:
+		r.Err = NewError(KindTurnFailed, MsgUnaskedCancel)
+	default:
+		r.Err = NewError(KindTurnOutcomeUnknown,
+			fmt.Sprintf("agent reported an unrecognized stop reason: %q",
+				TruncateRunes(stopReason, maxQuotedStopReason)))
+	}
+	r.Outcome = OutcomeFailed
+	return r
+}
+
+// FailedResult wraps an error that ended a turn before or instead of a
+// stopReason. The outcome follows the kind: turn_cancelled is
+// OutcomeCancelled, turn_input_required is OutcomeInputRequired, anything
+// else OutcomeFailed. A nil err yields a turn_failed error "turn failed".
+func FailedResult(err *AgentError) TurnResult {
+	if err == nil {
+		err = NewError(KindTurnFailed, msgFailedWithoutError)
+	}
+	r := TurnResult{Outcome: OutcomeFailed, Err: err}
+	switch err.Kind {
+	case KindTurnCancelled:
+		r.Outcome = OutcomeCancelled
+	case KindTurnInputRequired:
+		r.Outcome = OutcomeInputRequired
+	}
+	return r
+}

@@ -1,0 +1,142 @@
+package acpwire
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// The eleven stable session/update discriminators of schema v1.21.0.
+const (
+	UpdateUserMessageChunk        = "user_message_chunk"
+	UpdateAgentMessageChunk       = "agent_message_chunk"
+	UpdateAgentThoughtChunk       = "agent_thought_chunk"
+	UpdateToolCall                = "tool_call"
+	UpdateToolCallUpdate          = "tool_call_update"
+	UpdatePlan                    = "plan"
+	UpdateAvailableCommandsUpdate = "available_commands_update"
+	UpdateCurrentModeUpdate       = "current_mode_update"
+	UpdateConfigOptionUpdate      = "config_option_update"
+	UpdateSessionInfoUpdate       = "session_info_update"
+	UpdateUsageUpdate             = "usage_update"
+)
+
+// ErrNoDiscriminator reports an update object without a string sessionUpdate.
+var ErrNoDiscriminator = errors.New("session update has no sessionUpdate discriminator")
+
+// SessionNotification is the params of session/update, first stage: the
+// update itself stays raw until its discriminator is known.
+type SessionNotification struct {
+	SessionID string          `json:"sessionId"`
+	Update    json.RawMessage `json:"update"`
+}
+
+// ContentChunk is the payload of the three *_chunk variants.
+type ContentChunk struct {
+	Content   ContentBlock `json:"content"`
+	MessageID string       `json:"messageId,omitempty"`
+}
+
+// ToolCall is the payload of tool_call and tool_call_update. For an update
+// every field but ToolCallID may be absent; pointers tell absent from empty.
+type ToolCall struct {
+	ToolCallID string  `json:"toolCallId"`
+	Title      *string `json:"title,omitempty"`
+	Kind       *string `json:"kind,omitempty"`
+	Status     *string `json:"status,omitempty"`
+}
+
+// Tool call statuses of ACP v1.
+const (
+	ToolStatusPending    = "pending"
+	ToolStatusInProgress = "in_progress"
+	ToolStatusCompleted  = "completed"
+	ToolStatusFailed     = "failed"
+)
+
+// PlanEntry is one entry of a plan update.
+type PlanEntry struct {
+	Content  string `json:"content"`
+	Priority string `json:"priority"`
+	Status   string `json:"status"`
+}
+
+// Plan is the payload of the plan variant: the complete list of entries.
+type Plan struct {
+	Entries []PlanEntry `json:"entries"`
+}
+
+// UsageUpdate is the payload of usage_update: context-window figures, not
+// billing; acpdrive takes no token figure from it.
+type UsageUpdate struct {
+	Used uint64 `json:"used"`
+	Size uint64 `json:"size"`
+}
+
+// Update is a decoded session/update payload.
+type Update struct {
+	// Kind is the sessionUpdate discriminator as sent.
+	Kind string
+	// Known reports whether Kind is one of the eleven stable variants.
+	Known bool
+	// Chunk is set for the three *_chunk variants.
+	Chunk *ContentChunk
+	// ToolCall is set for tool_call and tool_call_update.
+	ToolCall *ToolCall
+	// Plan is set for plan.
+	Plan *Plan
+	// Usage is set for usage_update.
+	Usage *UsageUpdate
+	// Raw is the undecoded payload; it is kept for every variant the client
+	// maps to no struct of its own, and for unknown kinds.
+	Raw json.RawMessage
+}
+
+type discriminator struct {
+	SessionUpdate *string `json:"sessionUpdate"`
+}
+
+// DecodeUpdate decodes one session/update payload in two stages. An unknown
+// discriminator is not an error: it returns Known=false with Raw set. A
+// known discriminator whose payload does not match its schema is an error.
+func DecodeUpdate(raw json.RawMessage) (Update, error) {
+	var d discriminator
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return Update{}, err
+	}
+	if d.SessionUpdate == nil {
+		return Update{}, ErrNoDiscriminator
+	}
+	u := Update{Kind: *d.SessionUpdate, Known: true}
+	var err error
+	switch u.Kind {
+	case UpdateUserMessageChunk, UpdateAgentMessageChunk, UpdateAgentThoughtChunk:
+		u.Chunk = new(ContentChunk)
+		err = json.Unmarshal(raw, u.Chunk)
+	case UpdateToolCall, UpdateToolCallUpdate:
+		u.ToolCall = new(ToolCall)
+		err = json.Unmarshal(raw, u.ToolCall)
+		if err == nil && u.ToolCall.ToolCallID == "" {
+			err = errors.New("tool call update has no toolCallId")
+		}
+	case UpdatePlan:
+		u.Plan = new(Plan)
+		err = json.Unmarshal(raw, u.Plan)
+	case UpdateUsageUpdate:
+		u.Usage = new(UsageUpdate)
+		err = json.Unmarshal(raw, u.Usage)
+		u.Raw = cloneRaw(raw)
+	case UpdateAvailableCommandsUpdate, UpdateCurrentModeUpdate, UpdateConfigOptionUpdate, UpdateSessionInfoUpdate:
+		u.Raw = cloneRaw(raw)
+	default:
+		u.Known = false
+		u.Raw = cloneRaw(raw)
+	}
+	if err != nil {
+		return Update{}, err
+	}
+	return u, nil
+}
+
+func cloneRaw(raw json.RawMessage) json.RawMessage {
+	return append(json.RawMessage(nil), raw...)
+}

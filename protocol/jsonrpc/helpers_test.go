@@ -1,0 +1,172 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// notification is a recorded HandleNotification call.
+type notification struct {
+	method string
+	params string
+}
+
+// malformed is a recorded HandleMalformed call.
+type malformed struct {
+	line string
+	err  error
+}
+
+// recorder is a Handler that records every call. onRequest, when set, is
+// called for each request (on the read goroutine).
+type recorder struct {
+	mu            sync.Mutex
+	notifications []notification
+	requests      []Request
+	malformed     []malformed
+	oversize      []int64
+	onRequest     func(Request)
+}
+
+func (r *recorder) HandleNotification(method string, params json.RawMessage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notifications = append(r.notifications, notification{method: method, params: string(params)})
+}
+
+func (r *recorder) HandleRequest(req Request) {
+	r.mu.Lock()
+	r.requests = append(r.requests, req)
+	fn := r.onRequest
+	r.mu.Unlock()
+	if fn != nil {
+		fn(req)
+	}
+}
+
+func (r *recorder) HandleMalformed(line []byte, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.malformed = append(r.malformed, malformed{line: string(line), err: err})
+}
+
+func (r *recorder) HandleOversize(n int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.oversize = append(r.oversize, n)
+}
+
+func (r *recorder) notificationCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.notifications)
+}
+
+// readAll runs a Conn over a fixed input until EOF and returns what the
+// handler saw.
+func readAll(t *testing.T, input string, opts Options) *recorder {
+	t.Helper()
+	h := &recorder{}
+	c := NewConn(strings.NewReader(input), io.Discard, h, opts)
+	c.Wait()
+	if err := c.Err(); !errors.Is(err, io.EOF) {
+		t.Fatalf("Err() = %v, want io.EOF", err)
+	}
+	return h
+}
+
+// peer is the far end of a Conn connected through io.Pipe pairs: it reads
+// what the Conn writes and writes what the Conn reads.
+type peer struct {
+	t     *testing.T
+	conn  *Conn
+	h     *recorder
+	in    chan string // lines written by the Conn
+	w     *io.PipeWriter
+	r     *io.PipeReader
+	wmu   sync.Mutex
+	wg    sync.WaitGroup
+	close sync.Once
+}
+
+// newPeer connects a Conn (with handler h) to a test peer. Cleanup ends the
+// stream, waits for the read loop, and stops the peer.
+func newPeer(t *testing.T, h *recorder, opts Options) *peer {
+	t.Helper()
+	connR, peerW := io.Pipe()
+	peerR, connW := io.Pipe()
+	p := &peer{t: t, h: h, in: make(chan string, 1024), w: peerW, r: peerR}
+	p.conn = NewConn(connR, connW, h, opts)
+	p.wg.Go(func() {
+		defer close(p.in)
+		sc := bufio.NewScanner(peerR)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			p.in <- sc.Text()
+		}
+	})
+	t.Cleanup(func() {
+		p.end()
+		p.conn.Wait()
+		_ = peerR.CloseWithError(io.ErrClosedPipe)
+		for range p.in { // let the reader goroutine finish
+		}
+		p.wg.Wait()
+	})
+	return p
+}
+
+// send writes one line (a '\n' is appended) to the Conn.
+func (p *peer) send(line string) {
+	p.t.Helper()
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if _, err := io.WriteString(p.w, line+"\n"); err != nil {
+		p.t.Fatalf("peer write: %v", err)
+	}
+}
+
+// end closes the stream the Conn reads (EOF).
+func (p *peer) end() {
+	p.close.Do(func() { _ = p.w.Close() })
+}
+
+// recv returns the next line the Conn wrote.
+func (p *peer) recv() string {
+	p.t.Helper()
+	line, ok := <-p.in
+	if !ok {
+		p.t.Fatal("connection stopped writing")
+	}
+	return line
+}
+
+// sentRequest is the decoded shape of a request the Conn sent.
+type sentRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      int64           `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// recvRequest reads and decodes the next request the Conn sent.
+func (p *peer) recvRequest() sentRequest {
+	p.t.Helper()
+	line := p.recv()
+	var req sentRequest
+	if err := json.Unmarshal([]byte(line), &req); err != nil || req.JSONRPC != "2.0" {
+		p.t.Fatalf("peer got %q, not a request (%v)", line, err)
+	}
+	return req
+}

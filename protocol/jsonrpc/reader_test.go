@@ -1,0 +1,275 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// item is one result of lineReader.next: a line, or a skipped line's length.
+type item struct {
+	line     string
+	oversize int64
+}
+
+func (it item) String() string {
+	if it.oversize > 0 {
+		return fmt.Sprintf("oversize(%d)", it.oversize)
+	}
+	return strconv.Quote(it.line)
+}
+
+// drain reads every item until an error.
+func drain(lr *lineReader) ([]item, error) {
+	var items []item
+	for {
+		line, n, err := lr.next()
+		if err != nil {
+			return items, err
+		}
+		items = append(items, item{line: string(line), oversize: n})
+	}
+}
+
+// referenceLines is the obvious, unbounded-memory definition of what the
+// lineReader must produce (for input ending cleanly at EOF).
+func referenceLines(input string, maxLine int) []item {
+	if input == "" {
+		return nil
+	}
+	parts := strings.SplitAfter(input, "\n")
+	if parts[len(parts)-1] == "" {
+		parts = parts[:len(parts)-1]
+	}
+	items := make([]item, 0, len(parts))
+	for _, p := range parts {
+		line := string(trimEOL([]byte(p)))
+		if len(line) > maxLine {
+			items = append(items, item{oversize: int64(len(line))})
+			continue
+		}
+		items = append(items, item{line: line})
+	}
+	return items
+}
+
+func TestLineReader(t *testing.T) {
+	long := strings.Repeat("x", 40)
+	tests := []struct {
+		name  string
+		input string
+		max   int
+		want  []item
+	}{
+		{name: "empty", input: "", max: 8},
+		{name: "lines", input: "a\nbb\n", max: 8, want: []item{{line: "a"}, {line: "bb"}}},
+		{name: "crlf", input: "a\r\nb\r\n", max: 8, want: []item{{line: "a"}, {line: "b"}}},
+		{name: "partial final line", input: "a\nlast", max: 8, want: []item{{line: "a"}, {line: "last"}}},
+		{name: "partial final line with cr", input: "a\nlast\r", max: 8, want: []item{{line: "a"}, {line: "last"}}},
+		{name: "empty lines", input: "\n\r\n\n", max: 8, want: []item{{}, {}, {}}},
+		{name: "exactly the bound", input: "12345678\n", max: 8, want: []item{{line: "12345678"}}},
+		{name: "exactly the bound with crlf", input: "12345678\r\nz", max: 8, want: []item{{line: "12345678"}, {line: "z"}}},
+		{name: "one over the bound", input: "123456789\nz\n", max: 8, want: []item{{oversize: 9}, {line: "z"}}},
+		{name: "one over the bound with crlf", input: "123456789\r\nz\n", max: 8, want: []item{{oversize: 9}, {line: "z"}}},
+		{name: "long line kept", input: long + "\nz\n", max: 64, want: []item{{line: long}, {line: "z"}}},
+		{name: "long line with crlf kept", input: long + "\r\nz\n", max: 40, want: []item{{line: long}, {line: "z"}}},
+		{name: "long line skipped", input: long + "\nz\n", max: 39, want: []item{{oversize: 40}, {line: "z"}}},
+		{name: "long line with crlf skipped", input: long + "\r\nz\n", max: 39, want: []item{{oversize: 40}, {line: "z"}}},
+		{name: "cr split from lf at buffer end", input: strings.Repeat("y", 15) + "\r\nz\n", max: 15, want: []item{{line: strings.Repeat("y", 15)}, {line: "z"}}},
+		{name: "cr split from lf, skipped", input: strings.Repeat("y", 31) + "\r\nz\n", max: 16, want: []item{{oversize: 31}, {line: "z"}}},
+		{name: "long partial final line", input: "a\n" + long, max: 64, want: []item{{line: "a"}, {line: long}}},
+		{name: "long partial final line skipped", input: "a\n" + long + "\r", max: 8, want: []item{{line: "a"}, {oversize: 40}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lr := newLineReader(strings.NewReader(tt.input), tt.max, 16)
+			got, err := drain(lr)
+			if err != io.EOF {
+				t.Fatalf("error = %v, want io.EOF", err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("items = %v\nwant    %v", got, tt.want)
+			}
+			if ref := referenceLines(tt.input, tt.max); fmt.Sprint(ref) != fmt.Sprint(tt.want) {
+				t.Errorf("reference = %v (test table is wrong)", ref)
+			}
+			// EOF stays EOF.
+			if _, _, err := lr.next(); err != io.EOF {
+				t.Errorf("second error = %v", err)
+			}
+		})
+	}
+}
+
+// oversizeCase builds an input with one long line between two notifications.
+func oversizeInput(longLine string) string {
+	return `{"jsonrpc":"2.0","method":"before"}` + "\n" + longLine + "\n" + `{"jsonrpc":"2.0","method":"after"}` + "\n"
+}
+
+func TestOversizeLine(t *testing.T) {
+	const mib = 1 << 20
+	tests := []struct {
+		name     string
+		max      int
+		lineLen  int
+		crlf     bool
+		oversize bool
+	}{
+		{name: "11 MiB with a 1 MiB bound", max: mib, lineLen: 11 * mib, oversize: true},
+		{name: "11 MiB crlf with a 1 MiB bound", max: mib, lineLen: 11 * mib, crlf: true, oversize: true},
+		{name: "exactly 1 MiB kept", max: mib, lineLen: mib},
+		{name: "exactly 1 MiB crlf kept", max: mib, lineLen: mib, crlf: true},
+		{name: "default bound plus one", lineLen: DefaultMaxLineBytes + 1, oversize: true},
+		{name: "exactly the default bound", lineLen: DefaultMaxLineBytes},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			line := notificationOfLength(tt.lineLen)
+			if tt.crlf {
+				line += "\r"
+			}
+			h := &recorder{}
+			c := NewConn(strings.NewReader(oversizeInput(line)), io.Discard, h, Options{MaxLineBytes: tt.max})
+			c.Wait()
+			if c.Err() != io.EOF {
+				t.Fatalf("Err() = %v", c.Err())
+			}
+			methods := make([]string, 0, 3)
+			for _, n := range h.notifications {
+				methods = append(methods, n.method)
+			}
+			if tt.oversize {
+				if len(h.oversize) != 1 || h.oversize[0] != int64(tt.lineLen) {
+					t.Errorf("oversize = %v, want [%d]", h.oversize, tt.lineLen)
+				}
+				if fmt.Sprint(methods) != "[before after]" {
+					t.Errorf("methods = %v", methods)
+				}
+				// The discarded line was not buffered whole.
+				maxLine := tt.max
+				if maxLine == 0 {
+					maxLine = DefaultMaxLineBytes
+				}
+				if limit := maxLine + 2 + readBufferSize; cap(c.lines.acc) > limit {
+					t.Errorf("accumulator grew to %d bytes, bound %d", cap(c.lines.acc), limit)
+				}
+			} else {
+				if len(h.oversize) != 0 {
+					t.Errorf("oversize = %v, want none", h.oversize)
+				}
+				if fmt.Sprint(methods) != "[before big after]" {
+					t.Errorf("methods = %v", methods)
+				}
+			}
+			if len(h.malformed) != 0 {
+				t.Errorf("malformed = %d lines", len(h.malformed))
+			}
+		})
+	}
+}
+
+// notificationOfLength returns a valid notification line of exactly n bytes.
+func notificationOfLength(n int) string {
+	const head, tail = `{"jsonrpc":"2.0","method":"big","params":{"text":"`, `"}}`
+	return head + strings.Repeat("a", n-len(head)-len(tail)) + tail
+}
+
+func TestOversizeLineThroughPipe(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	h := &recorder{}
+	c := NewConn(r, io.Discard, h, Options{MaxLineBytes: 4096})
+	var writeErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer w.Close()
+		bw := bufio.NewWriter(w)
+		_, writeErr = bw.WriteString(oversizeInput(notificationOfLength(3 << 20)))
+		if err := bw.Flush(); writeErr == nil {
+			writeErr = err
+		}
+	})
+	c.Wait()
+	wg.Wait()
+	if writeErr != nil {
+		t.Fatal(writeErr)
+	}
+	if len(h.oversize) != 1 || h.oversize[0] != 3<<20 || len(h.notifications) != 2 {
+		t.Errorf("oversize %v, notifications %d", h.oversize, len(h.notifications))
+	}
+}
+
+// slowCounter checks that notifications arrive in sequence; every 4096th
+// one sleeps so that the writer fills the pipe and blocks.
+type slowCounter struct {
+	recorder
+	next       int
+	outOfOrder int
+}
+
+func (s *slowCounter) HandleNotification(method string, params json.RawMessage) {
+	// params is {"seq":N,...}: read N without decoding the rest.
+	rest := params[len(`{"seq":`):]
+	n, err := strconv.Atoi(string(rest[:bytes.IndexByte(rest, ',')]))
+	if err != nil || n != s.next || method != "session/update" {
+		s.outOfOrder++
+	}
+	s.next++
+	if s.next%4096 == 0 {
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+func TestBurstOfNotificationsThroughPipe(t *testing.T) {
+	const total = 1_000_000
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	h := &slowCounter{}
+	c := NewConn(r, io.Discard, h, Options{})
+	var writeErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer w.Close()
+		bw := bufio.NewWriterSize(w, 64<<10)
+		var line []byte
+		for i := range total {
+			line = append(line[:0], `{"jsonrpc":"2.0","method":"session/update","params":{"seq":`...)
+			line = strconv.AppendInt(line, int64(i), 10)
+			line = append(line, `,"sessionId":"sess_1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"chunk"}}}}`+"\n"...)
+			if _, err := bw.Write(line); err != nil {
+				writeErr = err
+				return
+			}
+		}
+		writeErr = bw.Flush()
+	})
+	c.Wait()
+	wg.Wait()
+	if writeErr != nil {
+		t.Fatal(writeErr)
+	}
+	if !errors.Is(c.Err(), io.EOF) {
+		t.Errorf("Err() = %v", c.Err())
+	}
+	if h.next != total || h.outOfOrder != 0 {
+		t.Errorf("handled %d notifications (%d out of order), want %d in order", h.next, h.outOfOrder, total)
+	}
+	if len(h.malformed) != 0 || len(h.oversize) != 0 {
+		t.Errorf("malformed %d, oversize %d", len(h.malformed), len(h.oversize))
+	}
+}
