@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -224,13 +223,4 @@ func received(t *testing.T, path, method string) []agentRecord {
 		}
 	}
 	return out
-}
-
-func contains(haystack []string, needle string) bool {
-	for _, s := range haystack {
-		if strings.Contains(s, needle) {
-			return true
-		}
-	}
-	return false
 }

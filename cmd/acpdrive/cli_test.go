@@ -1,0 +1,221 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acpdrive/acpdrive/internal/proctest"
+	"github.com/acpdrive/acpdrive/internal/testbin"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
+}
+
+// line is any JSON line the CLI prints.
+type line struct {
+	Type           string   `json:"type"`
+	Message        string   `json:"message"`
+	SessionID      string   `json:"session_id"`
+	AgentPID       int      `json:"agent_pid"`
+	Turn           int      `json:"turn"`
+	Outcome        string   `json:"outcome"`
+	ErrorKind      string   `json:"error_kind"`
+	Retryable      *bool    `json:"retryable"`
+	StopReason     string   `json:"stop_reason"`
+	CapabilityGaps []string `json:"capability_gaps"`
+	Turns          int      `json:"turns"`
+	Time           string   `json:"time"`
+}
+
+// run runs the CLI and returns its JSON lines, stderr and exit code.
+func run(t *testing.T, args ...string) ([]line, string, int) {
+	t.Helper()
+	cmd := exec.Command(testbin.Path(t), args...)
+	cmd.Dir = t.TempDir()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return parseLines(t, stdout.String()), stderr.String(), code
+}
+
+func parseLines(t *testing.T, out string) []line {
+	t.Helper()
+	var lines []line
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		if !strings.HasPrefix(sc.Text(), "{") {
+			continue
+		}
+		var l line
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &l), sc.Text())
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+func ofType(lines []line, typ string) []line {
+	var out []line
+	for _, l := range lines {
+		if l.Type == typ {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func TestRunJSONTwoTurns(t *testing.T) {
+	lines, stderr, code := run(t, "run", "--json", "hello", "#tools")
+	require.Equal(t, 0, code, stderr)
+	results := ofType(lines, "turn_result")
+	require.Len(t, results, 2)
+	for i, r := range results {
+		assert.Equal(t, i+1, r.Turn)
+		assert.Equal(t, "turn_completed", r.Outcome)
+		assert.Equal(t, "end_turn", r.StopReason)
+		assert.Empty(t, r.ErrorKind)
+		assert.Nil(t, r.Retryable)
+	}
+	assert.Len(t, ofType(lines, "session_started"), 2)
+	assert.Len(t, ofType(lines, "tool_result"), 11)
+	last := lines[len(lines)-1]
+	assert.Equal(t, "run_result", last.Type)
+	assert.Equal(t, "ref-1", last.SessionID)
+	assert.NotZero(t, last.AgentPID)
+	assert.Equal(t, 2, last.Turns)
+	assert.Equal(t, []string{"token counts", "session continuation"}, last.CapabilityGaps)
+	for _, l := range lines {
+		if l.Type != "run_result" && l.Type != "turn_result" {
+			_, err := time.Parse(time.RFC3339, l.Time)
+			assert.NoError(t, err, "event time %q", l.Time)
+		}
+	}
+	var reply []string
+	for _, l := range ofType(lines, "notification") {
+		reply = append(reply, l.Message)
+	}
+	assert.Contains(t, reply, "hello")
+	proctest.WaitGroupEmpty(t, last.AgentPID, 2*time.Second)
+}
+
+func TestRunStopsAtFirstTurnThatDoesNotComplete(t *testing.T) {
+	lines, _, code := run(t, "run", "--json", "#stop-refusal", "never sent")
+	assert.Equal(t, 1, code)
+	results := ofType(lines, "turn_result")
+	require.Len(t, results, 1)
+	r := results[0]
+	assert.Equal(t, "turn_failed", r.Outcome)
+	assert.Equal(t, "turn_refused", r.ErrorKind)
+	require.NotNil(t, r.Retryable)
+	assert.False(t, *r.Retryable)
+	assert.Equal(t, "refusal", r.StopReason)
+	assert.Equal(t, 1, lines[len(lines)-1].Turns)
+}
+
+func TestRunStartupFailed(t *testing.T) {
+	lines, _, code := run(t, "run", "--json", "--command", "acpdrive-no-such-runtime --acp", "hi")
+	assert.Equal(t, 3, code)
+	require.NotEmpty(t, lines)
+	assert.Equal(t, "startup_failed", lines[0].Type)
+	assert.Equal(t, "agent_not_found", lines[0].ErrorKind)
+	assert.Equal(t, `agent command "acpdrive-no-such-runtime" was not found on PATH`, lines[0].Message)
+	assert.Len(t, lines, 1)
+}
+
+func TestRunStartupEarlyExit(t *testing.T) {
+	bin := testbin.Path(t)
+	lines, _, code := run(t, "run", "--json", "--command", bin+" agent --scenario 'exit-before-init'", "hi")
+	assert.Equal(t, 3, code)
+	require.Len(t, lines, 1)
+	assert.Equal(t, "port_exit", lines[0].ErrorKind)
+	assert.True(t, strings.HasPrefix(lines[0].Message, "the agent runtime exited before responding: exit status 7"), lines[0].Message)
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	cases := [][]string{
+		{"run"},                                 // no prompt
+		{"run", "--read-timeout", "soon", "hi"}, // bad duration
+		{"run", "--command", `agent "unterminated`, "hi"},
+		{"run", "--stop-grace", "0s", "hi"}, // validation
+		{"frobnicate"},
+		{},
+	}
+	for _, args := range cases {
+		_, stderr, code := run(t, args...)
+		assert.Equal(t, 2, code, "args %q: %s", args, stderr)
+		assert.NotEmpty(t, stderr, "args %q", args)
+	}
+}
+
+func TestRunHumanOutput(t *testing.T) {
+	cmd := exec.Command(testbin.Path(t), "run", "hello human", "#permission-refusable")
+	cmd.Dir = t.TempDir()
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	text := string(out)
+	assert.Contains(t, text, "hello human")
+	assert.Contains(t, text, "── turn 1: turn_completed (stop reason end_turn)")
+	assert.Contains(t, text, "· refused a permission request because this run is unattended and no one can approve it")
+	assert.Contains(t, text, "── turn 2: turn_completed")
+	assert.Contains(t, text, "session ref-1")
+	assert.Equal(t, 1, strings.Count(text, "hello human"), "the reply is streamed once, not repeated by its report")
+}
+
+func TestRunSIGINTCancelsTheTurn(t *testing.T) {
+	cmd := exec.Command(testbin.Path(t), "run", "--json", "#wait-cancel", "never sent")
+	cmd.Dir = t.TempDir()
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	sc := bufio.NewScanner(stdout)
+	var lines []line
+	signalled := false
+	for sc.Scan() {
+		var l line
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &l))
+		lines = append(lines, l)
+		// The agent's first chunk says the turn is under way.
+		if !signalled && l.Type == "notification" && l.Message == "" {
+			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+			signalled = true
+		}
+	}
+	err = cmd.Wait()
+	require.Error(t, err)
+	assert.Equal(t, 1, cmd.ProcessState.ExitCode())
+	results := ofType(lines, "turn_result")
+	require.Len(t, results, 1)
+	assert.Equal(t, "turn_cancelled", results[0].Outcome)
+	assert.Equal(t, "turn_cancelled", results[0].ErrorKind)
+	last := lines[len(lines)-1]
+	assert.Equal(t, "run_result", last.Type)
+	assert.Equal(t, 1, last.Turns)
+	proctest.WaitGroupEmpty(t, last.AgentPID, 2*time.Second)
+}
+
+func TestAgentSubcommandAndVersion(t *testing.T) {
+	out, err := exec.Command(testbin.Path(t), "version").Output()
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(out), "acpdrive "))
+	out, err = exec.Command(testbin.Path(t), "agent", "--list-scenarios").Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "wrong-version")
+}
