@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -218,7 +219,8 @@ func (s *Session) sendFailure(turnCtx context.Context, err error, readTimeout ti
 		return domain.FailedResult(domain.NewError(domain.KindTurnTimeout, msgTurnTimeout))
 	case turnCtx.Err() != nil:
 		return domain.Disposition("", domain.OverrideCancel, "")
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		// The runtime did not take the prompt within read_timeout_ms.
 		return domain.FailedResult(domain.WrapError(domain.KindResponseTimeout, domain.MsgTimedOut, err))
 	case errors.Is(err, jsonrpc.ErrWriteFailed):
 		// A failed write is a lost connection only when the stream's own

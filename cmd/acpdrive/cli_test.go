@@ -219,3 +219,52 @@ func TestAgentSubcommandAndVersion(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(out), "wrong-version")
 }
+
+func TestRunSecondSIGINTStopsTheSession(t *testing.T) {
+	// The agent never answers the prompt, and the wait after the cancel is
+	// long: only the second SIGINT can end the run quickly.
+	cmd := exec.Command(testbin.Path(t), "run", "--json", "--read-timeout", "60s", "#no-response")
+	cmd.Dir = t.TempDir()
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	began := time.Now()
+	sc := bufio.NewScanner(stdout)
+	var lines []line
+	sent := 0
+	for sc.Scan() {
+		var l line
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &l))
+		lines = append(lines, l)
+		if sent == 0 && l.Type == "notification" && l.Message == "" {
+			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+			time.Sleep(300 * time.Millisecond)
+			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+			sent = 2
+		}
+	}
+	_ = cmd.Wait()
+	assert.Equal(t, 1, cmd.ProcessState.ExitCode())
+	assert.Less(t, time.Since(began), 30*time.Second)
+	results := ofType(lines, "turn_result")
+	require.Len(t, results, 1)
+	assert.Equal(t, "turn_cancelled", results[0].Outcome)
+	last := lines[len(lines)-1]
+	require.Equal(t, "run_result", last.Type)
+	proctest.WaitGroupEmpty(t, last.AgentPID, 2*time.Second)
+}
+
+func TestRunDrainBoundWhenADescendantHoldsStdout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the real 5 s drain bound")
+	}
+	lines, stderr, code := run(t, "run", "--json", "--log-level", "warn", "#orphan-stdout", "refused")
+	assert.Equal(t, 1, code)
+	results := ofType(lines, "turn_result")
+	require.Len(t, results, 1)
+	assert.Equal(t, "port_exit", results[0].ErrorKind)
+	assert.Equal(t, "the agent runtime exited before the session finished collecting its output", results[0].Message)
+	assert.Contains(t, stderr, "agent stdout was not fully collected before the session ended")
+	assert.Contains(t, stderr, "drain_bound=5s")
+	proctest.WaitGroupEmpty(t, lines[len(lines)-1].AgentPID, 2*time.Second)
+}
