@@ -62,6 +62,7 @@ func (s *Session) onUpdate(params json.RawMessage) {
 	}
 	s.mu.Lock()
 	foreign := s.idKnown && n.SessionID != s.sessionID
+	replay := s.replay
 	s.mu.Unlock()
 	if foreign {
 		s.log.Debug("dropped an update for another session", "session_id", n.SessionID)
@@ -72,6 +73,10 @@ func (s *Session) onUpdate(params json.RawMessage) {
 		s.log.Debug("agent sent an unrecognized session update", "kind", u.Kind, "error", err)
 		s.emitOther(domain.Event{Type: domain.EventMalformed, Message: domain.MsgUnknownUpdate})
 		return
+	}
+	if replay != nil && n.SessionID == replay.sessionID &&
+		(u.Kind == acpwire.UpdateUserMessageChunk || u.Kind == acpwire.UpdateAgentMessageChunk) {
+		replay.observe()
 	}
 	now := s.opts.Clock.Now()
 	switch u.Kind {

@@ -37,6 +37,14 @@ type Options struct {
 	// chunk as it arrives, for interfaces that stream the reply. It is
 	// called on the same goroutine and under the same ordering as OnEvent.
 	OnAgentText func(messageID, text string)
+	// ResumeSessionID, when set, names a session saved from an earlier run
+	// to continue (session/load or session/resume, whichever the runtime
+	// advertises); when the continuation is not confirmed the start falls
+	// back to session/new, and Session.ID reports the session actually run.
+	ResumeSessionID string
+	// VerifyCredential runs a short-lived credential-verification session
+	// (one fixed prompt, bounded at 60 s) before the working session.
+	VerifyCredential bool
 	// DrainBound overrides DefaultDrainBound (tests only need it shorter).
 	DrainBound time.Duration
 	// ClientName and ClientVersion are sent as clientInfo.

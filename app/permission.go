@@ -51,7 +51,7 @@ func (s *Session) onPermission(req jsonrpc.Request) {
 	s.gatedNotice = s.gatedNotice || gated
 	s.mu.Unlock()
 	if gated {
-		s.log.Warn(msgGatedLog, "session_id", s.sessionID)
+		s.log.Warn(msgGatedLog, "session_id", s.ID())
 		s.emit(domain.Event{Type: domain.EventNotification, Message: domain.MsgToolServersGated})
 	}
 }

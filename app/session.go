@@ -24,14 +24,17 @@ type Session struct {
 	proc ports.Process
 	conn *jsonrpc.Conn
 
-	// Set once the start-up calls have answered; read-only afterwards.
-	sessionID   string
-	init        acpwire.InitializeResponse
-	closeMethod string
+	// Set while the session starts; read-only afterwards.
+	init         acpwire.InitializeResponse
+	closeMethod  string
+	verification bool // a credential-verification session
+	route        string
+	control      NegativeControl
 
 	emitMu sync.Mutex // serializes OnEvent calls
 
 	mu           sync.Mutex // guards the fields below
+	sessionID    string
 	idKnown      bool
 	caps         domain.Capabilities
 	noticeSent   bool
@@ -43,6 +46,7 @@ type Session struct {
 	turn         *turnState
 	held         *ending
 	turnsStarted int
+	replay       *replayWatch // set while a session/load waits for replay
 
 	outputLost atomic.Bool // the drain bound elapsed after the reap
 
@@ -52,30 +56,55 @@ type Session struct {
 	wg       sync.WaitGroup
 }
 
-// Start launches the runtime, performs the handshake and creates the
-// session. On failure the process is torn down in the fixed order, a
-// startup_failed event is emitted, and the returned error is a
-// *domain.AgentError.
+// Start launches the runtime, performs the handshake and resolves the
+// session: a fresh one with session/new, or, when Options.ResumeSessionID
+// is set, a continuation through the route the runtime advertises, falling
+// back to session/new when it is not confirmed. With
+// Options.VerifyCredential a short-lived verification session runs first.
+//
+// On failure the process is torn down in the fixed order, a startup_failed
+// event is emitted, and the returned error is a *domain.AgentError.
 func Start(ctx context.Context, opts Options) (*Session, error) {
 	opts.withDefaults()
-	s := &Session{
-		opts:     opts,
-		log:      opts.Logger.With("component", "acp_session"),
-		tools:    make(map[string]*toolRecord),
-		stopping: make(chan struct{}),
-		caps:     domain.NewCapabilities(false, false),
+	if opts.VerifyCredential {
+		if err := verifyCredential(ctx, opts); err != nil {
+			opts.OnEvent(domain.Event{Type: domain.EventStartupFailed, Message: err.Error(), Time: opts.Clock.Now().UTC()})
+			return nil, err
+		}
 	}
-	if err := s.start(ctx); err != nil {
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.Config.StopGrace+5*time.Second)
-		defer cancel()
-		_ = s.Stop(stopCtx)
-		s.emit(domain.Event{Type: domain.EventStartupFailed, Message: err.Error(), AgentPID: s.PID()})
+	s := newSession(opts, false)
+	err := s.open(ctx)
+	if err == nil {
+		err = s.resolve(ctx)
+	}
+	if err != nil {
+		s.fail(ctx, err)
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Session) start(ctx context.Context) error {
+func newSession(opts Options, verification bool) *Session {
+	return &Session{
+		opts:         opts,
+		log:          opts.Logger.With("component", "acp_session"),
+		tools:        make(map[string]*toolRecord),
+		stopping:     make(chan struct{}),
+		caps:         domain.NewCapabilities(false, false),
+		verification: verification,
+	}
+}
+
+// fail tears down a session that did not start, and reports it.
+func (s *Session) fail(ctx context.Context, err error) {
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.Config.StopGrace+5*time.Second)
+	defer cancel()
+	_ = s.Stop(stopCtx)
+	s.emit(domain.Event{Type: domain.EventStartupFailed, Message: err.Error(), AgentPID: s.PID()})
+}
+
+// open launches the runtime and performs the initialize handshake.
+func (s *Session) open(ctx context.Context) error {
 	cfg := s.opts.Config
 	if len(cfg.Command) == 0 || isBlank(cfg.Command[0]) {
 		return domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand)
@@ -98,14 +127,7 @@ func (s *Session) start(ctx context.Context) error {
 	s.wg.Add(1)
 	go s.watchExit()
 	s.log.Info("agent process started", "agent_pid", proc.PID(), "command", cfg.Command[0])
-
-	if err := s.initialize(ctx); err != nil {
-		return err
-	}
-	if err := s.newSession(ctx); err != nil {
-		return err
-	}
-	return nil
+	return s.initialize(ctx)
 }
 
 func (s *Session) initialize(ctx context.Context) error {
@@ -122,29 +144,27 @@ func (s *Session) initialize(ctx context.Context) error {
 			fmt.Sprintf("agent reported protocol version %d, want %d", resp.ProtocolVersion, acpwire.ProtocolVersion))
 	}
 	s.init = resp
-	s.mu.Lock()
-	if resp.AgentInfo == nil {
-		s.caps.Lower(domain.CapAgentVersion)
-	}
 	sc := resp.AgentCapabilities.SessionCapabilities
+	if resp.AgentInfo == nil {
+		s.lower(domain.CapAgentVersion)
+	}
 	if !resp.AgentCapabilities.LoadSession && !sc.CanResume() {
-		s.caps.Lower(domain.CapSessionContinuation)
+		s.lower(domain.CapSessionContinuation)
 	}
-	s.mu.Unlock()
-	if sc.CanClose() {
-		s.closeMethod = acpwire.MethodSessionClose
-	}
+	s.closeMethod = teardownMethod(sc, s.verification)
 	info := resp.AgentInfo
 	if info == nil {
 		info = &acpwire.Implementation{}
 	}
 	s.log.Info("agent implementation", "agent_name", info.Name, "agent_version", info.Version,
-		"load_session", resp.AgentCapabilities.LoadSession, "close", sc.CanClose(), "resume", sc.CanResume())
+		"load_session", resp.AgentCapabilities.LoadSession, "close", sc.CanClose(), "resume", sc.CanResume(),
+		"delete", sc.CanDelete())
 	return nil
 }
 
-func (s *Session) newSession(ctx context.Context) error {
-	req := acpwire.NewSessionRequest{CWD: s.opts.Workspace, MCPServers: []json.RawMessage{}}
+// createSession sends session/new and records the session it created.
+func (s *Session) createSession(ctx context.Context) error {
+	req := acpwire.NewSessionRequest{CWD: s.opts.Workspace, MCPServers: s.mcpServers()}
 	var resp acpwire.NewSessionResponse
 	if err := s.startupCall(ctx, acpwire.MethodSessionNew, req, &resp, s.opts.Config.EffectiveReadTimeout()); err != nil {
 		return err
@@ -152,16 +172,60 @@ func (s *Session) newSession(ctx context.Context) error {
 	if resp.SessionID == "" {
 		return domain.NewError(domain.KindResponseError, "session/new answered no sessionId")
 	}
-	s.mu.Lock()
-	s.sessionID = resp.SessionID
-	s.idKnown = true
-	s.mu.Unlock()
+	s.adopt(resp.SessionID)
+	rememberCreated(resp.SessionID, s.opts.Clock.Now())
 	s.log.Info("agent session created", "session_id", resp.SessionID, "agent_pid", s.proc.PID())
 	return nil
 }
 
-// ID is the identifier of the session the runtime created.
-func (s *Session) ID() string { return s.sessionID }
+// adopt makes id the session's identifier: from now on, updates naming
+// another session are dropped.
+func (s *Session) adopt(id string) {
+	s.mu.Lock()
+	s.sessionID = id
+	s.idKnown = true
+	s.mu.Unlock()
+}
+
+// mcpServers is the mcpServers list of session/new and the continuation
+// calls; never null on the wire.
+func (s *Session) mcpServers() []json.RawMessage {
+	return []json.RawMessage{}
+}
+
+// teardownMethod selects how a session ends through the protocol (seed
+// "Session close"): a verification session prefers session/delete and falls
+// back to session/close; any other session uses session/close when
+// advertised. "" means the session ends through process termination only.
+func teardownMethod(sc *acpwire.SessionCapabilities, verification bool) string {
+	switch {
+	case verification && sc.CanDelete():
+		return acpwire.MethodSessionDelete
+	case sc.CanClose():
+		return acpwire.MethodSessionClose
+	}
+	return ""
+}
+
+// lower lowers a capability entry. Once the once-per-session notice went
+// out, a lowering is logged at Warn instead of producing a second notice.
+func (s *Session) lower(label domain.CapabilityLabel) {
+	s.mu.Lock()
+	changed := s.caps.Lower(label)
+	late := changed && s.noticeSent
+	s.mu.Unlock()
+	if late {
+		s.log.Warn(domain.MsgCapabilityLoweredLate, "capability", string(label))
+	}
+}
+
+// ID is the identifier of the session the runtime runs: the continued one,
+// or the one session/new created (also after a continuation fell back).
+func (s *Session) ID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessionID
+}
 
 // PID is the runtime's process ID (on SSH, the local ssh relay's), or 0
 // before a process was started.
@@ -181,6 +245,10 @@ func (s *Session) Capabilities() domain.Capabilities {
 
 // AgentInfo returns what initialize reported about the runtime.
 func (s *Session) AgentInfo() acpwire.InitializeResponse { return s.init }
+
+// Route reports how the session was resolved: "session/new",
+// "session/load" or "session/resume".
+func (s *Session) Route() string { return s.route }
 
 // LastMessage returns the latest completed agent message.
 func (s *Session) LastMessage() domain.Message {

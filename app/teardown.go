@@ -37,8 +37,8 @@ func (s *Session) teardown(ctx context.Context) error {
 	// 1. Open requests: every runtime request is answered on receipt, so
 	// none is held open here.
 	// 2. End the session through the protocol when the runtime advertised how.
-	if s.closeMethod != "" && s.sessionID != "" && !isDone(s.conn.Done()) {
-		s.closeThroughProtocol(ctx, s.closeMethod, remaining()/2)
+	if id := s.ID(); s.closeMethod != "" && id != "" && !isDone(s.conn.Done()) {
+		s.closeThroughProtocol(ctx, s.closeMethod, id, remaining()/2)
 	}
 	// 3. Graceful signal to the process group.
 	if err := s.proc.Terminate(); err != nil {
@@ -71,17 +71,26 @@ func (s *Session) teardown(ctx context.Context) error {
 	return s.proc.Release()
 }
 
-func (s *Session) closeThroughProtocol(ctx context.Context, method string, bound time.Duration) {
+// closeThroughProtocol sends session/close (or session/delete for a
+// verification session), bounded. A failed close only means a process that
+// is going away anyway notices a little later (Debug); a failed delete
+// leaves the verification conversation stored on the runtime's side (Warn).
+func (s *Session) closeThroughProtocol(ctx context.Context, method, id string, bound time.Duration) {
 	if bound <= 0 {
 		return
 	}
 	callCtx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	if _, err := s.conn.Call(callCtx, method, acpwire.SessionIDParams{SessionID: s.sessionID}); err != nil {
-		s.log.Debug("session end through the protocol failed", "method", method, "error", err)
+	if _, err := s.conn.Call(callCtx, method, acpwire.SessionIDParams{SessionID: id}); err != nil {
+		if method == acpwire.MethodSessionDelete {
+			s.log.Warn("session delete failed; the verification session stays stored by the runtime",
+				"method", method, "session_id", id, "error", err)
+			return
+		}
+		s.log.Debug("session end through the protocol failed", "method", method, "session_id", id, "error", err)
 		return
 	}
-	s.log.Debug("session ended through the protocol", "method", method, "session_id", s.sessionID)
+	s.log.Debug("session ended through the protocol", "method", method, "session_id", id)
 }
 
 func (s *Session) waitExit(ctx context.Context, bound time.Duration) bool {

@@ -111,7 +111,7 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	s.mu.Unlock()
 
 	s.flushMessage()
-	s.emit(domain.Event{Type: domain.EventSessionStarted, SessionID: s.sessionID, Message: domain.MsgSessionStarted})
+	s.emit(domain.Event{Type: domain.EventSessionStarted, SessionID: s.ID(), Message: domain.MsgSessionStarted})
 	if notice, ok := caps.Notice(); first && ok {
 		s.emit(domain.Event{Type: domain.EventNotification, Message: notice})
 	}
@@ -159,7 +159,7 @@ func (s *Session) runPrompt(ctx context.Context, t *turnState, prompt string) do
 	defer cancelTurn()
 
 	params := acpwire.PromptRequest{
-		SessionID: s.sessionID,
+		SessionID: s.ID(),
 		Prompt:    []acpwire.ContentBlock{{Type: "text", Text: prompt}},
 	}
 	acceptCtx, cancelAccept := context.WithTimeout(turnCtx, readTimeout)
@@ -266,7 +266,7 @@ func (s *Session) promptResult(p *jsonrpc.Pending) domain.TurnResult {
 // then up to read_timeout_ms for the runtime's own answer, whose stop
 // reason is then ignored in favour of the ending.
 func (s *Session) settle(p *jsonrpc.Pending, e ending, readTimeout time.Duration) domain.TurnResult {
-	if err := s.conn.Notify(acpwire.MethodSessionCancel, acpwire.SessionIDParams{SessionID: s.sessionID}); err != nil {
+	if err := s.conn.Notify(acpwire.MethodSessionCancel, acpwire.SessionIDParams{SessionID: s.ID()}); err != nil {
 		s.log.Debug("could not send session/cancel", "error", err)
 	}
 	select {

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Installs the third-party ACP runtimes and peer clients the interop suite
+# (test/interop, `make interop`) drives, at pinned versions, into
+# .cache/runtimes/ (git-ignored). Idempotent: a runtime whose pinned
+# version is already installed is left alone, so a second run installs
+# nothing. Packages come from the npm registry and the Go module proxy, by
+# name, through npm and go as configured on the machine.
+#
+#   scripts/install-runtimes.sh            # everything
+#   scripts/install-runtimes.sh gemini     # one or more of: gemini claude codex ts-sdk acpx go-sdk-agent
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$PWD/.cache/runtimes"
+mkdir -p "$root"
+
+# name  npm package  pinned version
+npm_runtimes=(
+	"gemini       @google/gemini-cli                 0.61.0"
+	"claude       @zed-industries/claude-agent-acp   0.23.1"
+	"codex        @zed-industries/codex-acp          0.16.0"
+	"ts-sdk       @agentclientprotocol/sdk           1.9.0"
+	"acpx         acpx                               0.19.1"
+)
+go_sdk_agent="github.com/coder/acp-go-sdk/example/agent@v0.13.0"
+
+selected=("$@")
+wanted() { # name: true when no names were given or name is one of them
+	[ "${#selected[@]}" -eq 0 ] && return 0
+	local w
+	for w in "${selected[@]}"; do [ "$w" = "$1" ] && return 0; done
+	return 1
+}
+
+installed_version() { # dir package
+	local pj="$1/node_modules/$2/package.json"
+	[ -f "$pj" ] || return 0
+	node -e 'process.stdout.write(require(process.argv[1]).version)' "$pj"
+}
+
+for row in "${npm_runtimes[@]}"; do
+	read -r name pkg version <<<"$row"
+	wanted "$name" || continue
+	dir="$root/$name"
+	if [ "$(installed_version "$dir" "$pkg")" = "$version" ] && [ -f "$dir/.complete-$version" ]; then
+		echo "install-runtimes: $pkg@$version already in $dir"
+		continue
+	fi
+	echo "install-runtimes: npm install $pkg@$version into $dir"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	printf '{"name":"acpdrive-interop-%s","private":true}\n' "$name" >"$dir/package.json"
+	(cd "$dir" && npm install --no-audit --no-fund --no-save --loglevel=error "$pkg@$version" </dev/null)
+	got="$(installed_version "$dir" "$pkg")"
+	if [ "$got" != "$version" ]; then
+		echo "install-runtimes: $pkg installed as version '$got', want $version" >&2
+		exit 1
+	fi
+	touch "$dir/.complete-$version"
+done
+
+if wanted go-sdk-agent; then
+	bin="$root/bin"
+	mkdir -p "$bin"
+	echo "install-runtimes: go install $go_sdk_agent into $bin"
+	GOBIN="$bin" go install "$go_sdk_agent"
+fi
+echo "install-runtimes: done ($root)"
