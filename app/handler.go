@@ -55,26 +55,21 @@ func (h *handler) HandleOversize(n int64) {
 // onUpdate is the event stream of seed "Event stream" and
 // reference-tables §2.1.
 func (s *Session) onUpdate(params json.RawMessage) {
-	var n acpwire.SessionNotification
-	if err := json.Unmarshal(params, &n); err != nil || len(n.Update) == 0 {
-		s.emitOther(domain.Event{Type: domain.EventMalformed, Message: domain.MsgUnknownUpdate})
-		return
-	}
+	sessionID, u, err := acpwire.DecodeSessionUpdate(params)
 	s.mu.Lock()
-	foreign := s.idKnown && n.SessionID != s.sessionID
+	foreign := s.idKnown && sessionID != s.sessionID
 	replay := s.replay
 	s.mu.Unlock()
 	if foreign {
-		s.log.Debug("dropped an update for another session", "session_id", n.SessionID)
+		s.log.Debug("dropped an update for another session", "session_id", sessionID)
 		return
 	}
-	u, err := acpwire.DecodeUpdate(n.Update)
 	if err != nil || !u.Known {
 		s.log.Debug("agent sent an unrecognized session update", "kind", u.Kind, "error", err)
 		s.emitOther(domain.Event{Type: domain.EventMalformed, Message: domain.MsgUnknownUpdate})
 		return
 	}
-	if replay != nil && n.SessionID == replay.sessionID &&
+	if replay != nil && sessionID == replay.sessionID &&
 		(u.Kind == acpwire.UpdateUserMessageChunk || u.Kind == acpwire.UpdateAgentMessageChunk) {
 		replay.observe()
 	}
@@ -100,24 +95,28 @@ func (s *Session) onUpdate(params json.RawMessage) {
 }
 
 // onText accumulates one text chunk and emits the empty notification that
-// resets the caller's stall timer.
+// resets the caller's stall timer. It is the hot path of every stream: one
+// lock for the accumulator, one for the sink.
 func (s *Session) onText(messageID, text string, at time.Time) {
 	s.mu.Lock()
 	done, flushed := s.acc.Add(messageID, text, at)
 	if flushed {
 		s.lastMessage = done
 	}
+	t := s.turn
 	s.mu.Unlock()
+	s.emitMu.Lock()
 	if flushed {
-		s.emit(messageEvent(done))
+		s.opts.OnEvent(s.stamp(messageEvent(done)))
 	}
 	if s.opts.OnAgentText != nil {
-		s.emitMu.Lock()
 		s.opts.OnAgentText(messageID, text)
-		s.emitMu.Unlock()
 	}
-	s.emit(domain.Event{Type: domain.EventNotification, Time: at})
-	s.touch()
+	s.opts.OnEvent(s.stamp(domain.Event{Type: domain.EventNotification, Time: at}))
+	s.emitMu.Unlock()
+	if t != nil {
+		t.touch(at)
+	}
 }
 
 // flushMessage reports the accumulated message, if any.
@@ -151,9 +150,6 @@ func (s *Session) touch() {
 	t := s.turn
 	s.mu.Unlock()
 	if t != nil {
-		select {
-		case t.activity <- struct{}{}:
-		default:
-		}
+		t.touch(s.opts.Clock.Now())
 	}
 }

@@ -281,7 +281,16 @@ func (s *Session) watchExit() {
 	_ = s.proc.CloseStdout()
 }
 
+// emit hands one event to the sink.
 func (s *Session) emit(ev domain.Event) {
+	ev = s.stamp(ev)
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
+	s.opts.OnEvent(ev)
+}
+
+// stamp fills an event's time (UTC) and the agent's PID.
+func (s *Session) stamp(ev domain.Event) domain.Event {
 	if ev.Time.IsZero() {
 		ev.Time = s.opts.Clock.Now()
 	}
@@ -289,9 +298,7 @@ func (s *Session) emit(ev domain.Event) {
 	if ev.AgentPID == 0 && s.proc != nil {
 		ev.AgentPID = s.proc.PID()
 	}
-	s.emitMu.Lock()
-	defer s.emitMu.Unlock()
-	s.opts.OnEvent(ev)
+	return ev
 }
 
 func isBlank(s string) bool { return strings.TrimSpace(s) == "" }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
@@ -51,15 +52,25 @@ func (e ending) result() domain.TurnResult {
 
 // turnState is the running turn as the reader goroutine sees it.
 type turnState struct {
-	activity chan struct{} // an event arrived (stall timer)
-	endCh    chan struct{} // closed once an ending is decided
+	lastEvent atomic.Int64  // unix nanoseconds of the latest event (stall timer)
+	endCh     chan struct{} // closed once an ending is decided
 
 	mu sync.Mutex
 	e  *ending
 }
 
-func newTurn() *turnState {
-	return &turnState{activity: make(chan struct{}, 1), endCh: make(chan struct{})}
+func newTurn(now time.Time) *turnState {
+	t := &turnState{endCh: make(chan struct{})}
+	t.lastEvent.Store(now.UnixNano())
+	return t
+}
+
+// touch records that an event arrived at.
+func (t *turnState) touch(at time.Time) { t.lastEvent.Store(at.UnixNano()) }
+
+// quietFor is how long the turn has gone without an event at now.
+func (t *turnState) quietFor(now time.Time) time.Duration {
+	return now.Sub(time.Unix(0, t.lastEvent.Load()))
 }
 
 // end records the first ending; later ones are ignored. It reports whether
@@ -98,7 +109,7 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 		s.mu.Unlock()
 		return domain.FailedResult(domain.NewError(domain.KindResponseError, domain.MsgTurnInFlight))
 	}
-	t := newTurn()
+	t := newTurn(s.opts.Clock.Now())
 	s.turn = t
 	held := s.held
 	s.held = nil
@@ -199,15 +210,16 @@ func (s *Session) runPrompt(ctx context.Context, t *turnState, prompt string) do
 			}
 			return s.settle(pending, e, readTimeout)
 		case <-stall:
+			// One timer, re-armed for the time left since the last event.
+			if quiet := t.quietFor(s.opts.Clock.Now()); quiet < cfg.StallTimeout {
+				stall = s.opts.Clock.After(cfg.StallTimeout - quiet)
+				continue
+			}
 			e := ending{err: domain.NewError(domain.KindTurnTimeout, msgTurnStalled)}
 			if !t.end(e) {
 				continue
 			}
 			return s.settle(pending, e, readTimeout)
-		case <-t.activity:
-			if cfg.StallTimeout > 0 {
-				stall = s.opts.Clock.After(cfg.StallTimeout)
-			}
 		}
 	}
 }

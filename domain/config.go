@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -62,9 +63,28 @@ type Config struct {
 	MaxRetryBackoff time.Duration
 	// MaxConcurrentAgents is agent.max_concurrent_agents.
 	MaxConcurrentAgents int
-	// MCPConfig is agent-client-protocol.mcp_config, a path relative to the
-	// WORKFLOW.md directory; "" when absent.
+	// MaxTokens is agent.max_tokens, the orchestrator's per-issue token
+	// ceiling; zero means unlimited. This kind only reads it to warn when
+	// no usage can be reported against it (CheckNoUsageReporting).
+	MaxTokens int64
+	// MCPConfig is agent-client-protocol.mcp_config: the operator's MCP
+	// server configuration file; "" when absent. The WORKFLOW.md loader
+	// (package config) resolves a relative path against the WORKFLOW.md
+	// directory, so a loaded configuration holds an absolute path.
 	MCPConfig string
+	// MCPConfigType names the YAML type agent-client-protocol.mcp_config
+	// was written with when that type is not a string, as the loader found
+	// it ("an integer", "a mapping", "a list", …); "" when mcp_config is
+	// absent, null or a string. Validate refuses a non-empty value with
+	// CheckMCPConfigWrongType.
+	MCPConfigType string
+	// Effort is agent-client-protocol.effort as written ("" when absent or
+	// null). This kind passes no reasoning level to its runtime, so any
+	// non-empty value draws CheckEffortNotForwarded and is otherwise unused.
+	Effort string
+	// TokenRatesPriced reports whether the front matter's token_rates block
+	// prices this agent kind (has an entry keyed "agent-client-protocol").
+	TokenRatesPriced bool
 	// SSHHosts is worker.ssh_hosts; empty means a local launch.
 	SSHHosts []string
 	// SSHStrictHostKeyChecking is worker.ssh_strict_host_key_checking.
@@ -144,8 +164,11 @@ type Finding struct {
 	Message string
 }
 
-// Validation check names.
+// Validation check names. They are contract strings operators grep for.
 const (
+	// CheckKindUnsupported: agent.kind names a kind other than
+	// agent-client-protocol.
+	CheckKindUnsupported = "agent.kind.unsupported"
 	// CheckCommandRequired: agent.command is missing.
 	CheckCommandRequired = "agent.command.required"
 	// CheckStopGraceNonPositive: agent.stop_grace_ms is not positive.
@@ -153,6 +176,18 @@ const (
 	// CheckSSHStrictHostKeyInvalid: worker.ssh_strict_host_key_checking has
 	// a value other than accept-new, yes, no.
 	CheckSSHStrictHostKeyInvalid = "worker.ssh_strict_host_key_checking.invalid"
+	// CheckMCPConfigWrongType: agent-client-protocol.mcp_config is present
+	// with a YAML type other than a string.
+	CheckMCPConfigWrongType = "agent-client-protocol.mcp_config.wrong_type"
+	// CheckEffortNotForwarded: agent-client-protocol.effort is set; this
+	// kind passes no reasoning level to its runtime.
+	CheckEffortNotForwarded = "agent.effort.not_forwarded"
+	// CheckNoUsageReporting: an SSH launch reports no token usage, yet
+	// agent.max_tokens is set.
+	CheckNoUsageReporting = "agent.kind.no_usage_reporting"
+	// CheckNoCostEstimate: an SSH launch reports no token usage, yet
+	// token_rates prices this kind.
+	CheckNoCostEstimate = "agent.kind.no_cost_estimate"
 )
 
 // Validation messages.
@@ -161,21 +196,59 @@ const (
 	MsgCommandRequired = `agent.command is required for agent kind "agent-client-protocol"`
 	// MsgStopGraceNonPositive is the CheckStopGraceNonPositive message.
 	MsgStopGraceNonPositive = "agent.stop_grace_ms must be positive"
+	// MsgEffortNotForwarded is the CheckEffortNotForwarded message.
+	MsgEffortNotForwarded = `agent-client-protocol.effort has no effect: agent kind "agent-client-protocol" passes no reasoning level to its agent; where the agent takes a reasoning option on its command line, write it in agent.command`
+	// MsgNoUsageReporting is the CheckNoUsageReporting message.
+	MsgNoUsageReporting = `agent.max_tokens is set but agent kind "agent-client-protocol" reports no token usage for the sessions this configuration produces: the per-issue token ceiling can never be reached for it`
+	// MsgNoCostEstimate is the CheckNoCostEstimate message.
+	MsgNoCostEstimate = `token_rates prices agent kind "agent-client-protocol", which reports no token usage for the sessions this configuration produces: no cost can be estimated for it`
 )
 
-// Validate runs every configuration check and returns the findings, errors
-// and warnings alike, in a fixed order; nil when there are none. The same
-// function runs at validate time, at start-up and on every reload.
+// KindUnsupportedMessage is the CheckKindUnsupported message for kind.
+func KindUnsupportedMessage(kind string) string {
+	return fmt.Sprintf("agent.kind %q is not supported: acpdrive implements agent kind %q only", kind, AgentKindACP)
+}
+
+// MCPConfigWrongTypeMessage is the CheckMCPConfigWrongType message for a
+// mcp_config written as found (for example "a mapping"). Building a
+// session from such a configuration refuses it with this same text.
+func MCPConfigWrongTypeMessage(found string) string {
+	return "agent-client-protocol.mcp_config: expected a string (a file path), found " + found
+}
+
+// Validate runs every configuration check of reference-tables §11 and
+// returns the findings, errors and warnings alike, in a fixed order; nil
+// when there are none. The same function runs at validate time
+// (acpdrive validate), when a session is built, and on every reload, so
+// the verdict and its messages are identical in all three places; the
+// WORKFLOW.md loader (package config) records on the Config the YAML facts
+// the checks need (MCPConfigType, Effort, TokenRatesPriced) and calls it.
 //
-// An agent.command is missing when it has no word or only blank words. An
-// empty worker.ssh_strict_host_key_checking counts as unset.
+// The order is: agent.kind.unsupported, agent.command.required,
+// agent.stop_grace_ms.non_positive,
+// agent-client-protocol.mcp_config.wrong_type (errors), then
+// worker.ssh_strict_host_key_checking.invalid, agent.effort.not_forwarded,
+// agent.kind.no_usage_reporting, agent.kind.no_cost_estimate (warnings).
+//
+// An empty Kind counts as agent-client-protocol. An agent.command is
+// missing when it has no word or only blank words. An empty
+// worker.ssh_strict_host_key_checking counts as unset. agent.max_tokens is
+// set when it is positive. The two usage warnings apply to an SSH launch
+// only: a local launch may be measured, a remote one never is.
 func (c Config) Validate() []Finding {
 	var fs []Finding
+	if c.Kind != "" && c.Kind != AgentKindACP {
+		fs = append(fs, Finding{Severity: SeverityError, Check: CheckKindUnsupported, Message: KindUnsupportedMessage(c.Kind)})
+	}
 	if !hasCommand(c.Command) {
 		fs = append(fs, Finding{Severity: SeverityError, Check: CheckCommandRequired, Message: MsgCommandRequired})
 	}
 	if c.StopGrace <= 0 {
 		fs = append(fs, Finding{Severity: SeverityError, Check: CheckStopGraceNonPositive, Message: MsgStopGraceNonPositive})
+	}
+	if c.MCPConfigType != "" {
+		fs = append(fs, Finding{Severity: SeverityError, Check: CheckMCPConfigWrongType,
+			Message: MCPConfigWrongTypeMessage(c.MCPConfigType)})
 	}
 	if v := c.SSHStrictHostKeyChecking; v != "" && !validStrictHostKey(v) {
 		fs = append(fs, Finding{
@@ -185,7 +258,32 @@ func (c Config) Validate() []Finding {
 				v, StrictHostKeyAcceptNew),
 		})
 	}
+	if c.Effort != "" {
+		fs = append(fs, Finding{Severity: SeverityWarning, Check: CheckEffortNotForwarded, Message: MsgEffortNotForwarded})
+	}
+	if c.Remote() && c.MaxTokens > 0 {
+		fs = append(fs, Finding{Severity: SeverityWarning, Check: CheckNoUsageReporting, Message: MsgNoUsageReporting})
+	}
+	if c.Remote() && c.TokenRatesPriced {
+		fs = append(fs, Finding{Severity: SeverityWarning, Check: CheckNoCostEstimate, Message: MsgNoCostEstimate})
+	}
 	return fs
+}
+
+// FindingsError returns the messages of the error findings among fs, in order,
+// joined into one error; nil when there is none. Callers that refuse a
+// configuration (building a session, a reload) report exactly these texts.
+func FindingsError(fs []Finding) error {
+	var msgs []string
+	for _, f := range fs {
+		if f.Severity == SeverityError {
+			msgs = append(msgs, f.Message)
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(msgs, "\n"))
 }
 
 // HasErrors reports whether any finding has SeverityError.

@@ -140,3 +140,40 @@ func DecodeUpdate(raw json.RawMessage) (Update, error) {
 func cloneRaw(raw json.RawMessage) json.RawMessage {
 	return append(json.RawMessage(nil), raw...)
 }
+
+// chunkNotification is the one-pass shape of a session/update that carries
+// one of the three *_chunk variants, the bulk of every stream.
+type chunkNotification struct {
+	SessionID string `json:"sessionId"`
+	Update    struct {
+		SessionUpdate string        `json:"sessionUpdate"`
+		MessageID     string        `json:"messageId"`
+		Content       *ContentBlock `json:"content"`
+	} `json:"update"`
+}
+
+// DecodeSessionUpdate decodes the params of a session/update notification:
+// the session it names and its update. The three *_chunk variants, which
+// make up almost every notification of a streamed reply, are read in one
+// pass (discriminator and fields together); any other shape goes through
+// the two stages of DecodeUpdate, so an unknown variant is still kept raw
+// and never misread as a chunk.
+func DecodeSessionUpdate(params json.RawMessage) (sessionID string, u Update, err error) {
+	var fast chunkNotification
+	if json.Unmarshal(params, &fast) == nil && fast.Update.Content != nil {
+		switch kind := fast.Update.SessionUpdate; kind {
+		case UpdateUserMessageChunk, UpdateAgentMessageChunk, UpdateAgentThoughtChunk:
+			return fast.SessionID, Update{Kind: kind, Known: true,
+				Chunk: &ContentChunk{Content: *fast.Update.Content, MessageID: fast.Update.MessageID}}, nil
+		}
+	}
+	var n SessionNotification
+	if err := json.Unmarshal(params, &n); err != nil {
+		return "", Update{}, err
+	}
+	if len(n.Update) == 0 {
+		return n.SessionID, Update{}, ErrNoDiscriminator
+	}
+	u, err = DecodeUpdate(n.Update)
+	return n.SessionID, u, err
+}

@@ -149,3 +149,49 @@ func FuzzDecodeUpdate(f *testing.F) {
 		}
 	})
 }
+
+func TestDecodeSessionUpdate(t *testing.T) {
+	cases := []struct {
+		name    string
+		params  string
+		session string
+		kind    string
+		known   bool
+		text    string
+		wantErr bool
+	}{
+		{"chunk fast path", `{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","messageId":"m","content":{"type":"text","text":"hi"}}}`, "s", "agent_message_chunk", true, "hi", false},
+		{"thought fast path", `{"sessionId":"s","update":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"hm"}}}`, "s", "agent_thought_chunk", true, "hm", false},
+		{"tool update with content array falls back", `{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"c","status":"completed","content":[{"type":"content","content":{"type":"text","text":"x"}}]}}`, "s", "tool_call_update", true, "", false},
+		{"unknown variant with content is not a chunk", `{"sessionId":"s","update":{"sessionUpdate":"compaction_summary_chunk","content":{"type":"text","text":"x"}}}`, "s", "compaction_summary_chunk", false, "", false},
+		{"chunk with a non-string messageId", `{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","messageId":7,"content":{"type":"text","text":"x"}}}`, "s", "", false, "", true},
+		{"no update", `{"sessionId":"s"}`, "s", "", false, "", true},
+		{"not an object", `[1,2]`, "", "", false, "", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sid, u, err := acpwire.DecodeSessionUpdate(json.RawMessage(c.params))
+			if c.wantErr {
+				assert.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, c.session, sid)
+			assert.Equal(t, c.kind, u.Kind)
+			assert.Equal(t, c.known, u.Known)
+			if c.text != "" {
+				assert.Equal(t, c.text, u.Chunk.Content.Text)
+			}
+		})
+	}
+}
+
+func BenchmarkDecodeSessionUpdate(b *testing.B) {
+	params := json.RawMessage(`{"sessionId":"sess_abc","update":{"sessionUpdate":"agent_message_chunk","messageId":"msg_agent_c42b9","content":{"type":"text","text":"Hello, this is a chunk of a streamed reply."}}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := acpwire.DecodeSessionUpdate(params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,34 @@
+//go:build interop
+
+// Package interop is acpdrive's acceptance suite against real runtimes:
+// Gemini CLI, the Claude agent ACP adapter, codex-acp, the Go and
+// TypeScript SDK example agents, each installed at a pinned version by
+// scripts/install-runtimes.sh and driven through the library and the CLI
+// against the fake model servers of test/fakes on 127.0.0.1. It also
+// drives acpdrive's reference agent with a client we did not write (acpx).
+//
+// Run it with `make interop` (build tag interop). A runtime that is not
+// installed fails the suite in CI (CI set) and skips elsewhere with the
+// install command.
+package interop
+
+import (
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/acpdrive/acpdrive/internal/testbin"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
