@@ -268,3 +268,88 @@ func TestRunDrainBoundWhenADescendantHoldsStdout(t *testing.T) {
 	assert.Contains(t, stderr, "drain_bound=5s")
 	proctest.WaitGroupEmpty(t, lines[len(lines)-1].AgentPID, 2*time.Second)
 }
+
+func TestProbeJSON(t *testing.T) {
+	bin := testbin.Path(t)
+	cmd := exec.Command(bin, "probe", "--json", "--command", bin+" agent --scenario full-caps")
+	cmd.Dir = t.TempDir()
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	var report struct {
+		AgentPID        int `json:"agent_pid"`
+		ProtocolVersion int `json:"protocol_version"`
+		AgentInfo       struct {
+			Name string `json:"name"`
+		} `json:"agent_info"`
+		LoadSession         bool     `json:"load_session"`
+		SessionCapabilities []string `json:"session_capabilities"`
+		NegativeControl     struct {
+			Answered bool   `json:"answered"`
+			Code     *int64 `json:"code"`
+		} `json:"negative_control"`
+		ContinuationRoute string `json:"continuation_route"`
+		TeardownMethod    string `json:"teardown_method"`
+		Capabilities      []struct {
+			Label string `json:"label"`
+			State string `json:"state"`
+		} `json:"capabilities"`
+	}
+	require.NoError(t, json.Unmarshal(out, &report), string(out))
+	assert.Equal(t, 1, report.ProtocolVersion)
+	assert.Equal(t, "acpdrive-reference-agent", report.AgentInfo.Name)
+	assert.True(t, report.LoadSession)
+	assert.Equal(t, []string{"list", "delete", "resume", "close"}, report.SessionCapabilities)
+	assert.True(t, report.NegativeControl.Answered)
+	require.NotNil(t, report.NegativeControl.Code)
+	assert.Equal(t, int64(-32601), *report.NegativeControl.Code)
+	assert.Equal(t, "session/load", report.ContinuationRoute)
+	assert.Equal(t, "session/close", report.TeardownMethod)
+	require.Len(t, report.Capabilities, 4)
+	assert.Equal(t, "token counts", report.Capabilities[1].Label)
+	assert.Equal(t, "gap", report.Capabilities[1].State)
+	proctest.WaitGroupEmpty(t, report.AgentPID, 2*time.Second)
+}
+
+func TestProbeHumanAndFailure(t *testing.T) {
+	cmd := exec.Command(testbin.Path(t), "probe")
+	cmd.Dir = t.TempDir()
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	text := string(out)
+	for _, want := range []string{"acpdrive-reference-agent", "continuation route", "none (session/new only)",
+		"negative control", `error -32601 "Method not found"`, "capability: session continuation  gap"} {
+		assert.Contains(t, text, want)
+	}
+	_, _, code := run(t, "probe", "--command", "acpdrive-no-such-runtime")
+	assert.Equal(t, 3, code)
+}
+
+func TestRunResumeReportsTheSessionActuallyRun(t *testing.T) {
+	bin := testbin.Path(t)
+	// The runtime can resume: the saved identifier is the one run.
+	lines, stderr, code := run(t, "run", "--json", "--command", bin+" agent --scenario resume", "--resume", "saved-7", "hi")
+	require.Equal(t, 0, code, stderr)
+	last := lines[len(lines)-1]
+	assert.Equal(t, "saved-7", last.SessionID)
+	assert.NotContains(t, last.CapabilityGaps, "session continuation")
+	// The runtime cannot: a fallback to a new session, reported as a gap.
+	lines, stderr, code = run(t, "run", "--json", "--command", bin+" agent --scenario resume-error", "--resume", "saved-7", "hi")
+	require.Equal(t, 0, code, stderr)
+	last = lines[len(lines)-1]
+	assert.Equal(t, "ref-1", last.SessionID)
+	assert.Contains(t, last.CapabilityGaps, "session continuation")
+}
+
+func TestRunVerifyCredential(t *testing.T) {
+	bin := testbin.Path(t)
+	lines, _, code := run(t, "run", "--json", "--verify-credential", "--command", bin+" agent --scenario auth-required", "hi")
+	assert.Equal(t, 3, code)
+	require.Len(t, lines, 1)
+	assert.Equal(t, "startup_failed", lines[0].Type)
+	assert.Equal(t, "credential_unverified", lines[0].ErrorKind)
+	assert.Equal(t, "the agent runtime refused its credential: Authentication required", lines[0].Message)
+
+	lines, stderr, code := run(t, "run", "--json", "--verify-credential", "hi")
+	require.Equal(t, 0, code, stderr)
+	assert.Len(t, ofType(lines, "session_started"), 1, "the verification session's events are not printed")
+}

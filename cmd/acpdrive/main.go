@@ -5,6 +5,7 @@
 // Usage:
 //
 //	acpdrive run [flags] PROMPT...   run one session, one turn per PROMPT
+//	acpdrive probe --command CMD     show what a runtime advertises
 //	acpdrive agent [flags]           serve the reference agent on stdio
 //	acpdrive version                 print the version
 package main
@@ -41,6 +42,8 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return runCommand(ctx, args[1:], stdout, stderr)
 	case "agent":
 		return refagent.Main(ctx, args[1:], stdin, stdout, stderr)
+	case "probe":
+		return probeCommand(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "acpdrive %s\n", app.Version)
 		return exitOK
@@ -57,6 +60,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   acpdrive run [flags] PROMPT...   run one session, one turn per PROMPT
+  acpdrive probe [flags]           start a runtime, show what it advertises, stop it
   acpdrive agent [flags]           serve the built-in reference agent on stdio
   acpdrive version                 print the version
 

@@ -17,7 +17,7 @@ import (
 	"github.com/acpdrive/acpdrive/wiring"
 )
 
-// runFlags are the flags of "acpdrive run".
+// runFlags are the flags of "acpdrive run" (probe shares the launch ones).
 type runFlags struct {
 	command      string
 	workspace    string
@@ -27,6 +27,20 @@ type runFlags struct {
 	stopGrace    time.Duration
 	json         bool
 	logLevel     string
+
+	resume           string
+	verifyCredential bool
+}
+
+// register defines the flags that launch a runtime.
+func (f *runFlags) register(fs *flag.FlagSet) {
+	def := domain.DefaultConfig()
+	fs.StringVar(&f.command, "command", "", "the runtime's command line, split like a shell would (quotes respected, no shell run); default: the built-in reference agent")
+	fs.StringVar(&f.workspace, "workspace", "", "the directory the runtime works in (default: the current directory)")
+	fs.DurationVar(&f.readTimeout, "read-timeout", def.ReadTimeout, "bound of every start-up call, of a turn's acceptance and of the wait after a cancel")
+	fs.DurationVar(&f.stopGrace, "stop-grace", def.StopGrace, "how long the runtime gets to exit after SIGTERM before SIGKILL")
+	fs.BoolVar(&f.json, "json", false, "print JSON instead of human output")
+	fs.StringVar(&f.logLevel, "log-level", "", "write structured logs to stderr at this level (debug, info, warn, error)")
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) {
@@ -34,14 +48,11 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	var f runFlags
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.command, "command", "", "the runtime's command line, split like a shell would (quotes respected, no shell run); default: the built-in reference agent")
-	fs.StringVar(&f.workspace, "workspace", "", "the directory the runtime works in (default: the current directory)")
-	fs.DurationVar(&f.readTimeout, "read-timeout", def.ReadTimeout, "bound of every start-up call, of a turn's acceptance and of the wait after a cancel")
+	f.register(fs)
 	fs.DurationVar(&f.turnTimeout, "turn-timeout", def.TurnTimeout, "bound of one whole turn (0 disables)")
 	fs.DurationVar(&f.stallTimeout, "stall-timeout", def.StallTimeout, "longest time a turn may go without an event (0 disables)")
-	fs.DurationVar(&f.stopGrace, "stop-grace", def.StopGrace, "how long the runtime gets to exit after SIGTERM before SIGKILL")
-	fs.BoolVar(&f.json, "json", false, "print one JSON object per line instead of human output")
-	fs.StringVar(&f.logLevel, "log-level", "", "write structured logs to stderr at this level (debug, info, warn, error)")
+	fs.StringVar(&f.resume, "resume", "", "continue the session with this `ID` saved from an earlier run (falls back to a new session when the runtime cannot)")
+	fs.BoolVar(&f.verifyCredential, "verify-credential", false, "run a short credential-verification session before the working one")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: acpdrive run [flags] PROMPT...")
 		fs.PrintDefaults()
@@ -95,6 +106,26 @@ func (f runFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})), nil
 }
 
+// resolve turns the flags into what a launch needs: the configuration,
+// the logger (nil: none) and the workspace.
+func (f runFlags) resolve(stderr io.Writer) (domain.Config, *slog.Logger, string, error) {
+	cfg, err := f.config()
+	if err != nil {
+		return cfg, nil, "", err
+	}
+	logger, err := f.logger(stderr)
+	if err != nil {
+		return cfg, nil, "", err
+	}
+	workspace := f.workspace
+	if workspace == "" {
+		if workspace, err = os.Getwd(); err != nil {
+			return cfg, nil, "", err
+		}
+	}
+	return cfg, logger, workspace, nil
+}
+
 func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f, prompts, err := parseRunFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -104,22 +135,10 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
 		return exitUsage
 	}
-	cfg, err := f.config()
+	cfg, logger, workspace, err := f.resolve(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
 		return exitUsage
-	}
-	logger, err := f.logger(stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
-		return exitUsage
-	}
-	workspace := f.workspace
-	if workspace == "" {
-		if workspace, err = os.Getwd(); err != nil {
-			fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
-			return exitUsage
-		}
 	}
 	deps, err := wiring.Resolve(logger)
 	if err != nil {
@@ -142,6 +161,9 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		Logger:      deps.Logger,
 		OnEvent:     out.event,
 		OnAgentText: out.text,
+
+		ResumeSessionID:  f.resume,
+		VerifyCredential: f.verifyCredential,
 	})
 	if err != nil {
 		out.startupFailed(err)

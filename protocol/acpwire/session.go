@@ -68,6 +68,24 @@ func (s *SessionCapabilities) CanResume() bool { return s != nil && marker(s.Res
 // CanList reports whether session/list is advertised.
 func (s *SessionCapabilities) CanList() bool { return s != nil && marker(s.List) }
 
+// Advertised lists the markers present, in schema order.
+func (s *SessionCapabilities) Advertised() []string {
+	out := []string{}
+	if s == nil {
+		return out
+	}
+	for _, m := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"list", s.List}, {"delete", s.Delete}, {"additionalDirectories", s.AdditionalDirectories},
+		{"resume", s.Resume}, {"close", s.Close}, {"fork", s.Fork}} {
+		if marker(m.raw) {
+			out = append(out, m.name)
+		}
+	}
+	return out
+}
+
 // AgentCapabilities is what the agent advertises in initialize.
 type AgentCapabilities struct {
 	LoadSession         bool                 `json:"loadSession"`
