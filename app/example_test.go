@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
@@ -23,7 +22,6 @@ type inProcess struct {
 	cancel          context.CancelFunc
 	exited          chan struct{}
 	code            int
-	once            sync.Once
 }
 
 func (inProcessLauncher) Launch(ctx context.Context, req ports.LaunchRequest) (ports.Process, error) {
