@@ -74,8 +74,11 @@ func (s *Session) endForPerson(notice string) {
 		return
 	}
 	s.mu.Unlock()
-	if t.end(e) {
+	// The notice goes out before the turn wakes, so it always precedes the
+	// turn's outcome event.
+	if t.claim(e) {
 		s.emitOther(domain.Event{Type: domain.EventNotification, Message: notice})
+		t.signal()
 	}
 }
 

@@ -73,18 +73,30 @@ func (t *turnState) quietFor(now time.Time) time.Duration {
 	return now.Sub(time.Unix(0, t.lastEvent.Load()))
 }
 
-// end records the first ending; later ones are ignored. It reports whether
-// e was the one recorded.
+// end records the first ending and wakes the turn; later endings are
+// ignored. It reports whether e was the one recorded.
 func (t *turnState) end(e ending) bool {
+	if !t.claim(e) {
+		return false
+	}
+	t.signal()
+	return true
+}
+
+// claim records e as the ending without waking the turn yet, so the
+// caller can emit what announces it first; it reports whether e won.
+func (t *turnState) claim(e ending) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.e != nil {
 		return false
 	}
 	t.e = &e
-	close(t.endCh)
 	return true
 }
+
+// signal wakes the turn after a successful claim.
+func (t *turnState) signal() { close(t.endCh) }
 
 func (t *turnState) ended() bool {
 	t.mu.Lock()
