@@ -37,6 +37,12 @@ type Options struct {
 	// chunk as it arrives, for interfaces that stream the reply. It is
 	// called on the same goroutine and under the same ordering as OnEvent.
 	OnAgentText func(messageID, text string)
+	// MCPConfigPath is the generated MCP configuration (the mcpServers
+	// object of the common mcp.json format) whose servers session/new and
+	// the continuation calls declare. Empty delivers no servers.
+	MCPConfigPath string
+	// MCPRenderer parses and renders MCPConfigPath; required when it is set.
+	MCPRenderer ports.MCPRenderer
 	// ResumeSessionID, when set, names a session saved from an earlier run
 	// to continue (session/load or session/resume, whichever the runtime
 	// advertises); when the continuation is not confirmed the start falls

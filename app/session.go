@@ -30,6 +30,7 @@ type Session struct {
 	verification bool // a credential-verification session
 	route        string
 	control      NegativeControl
+	servers      []json.RawMessage // MCP servers delivered on session/new and continuation calls
 
 	emitMu sync.Mutex // serializes OnEvent calls
 
@@ -115,6 +116,9 @@ func (s *Session) open(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return domain.WrapError(domain.KindTurnCancelled, "session start cancelled", err)
 	}
+	if err := s.checkMCPConfig(ctx); err != nil {
+		return err
+	}
 	proc, err := s.opts.Launcher.Launch(ctx, ports.LaunchRequest{Command: cfg.Command, Workspace: s.opts.Workspace})
 	if err != nil {
 		if _, ok := domain.KindOf(err); ok {
@@ -152,6 +156,9 @@ func (s *Session) initialize(ctx context.Context) error {
 		s.lower(domain.CapSessionContinuation)
 	}
 	s.closeMethod = teardownMethod(sc, s.verification)
+	if err := s.renderMCPServers(ctx); err != nil {
+		return err
+	}
 	info := resp.AgentInfo
 	if info == nil {
 		info = &acpwire.Implementation{}
@@ -188,9 +195,50 @@ func (s *Session) adopt(id string) {
 }
 
 // mcpServers is the mcpServers list of session/new and the continuation
-// calls; never null on the wire.
+// calls; never null on the wire. A verification session declares none.
 func (s *Session) mcpServers() []json.RawMessage {
-	return []json.RawMessage{}
+	if s.servers == nil || s.verification {
+		return []json.RawMessage{}
+	}
+	return s.servers
+}
+
+// checkMCPConfig parses the MCP configuration before anything is launched
+// (seed "Session start" step 2), so a broken file fails the attempt before
+// a process starts.
+func (s *Session) checkMCPConfig(ctx context.Context) error {
+	if s.opts.MCPConfigPath == "" || s.verification {
+		return nil
+	}
+	if s.opts.MCPRenderer == nil {
+		return domain.NewError(domain.KindResponseError, "parse MCP config: no MCP renderer configured")
+	}
+	_, _, err := s.opts.MCPRenderer.Render(ctx, s.opts.MCPConfigPath, ports.MCPCapabilities{HTTP: true, SSE: true})
+	return err
+}
+
+// renderMCPServers renders the servers for what the handshake advertised
+// (step 5): an HTTP (SSE) server is withheld unless mcpCapabilities.http
+// (.sse) is true, which lowers "tool servers"; stdio servers always go.
+func (s *Session) renderMCPServers(ctx context.Context) error {
+	if s.opts.MCPConfigPath == "" || s.verification {
+		return nil
+	}
+	mc := s.init.AgentCapabilities.MCPCapabilities
+	servers, withheld, err := s.opts.MCPRenderer.Render(ctx, s.opts.MCPConfigPath, ports.MCPCapabilities{HTTP: mc.HTTP, SSE: mc.SSE})
+	if err != nil {
+		return err
+	}
+	if withheld {
+		s.lower(domain.CapToolServers)
+		s.log.Info("withheld an MCP server whose transport the agent did not advertise",
+			"http", mc.HTTP, "sse", mc.SSE)
+	}
+	s.servers = servers
+	s.mu.Lock()
+	s.toolsServed = len(servers) > 0
+	s.mu.Unlock()
+	return nil
 }
 
 // teardownMethod selects how a session ends through the protocol (seed

@@ -40,6 +40,8 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	switch args[0] {
 	case "run":
 		return runCommand(ctx, args[1:], stdout, stderr)
+	case "validate":
+		return validateCommand(args[1:], stdout, stderr)
 	case "agent":
 		return refagent.Main(ctx, args[1:], stdin, stdout, stderr)
 	case "probe":
@@ -61,6 +63,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   acpdrive run [flags] PROMPT...   run one session, one turn per PROMPT
   acpdrive probe [flags]           start a runtime, show what it advertises, stop it
+  acpdrive validate [FILE]         check a WORKFLOW.md (default ./WORKFLOW.md; --json)
   acpdrive agent [flags]           serve the built-in reference agent on stdio
   acpdrive version                 print the version
 
