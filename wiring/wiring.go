@@ -10,6 +10,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/acpdrive/acpdrive/adapters/localexec"
+	"github.com/acpdrive/acpdrive/adapters/mcp"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/ports"
 )
@@ -18,9 +19,10 @@ import (
 type Deps struct {
 	fx.In
 
-	Launcher ports.Launcher
-	Clock    ports.Clock
-	Logger   *slog.Logger
+	Launcher    ports.Launcher
+	Clock       ports.Clock
+	Logger      *slog.Logger
+	MCPRenderer ports.MCPRenderer
 }
 
 // LocalModule provides the local-process transport and the system clock.
@@ -29,8 +31,14 @@ var LocalModule = fx.Module("acpdrive_local",
 	fx.Provide(
 		NewLocalLauncher,
 		NewSystemClock,
+		NewMCPRenderer,
 	),
 )
+
+// NewMCPRenderer builds the MCP configuration renderer.
+func NewMCPRenderer(logger *slog.Logger) ports.MCPRenderer {
+	return mcp.New(mcp.Options{Logger: logger})
+}
 
 // NewLocalLauncher builds the local-process launcher.
 func NewLocalLauncher(logger *slog.Logger) ports.Launcher {
@@ -55,14 +63,10 @@ func Options(logger *slog.Logger) fx.Option {
 
 // Resolve builds the dependency graph for a local launch and returns it.
 func Resolve(logger *slog.Logger) (Deps, error) {
-	var out struct {
-		Launcher ports.Launcher
-		Clock    ports.Clock
-		Logger   *slog.Logger
-	}
-	a := fx.New(Options(logger), fx.Populate(&out.Launcher, &out.Clock, &out.Logger))
+	var d Deps
+	a := fx.New(Options(logger), fx.Populate(&d.Launcher, &d.Clock, &d.Logger, &d.MCPRenderer))
 	if err := a.Err(); err != nil {
 		return Deps{}, err
 	}
-	return Deps{Launcher: out.Launcher, Clock: out.Clock, Logger: out.Logger}, nil
+	return d, nil
 }

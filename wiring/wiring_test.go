@@ -11,7 +11,7 @@ import (
 )
 
 func TestValidateApp(t *testing.T) {
-	require.NoError(t, fx.ValidateApp(wiring.Options(nil), fx.Invoke(func(ports.Launcher, ports.Clock) {})))
+	require.NoError(t, fx.ValidateApp(wiring.Options(nil), fx.Invoke(func(ports.Launcher, ports.Clock, ports.MCPRenderer) {})))
 }
 
 func TestResolve(t *testing.T) {
@@ -20,4 +20,5 @@ func TestResolve(t *testing.T) {
 	require.NotNil(t, deps.Launcher)
 	require.NotNil(t, deps.Clock)
 	require.NotNil(t, deps.Logger)
+	require.NotNil(t, deps.MCPRenderer)
 }

@@ -353,3 +353,40 @@ func TestRunVerifyCredential(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Len(t, ofType(lines, "session_started"), 1, "the verification session's events are not printed")
 }
+
+// writeRunWorkflow writes a WORKFLOW.md and an MCP file beside it.
+func writeRunWorkflow(t *testing.T, command string) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(dir+"/mcp-servers.json",
+		[]byte(`{"mcpServers":{"files":{"command":"/bin/cat","args":[]},"web":{"type":"http","url":"http://127.0.0.1:9/mcp"}}}`), 0o600))
+	wf := "---\nagent:\n  kind: agent-client-protocol\n  command: " + command + "\n  read_timeout_ms: 4000\nagent-client-protocol:\n  mcp_config: ./mcp-servers.json\n---\n# Workflow\n"
+	require.NoError(t, os.WriteFile(dir+"/WORKFLOW.md", []byte(wf), 0o600))
+	return dir + "/WORKFLOW.md"
+}
+
+func TestRunWorkflow(t *testing.T) {
+	bin := testbin.Path(t)
+	wf := writeRunWorkflow(t, bin+" agent --scenario no-agent-info")
+	// The workflow's command runs (no agentInfo), and its MCP file is
+	// delivered relative to WORKFLOW.md: the http server is withheld.
+	lines, stderr, code := run(t, "run", "--json", "--workflow", wf, "hi")
+	require.Equal(t, 0, code, stderr)
+	last := lines[len(lines)-1]
+	assert.Equal(t, []string{"tool servers", "token counts", "session continuation", "agent version"}, last.CapabilityGaps)
+	// A flag overrides the file.
+	lines, stderr, code = run(t, "run", "--json", "--workflow", wf, "--command", bin+" agent --scenario full-caps", "hi")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, []string{"token counts"}, lines[len(lines)-1].CapabilityGaps)
+}
+
+func TestRunWorkflowInvalid(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(dir+"/WORKFLOW.md", []byte("---\nagent:\n  kind: agent-client-protocol\n---\n"), 0o600))
+	_, stderr, code := run(t, "run", "--workflow", dir+"/WORKFLOW.md", "hi")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `agent.command is required for agent kind "agent-client-protocol"`)
+	_, stderr, code = run(t, "run", "--workflow", dir+"/missing.md", "hi")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "missing.md")
+}

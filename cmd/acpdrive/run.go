@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpdrive/acpdrive/app"
+	"github.com/acpdrive/acpdrive/config"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/wiring"
 )
@@ -30,6 +31,9 @@ type runFlags struct {
 
 	resume           string
 	verifyCredential bool
+	workflow         string
+
+	set map[string]bool // flags given on the command line
 }
 
 // register defines the flags that launch a runtime.
@@ -53,6 +57,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.DurationVar(&f.stallTimeout, "stall-timeout", def.StallTimeout, "longest time a turn may go without an event (0 disables)")
 	fs.StringVar(&f.resume, "resume", "", "continue the session with this `ID` saved from an earlier run (falls back to a new session when the runtime cannot)")
 	fs.BoolVar(&f.verifyCredential, "verify-credential", false, "run a short credential-verification session before the working one")
+	fs.StringVar(&f.workflow, "workflow", "", "take the settings from this WORKFLOW.md `FILE` (flags given here override it)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: acpdrive run [flags] PROMPT...")
 		fs.PrintDefaults()
@@ -63,29 +68,51 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	if fs.NArg() == 0 {
 		return f, nil, errors.New("at least one PROMPT is required")
 	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	return f, fs.Args(), nil
 }
 
-// config turns the flags into the domain configuration.
+// config builds the domain configuration: the defaults, then the
+// WORKFLOW.md when --workflow names one, then the flags given on the
+// command line. The result is checked by domain.Config.Validate, the same
+// function "acpdrive validate" runs.
 func (f runFlags) config() (domain.Config, error) {
 	cfg := domain.DefaultConfig()
-	if f.command == "" {
-		exe, err := os.Executable()
+	if f.workflow != "" {
+		loaded, findings, err := config.Load(f.workflow)
 		if err != nil {
-			return cfg, fmt.Errorf("locate the reference agent: %w", err)
+			return cfg, fmt.Errorf("--workflow: %w", err)
 		}
-		cfg.Command = []string{exe, "agent"}
-	} else {
+		if domain.HasErrors(findings) {
+			return cfg, fmt.Errorf("--workflow %s: %w", f.workflow, domain.FindingsError(findings))
+		}
+		cfg = loaded
+	}
+	switch {
+	case f.command != "":
 		words, err := domain.SplitCommandLine(f.command)
 		if err != nil {
 			return cfg, fmt.Errorf("--command: %w", err)
 		}
 		cfg.Command = words
+	case len(cfg.Command) == 0:
+		exe, err := os.Executable()
+		if err != nil {
+			return cfg, fmt.Errorf("locate the reference agent: %w", err)
+		}
+		cfg.Command = []string{exe, "agent"}
 	}
-	cfg.ReadTimeout = f.readTimeout
-	cfg.TurnTimeout = f.turnTimeout
-	cfg.StallTimeout = f.stallTimeout
-	cfg.StopGrace = f.stopGrace
+	for name, apply := range map[string]func(){
+		"read-timeout":  func() { cfg.ReadTimeout = f.readTimeout },
+		"turn-timeout":  func() { cfg.TurnTimeout = f.turnTimeout },
+		"stall-timeout": func() { cfg.StallTimeout = f.stallTimeout },
+		"stop-grace":    func() { cfg.StopGrace = f.stopGrace },
+	} {
+		if f.workflow == "" || f.set[name] {
+			apply()
+		}
+	}
 	var errs []error
 	for _, finding := range cfg.Validate() {
 		if finding.Severity == domain.SeverityError {
@@ -164,6 +191,8 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 		ResumeSessionID:  f.resume,
 		VerifyCredential: f.verifyCredential,
+		MCPConfigPath:    cfg.MCPConfig,
+		MCPRenderer:      deps.MCPRenderer,
 	})
 	if err != nil {
 		out.startupFailed(err)
