@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -69,7 +70,7 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 	opts.withDefaults()
 	if opts.VerifyCredential {
 		if err := verifyCredential(ctx, opts); err != nil {
-			opts.OnEvent(domain.Event{Type: domain.EventStartupFailed, Message: err.Error(), Time: opts.Clock.Now().UTC()})
+			opts.OnEvent(domain.Event{Type: domain.EventStartupFailed, Message: failureMessage(err), Time: opts.Clock.Now().UTC()})
 			return nil, err
 		}
 	}
@@ -101,7 +102,18 @@ func (s *Session) fail(ctx context.Context, err error) {
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.Config.StopGrace+5*time.Second)
 	defer cancel()
 	_ = s.Stop(stopCtx)
-	s.emit(domain.Event{Type: domain.EventStartupFailed, Message: err.Error(), AgentPID: s.PID()})
+	s.emit(domain.Event{Type: domain.EventStartupFailed, Message: failureMessage(err), AgentPID: s.PID()})
+}
+
+// failureMessage is the message a startup_failed event carries: the
+// AgentError's own message (its kind travels separately), as the CLI's
+// startup_failed line has it.
+func failureMessage(err error) string {
+	var ae *domain.AgentError
+	if errors.As(err, &ae) {
+		return ae.Message
+	}
+	return err.Error()
 }
 
 // open launches the runtime and performs the initialize handshake.

@@ -28,7 +28,7 @@ func startErr(t *testing.T, o app.Options, rec *recorder) *domain.AgentError {
 	require.True(t, errors.As(err, &ae), "error %v is not an AgentError", err)
 	failed := rec.ofType(domain.EventStartupFailed)
 	require.Len(t, failed, 1)
-	assert.Equal(t, err.Error(), failed[0].Message)
+	assert.Equal(t, ae.Message, failed[0].Message)
 	return ae
 }
 

@@ -55,6 +55,10 @@ for row in "${npm_runtimes[@]}"; do
 		echo "install-runtimes: $pkg installed as version '$got', want $version" >&2
 		exit 1
 	fi
+	if [ "$name" = codex ] && ! compgen -G "$dir/node_modules/@zed-industries/codex-acp-*/bin/codex-acp" >/dev/null; then
+		echo "install-runtimes: $pkg installed without its native binary (optional dependency for $(uname -sm))" >&2
+		exit 1
+	fi
 	touch "$dir/.complete-$version"
 done
 

@@ -381,8 +381,9 @@ type wireMsg struct {
 	Params json.RawMessage `json:"params"`
 	Result json.RawMessage `json:"result"`
 	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
 	} `json:"error"`
 }
 
@@ -682,4 +683,20 @@ func capsLine(sess *app.Session) string {
 	raw, _ := json.Marshal(init)
 	caps, _ := json.Marshal(sess.Capabilities())
 	return fmt.Sprintf("initialize: %s\ncapabilities: %s", raw, caps)
+}
+
+// proctestGone checks that no member of the process group pid survives
+// (pid 0: nothing was started).
+func proctestGone(t *testing.T, pid int) {
+	t.Helper()
+	if pid != 0 {
+		proctest.WaitGroupEmpty(t, pid, 3*time.Second)
+	}
+}
+
+// writeFile writes a file, making its directory.
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
 }

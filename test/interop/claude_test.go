@@ -1,0 +1,241 @@
+//go:build interop
+
+package interop
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/test/fakes"
+)
+
+// The Claude agent ACP adapter 0.23.1 (@zed-industries/claude-agent-acp),
+// with the Claude Code it bundles, against a fake Anthropic API.
+
+// claudeRig runs the adapter against a fresh fake server. IS_SANDBOX is
+// absent from the runtime's environment (the rig passes nothing of this
+// machine's environment but PATH): this machine sets IS_SANDBOX=yes and
+// runs as root, and with that the bundled Claude Code exits at once (see
+// TestClaudeIsSandboxPitfall). The test environment handles it; the
+// product does not special-case it.
+func claudeRig(t *testing.T) (*rig, *fakes.Server) {
+	nodePath(t)
+	r := newRig(t, locate(t, "claude", "claude/node_modules/.bin/claude-agent-acp"))
+	srv := r.serve(fakes.NewAnthropic())
+	r.setenv("ANTHROPIC_BASE_URL", srv.URL())
+	r.setenv("ANTHROPIC_API_KEY", "fake-anthropic-key")
+	r.setenv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+	// Claude Code fetches a plugin blocklist from GitHub at every start
+	// unless its cached copy is less than an hour old; a fresh, empty copy
+	// keeps the suite on 127.0.0.1.
+	plugins := filepath.Join(r.root, "claude-plugins")
+	r.setenv("CLAUDE_CODE_PLUGIN_CACHE_DIR", plugins)
+	writeFile(t, filepath.Join(plugins, "blocklist.json"),
+		fmt.Sprintf(`{"fetchedAt":%q,"plugins":[]}`, time.Now().UTC().Format(time.RFC3339)))
+	return r, srv
+}
+
+// claudeGaps: the adapter advertises loadSession, resume and agentInfo.
+var claudeGaps = gapNotice(domain.CapTokenCounts)
+
+func TestClaudeTextTurn(t *testing.T) {
+	want := []string{
+		started,
+		claudeGaps,
+		"notification*",
+		"notification:Hello from the fake Claude.",
+		"turn_completed",
+	}
+	script := func(srv *fakes.Server) {
+		srv.Script(fakes.TextReply(fakes.Usage{Input: 120, Output: 7}, "Hello ", "from the ", "fake Claude."))
+	}
+	check := func(t *testing.T, srv *fakes.Server) {
+		calls := srv.ModelCalls()
+		require.Len(t, calls, 1, srv.Describe())
+		assert.Equal(t, "beta=true", calls[0].Query)
+		assert.Equal(t, "fake-anthropic-key", calls[0].Header.Get("x-api-key"))
+		body := calls[0].JSON()
+		assert.Equal(t, true, body["stream"])
+		assert.True(t, calls[0].BodyContains("say hello"), "the prompt reaches the model")
+		assert.Equal(t, 0, srv.Unscripted())
+	}
+
+	t.Run("library", func(t *testing.T) {
+		r, srv := claudeRig(t)
+		script(srv)
+		sess := r.mustStart()
+		t.Log(capsLine(sess))
+		info := sess.AgentInfo()
+		require.NotNil(t, info.AgentInfo)
+		assert.Equal(t, "@zed-industries/claude-agent-acp", info.AgentInfo.Name)
+		assert.Equal(t, "0.23.1", info.AgentInfo.Version)
+		assert.True(t, info.AgentCapabilities.LoadSession)
+		sc := info.AgentCapabilities.SessionCapabilities
+		assert.True(t, sc.CanClose() && sc.CanResume() && sc.CanList(), "close, resume and list advertised")
+		assert.False(t, sc.CanDelete())
+		assert.Empty(t, info.AuthMethods)
+		assert.Equal(t, []domain.CapabilityLabel{domain.CapTokenCounts}, sess.Capabilities().Gaps())
+
+		res := r.turn(sess, "say hello")
+		took := r.stop(sess)
+		assert.Equal(t, completed, outcomeOf(res))
+		assert.Equal(t, want, r.shape())
+		check(t, srv)
+
+		// Teardown: session/close, advertised, is sent and answered; the
+		// adapter then exits on its own, well within the grace, and its
+		// whole process group is gone (checked by stop).
+		assert.Equal(t, []string{"initialize", "session/new", "session/prompt", "session/close"}, r.wire.methodsOut())
+		resp, ok := r.wire.responseTo("session/close")
+		require.True(t, ok, "session/close was not answered")
+		assert.JSONEq(t, `{}`, string(resp.Result))
+		assert.Less(t, took, r.stopGrace)
+		assert.NotContains(t, r.logs.String(), "force-terminated")
+	})
+	t.Run("cli", func(t *testing.T) {
+		r, srv := claudeRig(t)
+		script(srv)
+		run := r.cli("say hello")
+		require.Equal(t, 0, run.Code, run.Stderr)
+		assert.Equal(t, want, run.shape(r))
+		assert.Equal(t, []outcome{completed}, run.outcomes())
+		require.NotNil(t, run.Run)
+		assert.Equal(t, []string{"token counts"}, run.Run.CapabilityGaps)
+		assert.Contains(t, run.Stderr, "session ended through the protocol")
+		assert.NotContains(t, run.Stderr, "force-terminated")
+		check(t, srv)
+	})
+}
+
+// TestClaudeToolTurn: the model asks for Bash; the adapter announces the
+// call (tool_call, then a tool_call_update with the command), asks for
+// permission, acpdrive refuses with "reject" (reject_once), the adapter
+// fails the call and Claude Code tells the model; the model answers in
+// text and the turn completes.
+func TestClaudeToolTurn(t *testing.T) {
+	want := []string{
+		started,
+		claudeGaps,
+		"notification*",
+		"notification:Let me write the file.",
+		refused,
+		"tool_result:execute:error:",
+		"notification*",
+		"notification:I did not write the file.",
+		"turn_completed",
+	}
+	script := func(srv *fakes.Server) {
+		srv.Script(
+			fakes.Reply{
+				Text:  []string{"Let me write the file."},
+				Tool:  &fakes.ToolCall{ID: "toolu_interop_1", Name: "Bash", Args: map[string]any{"command": "echo interop > out.txt", "description": "Write out.txt"}},
+				Usage: fakes.Usage{Input: 100, Output: 9},
+			},
+			fakes.TextReply(fakes.Usage{Input: 130, Output: 6}, "I did not ", "write the file."),
+		)
+	}
+	check := func(t *testing.T, r *rig, srv *fakes.Server) {
+		calls := srv.ModelCalls()
+		require.Len(t, calls, 2, srv.Describe())
+		// What Claude Code told the model after the refusal.
+		msgs := calls[1].JSON()["messages"].([]any)
+		last, _ := json.Marshal(msgs[len(msgs)-1])
+		assert.Contains(t, string(last), `"tool_use_id":"toolu_interop_1"`)
+		assert.Contains(t, string(last), `"is_error":true`)
+		assert.Contains(t, string(last), `User refused permission to run tool`)
+		assert.Equal(t, 0, srv.Unscripted())
+		_, err := os.Stat(filepath.Join(r.workspace, "out.txt"))
+		assert.True(t, errors.Is(err, os.ErrNotExist), "the refused command did not run")
+	}
+
+	t.Run("library", func(t *testing.T) {
+		r, srv := claudeRig(t)
+		script(srv)
+		sess := r.mustStart()
+		res := r.turn(sess, "write interop into out.txt")
+		r.stop(sess)
+		assert.Equal(t, completed, outcomeOf(res))
+		assert.Equal(t, want, r.shape())
+		check(t, r, srv)
+
+		// Wire order of the call: tool_call, tool_call_update (details),
+		// the permission request, acpdrive's refusal, the failed update.
+		var seq []string
+		for _, m := range r.wire.messages() {
+			switch {
+			case m.updateKind() == "tool_call" || m.updateKind() == "tool_call_update":
+				var u struct {
+					Update struct {
+						Status string `json:"status"`
+					} `json:"update"`
+				}
+				require.NoError(t, json.Unmarshal(m.Params, &u))
+				seq = append(seq, strings.TrimSuffix(m.updateKind()+":"+u.Update.Status, ":"))
+			case !m.Out && m.Method == "session/request_permission":
+				seq = append(seq, "request_permission:"+string(m.ID))
+			case m.Out && m.Method == "" && m.Result != nil && strings.Contains(string(m.Result), `"optionId"`):
+				var a struct {
+					Outcome struct {
+						OptionID string `json:"optionId"`
+					} `json:"outcome"`
+				}
+				require.NoError(t, json.Unmarshal(m.Result, &a))
+				seq = append(seq, "answer:"+a.Outcome.OptionID)
+			}
+		}
+		assert.Equal(t, []string{
+			"tool_call:pending",
+			"tool_call_update",
+			"request_permission:0",
+			"answer:reject",
+			"tool_call_update:failed",
+		}, seq)
+		assert.Equal(t, "session/close", r.wire.methodsOut()[len(r.wire.methodsOut())-1])
+	})
+	t.Run("cli", func(t *testing.T) {
+		r, srv := claudeRig(t)
+		script(srv)
+		run := r.cli("write interop into out.txt")
+		require.Equal(t, 0, run.Code, run.Stderr)
+		assert.Equal(t, want, run.shape(r))
+		assert.Equal(t, []outcome{completed}, run.outcomes())
+		check(t, r, srv)
+	})
+}
+
+// TestClaudeIsSandboxPitfall pins why the test environment leaves
+// IS_SANDBOX out: with this machine's IS_SANDBOX=yes (as root), the
+// bundled Claude Code exits before session/new answers, and the session
+// does not start. It is the runtime's behaviour, reported as it comes.
+func TestClaudeIsSandboxPitfall(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the pitfall shows only when running as root")
+	}
+	r, srv := claudeRig(t)
+	r.setenv("IS_SANDBOX", "yes")
+	sess, err := r.start()
+	require.Error(t, err)
+	assert.Nil(t, sess)
+	var ae *domain.AgentError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, domain.KindResponseError, ae.Kind)
+	assert.Equal(t, "session/new error -32603: Internal error", ae.Message)
+	resp, ok := r.wire.responseTo("session/new")
+	require.True(t, ok)
+	require.NotNil(t, resp.Error)
+	assert.JSONEq(t, `{"details":"Query closed before response received"}`, string(resp.Error.Data))
+	assert.Empty(t, srv.ModelCalls())
+	for _, ev := range r.rec.all() {
+		proctestGone(t, ev.AgentPID)
+	}
+}

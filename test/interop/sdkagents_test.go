@@ -1,0 +1,172 @@
+//go:build interop
+
+package interop
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acpdrive/acpdrive/domain"
+)
+
+// The SDK example agents stream a scripted turn with no model behind it:
+// a disclaimer (Go only), a message, a read tool call that completes, a
+// message, an edit tool call with a permission request offering allow and
+// reject, then a message that depends on the answer. Each step is about a
+// second apart.
+
+func goSDKAgent(t *testing.T) *rig {
+	return newRig(t, locate(t, "go-sdk-agent", "bin/agent"))
+}
+
+func tsSDKAgent(t *testing.T) *rig {
+	script := locate(t, "ts-sdk", "ts-sdk/node_modules/@agentclientprotocol/sdk/dist/examples/agent.js")
+	return newRig(t, nodePath(t), script)
+}
+
+// goSDKTurn is the Go example agent's turn with its permission request
+// refused: the edit call it announced is left open and closed out at the
+// end of the turn.
+var goSDKTurn = []string{
+	started,
+	gapNotice(domain.CapTokenCounts, domain.CapSessionContinuation, domain.CapAgentVersion),
+	"notification*",
+	"notification:ACP Go Example Agent — demo only (no AI model).I'll help you with that. Let me start by reading some files to understand the current situation.",
+	"tool_result:read:ok:",
+	"notification*",
+	"notification: Now I understand the project structure. I need to make some changes to improve it.",
+	refused,
+	"notification*",
+	"notification: I understand you prefer not to make that change. I'll skip the configuration update.",
+	"tool_result:edit:error:tool call was still open when the turn ended",
+	"turn_completed",
+}
+
+// tsSDKTurn is the same for the TypeScript example agent (no disclaimer).
+var tsSDKTurn = []string{
+	started,
+	gapNotice(domain.CapTokenCounts, domain.CapSessionContinuation, domain.CapAgentVersion),
+	"notification*",
+	"notification:I'll help you with that. Let me start by reading some files to understand the current situation.",
+	"tool_result:read:ok:",
+	"notification*",
+	"notification: Now I understand the project structure. I need to make some changes to improve it.",
+	refused,
+	"notification*",
+	"notification: I understand you prefer not to make that change. I'll skip the configuration update.",
+	"tool_result:edit:error:tool call was still open when the turn ended",
+	"turn_completed",
+}
+
+func TestGoSDKAgentTurnLibrary(t *testing.T) {
+	r := goSDKAgent(t)
+	sdkAgentTurnLibrary(t, r, goSDKTurn, "1")
+}
+
+func TestGoSDKAgentTurnCLI(t *testing.T) {
+	r := goSDKAgent(t)
+	sdkAgentTurnCLI(t, r, goSDKTurn)
+}
+
+func TestGoSDKAgentCancel(t *testing.T) {
+	sdkAgentCancel(t, goSDKAgent(t), []string{
+		started,
+		gapNotice(domain.CapTokenCounts, domain.CapSessionContinuation, domain.CapAgentVersion),
+		"notification*",
+		"notification:ACP Go Example Agent — demo only (no AI model).I'll help you with that. Let me start by reading some files to understand the current situation.",
+		"tool_result:read:ok:",
+		"turn_cancelled:turn cancelled",
+	})
+}
+
+func TestTSSDKAgentTurnLibrary(t *testing.T) {
+	r := tsSDKAgent(t)
+	sdkAgentTurnLibrary(t, r, tsSDKTurn, "0")
+}
+
+func TestTSSDKAgentTurnCLI(t *testing.T) {
+	r := tsSDKAgent(t)
+	sdkAgentTurnCLI(t, r, tsSDKTurn)
+}
+
+func TestTSSDKAgentCancel(t *testing.T) {
+	sdkAgentCancel(t, tsSDKAgent(t), []string{
+		started,
+		gapNotice(domain.CapTokenCounts, domain.CapSessionContinuation, domain.CapAgentVersion),
+		"notification*",
+		"notification:I'll help you with that. Let me start by reading some files to understand the current situation.",
+		"tool_result:read:ok:",
+		"turn_cancelled:turn cancelled",
+	})
+}
+
+func sdkAgentTurnLibrary(t *testing.T, r *rig, want []string, permID string) {
+	sess := r.mustStart()
+	t.Log(capsLine(sess))
+	info := sess.AgentInfo()
+	assert.Nil(t, info.AgentInfo, "the SDK example agents send no agentInfo")
+	assert.False(t, info.AgentCapabilities.LoadSession)
+	sc := info.AgentCapabilities.SessionCapabilities
+	assert.False(t, sc.CanClose() || sc.CanResume() || sc.CanList(), "no session capability advertised")
+
+	res := r.turn(sess, "hello from acpdrive")
+	r.stop(sess)
+	assert.Equal(t, completed, outcomeOf(res))
+	assert.Equal(t, want, r.shape())
+
+	// The permission request was refused with the reject option, and the
+	// teardown did not call session/close (not advertised).
+	perm, ok := r.wire.request("session/request_permission")
+	require.True(t, ok, "no permission request")
+	assert.Equal(t, permID, string(perm.ID))
+	answer, ok := r.wire.answerTo(perm.ID)
+	require.True(t, ok, "permission request not answered")
+	assert.JSONEq(t, `{"outcome":{"outcome":"selected","optionId":"reject"}}`, string(answer.Result))
+	assert.Equal(t, []string{"initialize", "session/new", "session/prompt"}, r.wire.methodsOut())
+}
+
+func sdkAgentTurnCLI(t *testing.T, r *rig, want []string) {
+	run := r.cli("hello from acpdrive")
+	require.Equal(t, 0, run.Code, run.Stderr)
+	assert.Equal(t, want, run.shape(r))
+	assert.Equal(t, []outcome{completed}, run.outcomes())
+	require.NotNil(t, run.Run)
+	assert.Equal(t, []string{"token counts", "session continuation", "agent version"}, run.Run.CapabilityGaps)
+	assert.Equal(t, 1, run.Run.Turns)
+	assert.NotEmpty(t, run.Run.SessionID)
+}
+
+// sdkAgentCancel cancels the turn once the read tool call completed: the
+// agent is then waiting a second before its next step, notices the
+// session/cancel and answers the prompt with stopReason cancelled well
+// inside the read timeout.
+func sdkAgentCancel(t *testing.T, r *rig, want []string) {
+	sess := r.mustStart()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var once sync.Once
+	var cancelledAt time.Time
+	r.rec.on(func(ev domain.Event) {
+		if ev.Type == domain.EventToolResult {
+			once.Do(func() { cancelledAt = time.Now(); cancel() })
+		}
+	})
+	res := sess.Turn(ctx, "hello from acpdrive")
+	answeredIn := time.Since(cancelledAt)
+	r.stop(sess)
+
+	assert.Equal(t, outcome{Outcome: "turn_cancelled", Kind: "turn_cancelled", Message: "turn cancelled"}, outcomeOf(res))
+	assert.Equal(t, want, r.shape())
+	assert.Equal(t, []string{"initialize", "session/new", "session/prompt", "session/cancel"}, r.wire.methodsOut())
+	resp, ok := r.wire.responseTo("session/prompt")
+	require.True(t, ok, "the agent did not answer the prompt after session/cancel")
+	assert.JSONEq(t, `{"stopReason":"cancelled"}`, string(resp.Result))
+	assert.Less(t, answeredIn, 3*time.Second)
+	assert.False(t, strings.Contains(r.logs.String(), "did not answer the prompt after session/cancel"))
+}
