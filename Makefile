@@ -59,9 +59,12 @@ clean:
 ## interop: the interop suite: installs the real runtimes at pinned versions
 ## into .cache/runtimes/ (once; later runs reuse them), then drives each one
 ## through the library and the CLI against fake model servers on 127.0.0.1,
-## one test at a time; then the Go SDK client against the reference agent.
+## one test at a time; then the Go SDK client against the reference agent,
+## then the self-test of the suite's MCP server (test/mcpserver, its own
+## module on the official MCP Go SDK; test/interop builds it itself).
 .PHONY: interop
 interop:
 	scripts/install-runtimes.sh
 	$(GO) test -tags interop -race -count=1 -timeout 15m -v ./test/interop/
 	cd test/sdkclient && $(GO) test -race -count=1 -timeout 5m ./...
+	cd test/mcpserver && $(GO) test -race -count=1 -timeout 5m ./...

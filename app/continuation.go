@@ -69,14 +69,14 @@ func (s *Session) resolve(ctx context.Context) error {
 		s.log.Info("the runtime advertises no continuation method; creating a new session", "session_id", id)
 	}
 	if id != "" && route != "" {
-		if err := s.continueSession(ctx, route, id); err == nil {
+		err := s.continueSession(ctx, route, id)
+		if err == nil {
 			s.route = route
 			return nil
-		} else {
-			s.lower(domain.CapSessionContinuation)
-			s.log.Warn("session continuation not confirmed; falling back to session/new",
-				"route", route, "session_id", id, "reason", err.Error())
 		}
+		s.lower(domain.CapSessionContinuation)
+		s.log.Warn("session continuation not confirmed; falling back to session/new",
+			"route", route, "session_id", id, "reason", err.Error())
 	}
 	s.route = acpwire.MethodSessionNew
 	return s.createSession(ctx)

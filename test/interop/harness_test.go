@@ -92,6 +92,20 @@ type rig struct {
 	readTimeout time.Duration
 	stopGrace   time.Duration
 	servers     []*fakes.Server
+
+	// past holds the recorders of earlier phases (see phase), dumped on
+	// failure with the current ones.
+	past []rigPhase
+	// rewrite, when set, rewrites each line the runtime writes before
+	// acpdrive reads it (library sessions only; see maskInit).
+	rewrite func(line string) string
+}
+
+// rigPhase is what one phase of a multi-session test recorded.
+type rigPhase struct {
+	name string
+	rec  *recorder
+	wire *wireLog
 }
 
 func newRig(t *testing.T, command ...string) *rig {
@@ -150,6 +164,10 @@ func (r *rig) envList() []string {
 }
 
 func (r *rig) dump() {
+	for _, p := range r.past {
+		r.t.Logf("wire of phase %q:\n%s", p.name, p.wire.String())
+		r.t.Logf("events of phase %q:\n%s", p.name, strings.Join(p.rec.shape(r.normalize), "\n"))
+	}
 	r.t.Logf("acpdrive log:\n%s", r.logs.String())
 	r.t.Logf("wire:\n%s", r.wire.String())
 	r.t.Logf("events:\n%s", strings.Join(r.rec.shape(r.normalize), "\n"))
@@ -163,6 +181,24 @@ func (r *rig) normalize(s string) string {
 	s = strings.ReplaceAll(s, r.workspace, "<ws>")
 	s = strings.ReplaceAll(s, r.home, "<home>")
 	return strings.ReplaceAll(s, r.root, "<root>")
+}
+
+// phase starts a new phase of a test that runs several sessions on one
+// rig (same HOME, workspace and fake server): the wire log and the event
+// recorder start empty; the earlier ones are kept for the failure dump.
+// The acpdrive log goes on accumulating, with a marker line.
+func (r *rig) phase(name string) {
+	r.past = append(r.past, rigPhase{name: fmt.Sprintf("before %s", name), rec: r.rec, wire: r.wire})
+	r.rec, r.wire = &recorder{}, &wireLog{}
+	fmt.Fprintf(r.logs, "== phase %s\n", name)
+}
+
+// bind makes the rig report to t (a subtest of the test that made it)
+// until the returned function restores the previous one.
+func (r *rig) bind(t *testing.T) func() {
+	prev := r.t
+	r.t = t
+	return func() { r.t = prev }
 }
 
 type optFn func(*app.Options)
@@ -180,7 +216,7 @@ func (r *rig) options(opts ...optFn) app.Options {
 	o := app.Options{
 		Config:    cfg,
 		Workspace: r.workspace,
-		Launcher:  &tapLauncher{inner: localexec.New(localexec.Options{Logger: logger}), wire: r.wire},
+		Launcher:  &tapLauncher{inner: localexec.New(localexec.Options{Logger: logger}), wire: r.wire, rewrite: r.rewrite},
 		Logger:    logger,
 		OnEvent:   r.rec.add,
 	}
@@ -458,11 +494,50 @@ func (w *wireLog) responseTo(method string) (wireMsg, bool) {
 	return wireMsg{}, false
 }
 
+// sessionID is params.sessionId of a notification or request.
+func (m wireMsg) sessionID() string {
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	return p.SessionID
+}
+
+// around returns the session/update notifications the runtime sent while
+// acpdrive's first call of method was open (during) and those between its
+// response and acpdrive's next call or notification (after); ok is false
+// when the call or its response is missing.
+func (w *wireLog) around(method string) (during, after []wireMsg, ok bool) {
+	var id json.RawMessage
+	answered := false
+	for _, m := range w.messages() {
+		switch {
+		case id == nil:
+			if m.Out && m.Method == method && m.ID != nil {
+				id = m.ID
+			}
+		case !answered && !m.Out && m.Method == "" && bytes.Equal(m.ID, id):
+			answered = true
+		case !answered && !m.Out && m.Method == "session/update":
+			during = append(during, m)
+		case answered && m.Out && m.Method != "":
+			return during, after, true
+		case answered && !m.Out && m.Method == "session/update":
+			after = append(after, m)
+		}
+	}
+	return during, after, answered
+}
+
 // tapLauncher launches through the local launcher and records the lines
 // that cross the runtime's standard input and output.
+//
+// With rewrite set, each line the runtime writes is passed through it
+// before acpdrive reads it; the wire log records the line acpdrive read.
 type tapLauncher struct {
-	inner ports.Launcher
-	wire  *wireLog
+	inner   ports.Launcher
+	wire    *wireLog
+	rewrite func(string) string
 }
 
 func (l *tapLauncher) Launch(ctx context.Context, req ports.LaunchRequest) (ports.Process, error) {
@@ -470,17 +545,62 @@ func (l *tapLauncher) Launch(ctx context.Context, req ports.LaunchRequest) (port
 	if err != nil {
 		return nil, err
 	}
+	var stdout io.Reader = &tapReader{r: p.Stdout(), lines: lineSplitter{emit: func(s string) { l.wire.add(false, s) }}}
+	if l.rewrite != nil {
+		stdout = &rewriteReader{r: p.Stdout(), rewrite: l.rewrite, emit: func(s string) { l.wire.add(false, s) }}
+	}
 	return &tapProcess{
 		Process: p,
 		stdin:   &tapWriter{w: p.Stdin(), lines: lineSplitter{emit: func(s string) { l.wire.add(true, s) }}},
-		stdout:  &tapReader{r: p.Stdout(), lines: lineSplitter{emit: func(s string) { l.wire.add(false, s) }}},
+		stdout:  stdout,
 	}, nil
+}
+
+// rewriteReader reads the runtime's output line by line and hands acpdrive
+// each line as rewrite returns it (a trailing partial line at EOF as is).
+// It reads only when acpdrive reads, on acpdrive's goroutine.
+type rewriteReader struct {
+	r       io.Reader
+	rewrite func(string) string
+	emit    func(string)
+	in      []byte // read, not yet a whole line
+	out     []byte // rewritten, not yet handed over
+	err     error
+}
+
+func (r *rewriteReader) Read(b []byte) (int, error) {
+	chunk := make([]byte, 32<<10)
+	for len(r.out) == 0 {
+		if r.err != nil {
+			if len(r.in) > 0 {
+				r.out, r.in = r.in, nil
+				break
+			}
+			return 0, r.err
+		}
+		n, err := r.r.Read(chunk)
+		r.in = append(r.in, chunk[:n]...)
+		r.err = err
+		for {
+			i := bytes.IndexByte(r.in, '\n')
+			if i < 0 {
+				break
+			}
+			line := r.rewrite(string(r.in[:i]))
+			r.in = r.in[i+1:]
+			r.emit(line)
+			r.out = append(append(r.out, line...), '\n')
+		}
+	}
+	n := copy(b, r.out)
+	r.out = r.out[n:]
+	return n, nil
 }
 
 type tapProcess struct {
 	ports.Process
 	stdin  *tapWriter
-	stdout *tapReader
+	stdout io.Reader
 }
 
 func (p *tapProcess) Stdin() io.WriteCloser { return p.stdin }
@@ -572,36 +692,59 @@ type startupFailedLine struct {
 // checks that no process of the runtime's group survives.
 func (r *rig) cli(prompts ...string) cliRun {
 	r.t.Helper()
+	return r.cliWith(nil, prompts...)
+}
+
+// launchFlags are the flags `acpdrive run` and `acpdrive probe` share,
+// set to the rig's runtime, workspace and bounds.
+func (r *rig) launchFlags() []string {
 	words := make([]string, len(r.command))
 	for i, w := range r.command {
 		words[i] = shellQuote(w)
 	}
-	args := []string{"run", "--json", "--log-level", "debug",
+	return []string{"--log-level", "debug",
 		"--command", strings.Join(words, " "),
 		"--workspace", r.workspace,
 		"--read-timeout", r.readTimeout.String(),
 		"--stop-grace", r.stopGrace.String(),
-		"--stall-timeout", "0",
-		"--turn-timeout", "3m",
 	}
-	args = append(args, prompts...)
+}
+
+// acpdrive runs the acpdrive binary with args in the rig's environment
+// and workspace, bounded at five minutes, and returns its output and exit
+// code. Its stderr goes to the rig's log under a header naming the
+// subcommand.
+func (r *rig) acpdrive(args ...string) (stdout, stderr string, code int) {
+	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, testbin.Path(r.t), args...)
 	cmd.Dir = r.workspace
 	cmd.Env = r.envList()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	t0 := time.Now()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
-	run := cliRun{Elapsed: time.Since(t0), Stderr: stderr.String()}
-	r.logs.Write([]byte("== acpdrive run stderr\n" + run.Stderr + "\n== acpdrive run stdout\n" + stdout.String()))
+	fmt.Fprintf(r.logs, "== acpdrive %s stderr\n%s\n== acpdrive %s stdout\n%s", args[0], errOut.String(), args[0], out.String())
 	if ee, ok := err.(*exec.ExitError); ok {
-		run.Code = ee.ExitCode()
+		code = ee.ExitCode()
 	} else {
 		require.NoError(r.t, err)
 	}
-	sc := bufio.NewScanner(&stdout)
+	return out.String(), errOut.String(), code
+}
+
+// cliWith is cli with extra flags of `acpdrive run` (such as --resume).
+func (r *rig) cliWith(flags []string, prompts ...string) cliRun {
+	r.t.Helper()
+	args := append([]string{"run", "--json"}, r.launchFlags()...)
+	args = append(args, "--stall-timeout", "0", "--turn-timeout", "3m")
+	args = append(args, flags...)
+	args = append(args, prompts...)
+	t0 := time.Now()
+	out, errOut, code := r.acpdrive(args...)
+	run := cliRun{Elapsed: time.Since(t0), Stderr: errOut, Code: code}
+	stdout := bytes.NewBufferString(out)
+	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
 		line := sc.Bytes()
