@@ -39,7 +39,9 @@ func (h *handler) HandleMalformed(line []byte, err error) {
 }
 
 // HandleOversize ends the running turn as turn_outcome_unknown: the line
-// that was discarded may have carried its answer.
+// that was discarded may have carried its answer. Like every ending this
+// side decides, it sends session/cancel and waits (bounded) for the
+// runtime's own answer, so the next turn does not meet a busy runtime.
 func (h *handler) HandleOversize(n int64) {
 	s := (*Session)(h)
 	s.log.Warn("agent sent a line over the line bound", "bytes", n)
@@ -48,7 +50,7 @@ func (h *handler) HandleOversize(n int64) {
 	t := s.turn
 	s.mu.Unlock()
 	if t != nil {
-		t.end(ending{err: domain.NewError(domain.KindTurnOutcomeUnknown, domain.MsgLineTooLong), immediate: true})
+		t.end(ending{err: domain.NewError(domain.KindTurnOutcomeUnknown, domain.MsgLineTooLong)})
 	}
 }
 

@@ -31,8 +31,6 @@ type ending struct {
 	notice string
 	// err is the result of an ending that is not an override.
 	err *domain.AgentError
-	// immediate endings do not send session/cancel nor wait for the answer.
-	immediate bool
 }
 
 // result is the turn result this ending produces.
@@ -201,17 +199,12 @@ func (s *Session) runPrompt(ctx context.Context, t *turnState, prompt string) do
 		case <-pending.Done():
 			if t.ended() {
 				// This side decided first: its ending wins over the
-				// stop reason (and an oversize line over the answer).
+				// stop reason.
 				return t.ending().result()
 			}
 			return s.promptResult(pending)
 		case <-t.endCh:
-			e := t.ending()
-			if e.immediate {
-				s.conn.Forget(pending)
-				return e.result()
-			}
-			return s.settle(pending, e, readTimeout)
+			return s.settle(pending, t.ending(), readTimeout)
 		case <-turnCtx.Done():
 			e := ending{override: domain.OverrideCancel}
 			if errors.Is(turnCtx.Err(), context.DeadlineExceeded) {

@@ -350,6 +350,10 @@ func TestHugeLineEndsTurnOutcomeUnknown(t *testing.T) {
 	require.Equal(t, domain.OutcomeFailed, res.Outcome, res.Message())
 	assert.Equal(t, domain.KindTurnOutcomeUnknown, res.Err.Kind)
 	assert.Equal(t, domain.MsgLineTooLong, res.Err.Message)
+	// This side ended the turn and the runtime's own answer was awaited
+	// (after at most one session/cancel, none when the answer had already
+	// arrived), so the next turn finds the runtime idle.
+	assert.LessOrEqual(t, len(received(t, h.agentLg, "session/cancel")), 1)
 	// The connection goes on.
 	h.rec.reset()
 	res = h.turn("still here")
