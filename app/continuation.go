@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/protocol/acpwire"
 	"github.com/acpdrive/acpdrive/protocol/jsonrpc"
 )
@@ -20,6 +21,13 @@ const NegativeControlMethod = "_acpdrive.dev/probe/unimplemented"
 // maxCreationHold bounds the wait before loading a session this process
 // created in the current UTC minute.
 const maxCreationHold = time.Minute
+
+// replayQuiet is how long a confirmed session/load waits for the replay to
+// go quiet before the start returns: runtimes (Gemini CLI) keep replaying
+// after their response, and a replay read after the next turn started would
+// be taken for that turn's reply. The wait is bounded by read_timeout_ms
+// after the response.
+const replayQuiet = 200 * time.Millisecond
 
 // NegativeControl records how the runtime answered the negative control.
 type NegativeControl struct {
@@ -97,7 +105,7 @@ func (s *Session) continueSession(ctx context.Context, route, id string) error {
 
 	var watch *replayWatch
 	if route == acpwire.MethodSessionLoad {
-		watch = &replayWatch{sessionID: id, seen: make(chan struct{})}
+		watch = newReplayWatch(id)
 		s.mu.Lock()
 		s.replay = watch
 		s.mu.Unlock()
@@ -115,13 +123,15 @@ func (s *Session) continueSession(ctx context.Context, route, id string) error {
 		return fmt.Errorf("%s failed: %w", route, err)
 	}
 	if watch != nil {
+		deadline := s.opts.Clock.After(readTimeout)
 		select {
 		case <-watch.seen:
-		case <-s.opts.Clock.After(readTimeout):
+		case <-deadline:
 			return fmt.Errorf("%s answered success but replayed no message for %q within %s", route, id, readTimeout)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		watch.settle(ctx, s.opts.Clock, deadline)
 	}
 	s.adopt(id)
 	s.log.Info("agent session continued", "route", route, "session_id", id, "agent_pid", s.proc.PID())
@@ -206,7 +216,37 @@ func (s *Session) holdForCreationMinute(ctx context.Context, id string) {
 type replayWatch struct {
 	sessionID string
 	once      sync.Once
-	seen      chan struct{}
+	seen      chan struct{} // closed at the first replayed message chunk
+	activity  chan struct{} // pinged by every update naming the session
 }
 
+func newReplayWatch(id string) *replayWatch {
+	return &replayWatch{sessionID: id, seen: make(chan struct{}), activity: make(chan struct{}, 1)}
+}
+
+// observe records a replayed message chunk: the load is confirmed.
 func (w *replayWatch) observe() { w.once.Do(func() { close(w.seen) }) }
+
+// touch records any update naming the loaded session.
+func (w *replayWatch) touch() {
+	select {
+	case w.activity <- struct{}{}:
+	default:
+	}
+}
+
+// settle waits until the replay has been quiet for replayQuiet, or the
+// deadline passes, or ctx ends.
+func (w *replayWatch) settle(ctx context.Context, clock ports.Clock, deadline <-chan time.Time) {
+	for {
+		select {
+		case <-w.activity:
+		case <-clock.After(replayQuiet):
+			return
+		case <-deadline:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}

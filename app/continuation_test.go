@@ -258,3 +258,20 @@ func TestCredentialVerification(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayAfterTheLoadResponseStaysBeforeTheTurn covers runtimes that
+// keep replaying after answering session/load (Gemini CLI does): the start
+// waits for the replay to go quiet, so a turn started right away does not
+// take the replayed reply for its own.
+func TestReplayAfterTheLoadResponseStaysBeforeTheTurn(t *testing.T) {
+	h := start(t, []string{"--script", testdata(t, "load-replays-after.json")}, withResume("saved-1"))
+	require.Equal(t, "session/load", h.sess.Route())
+	res := h.turn("next")
+	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+	shape := h.rec.shape()
+	started := indexOf(shape, "session_started:session started")
+	replayed := indexOf(shape, "notification:The word is apple.")
+	require.NotEqual(t, -1, replayed, "the replayed reply is reported on its own: %q", shape)
+	assert.Less(t, replayed, started, "before the turn: %q", shape)
+	assert.Contains(t, shape, "notification:Hello.", "the turn's reply is its own: %q", shape)
+}

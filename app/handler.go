@@ -71,9 +71,11 @@ func (s *Session) onUpdate(params json.RawMessage) {
 		s.emitOther(domain.Event{Type: domain.EventMalformed, Message: domain.MsgUnknownUpdate})
 		return
 	}
-	if replay != nil && sessionID == replay.sessionID &&
-		(u.Kind == acpwire.UpdateUserMessageChunk || u.Kind == acpwire.UpdateAgentMessageChunk) {
-		replay.observe()
+	if replay != nil && sessionID == replay.sessionID {
+		replay.touch()
+		if u.Kind == acpwire.UpdateUserMessageChunk || u.Kind == acpwire.UpdateAgentMessageChunk {
+			replay.observe()
+		}
 	}
 	now := s.opts.Clock.Now()
 	switch u.Kind {

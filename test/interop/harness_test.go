@@ -612,12 +612,14 @@ type tapWriter struct {
 	lines lineSplitter
 }
 
+// Write records the lines before it writes them: a runtime can answer a
+// request before the write returns, and the log must keep the request
+// first.
 func (w *tapWriter) Write(b []byte) (int, error) {
-	n, err := w.w.Write(b)
 	w.mu.Lock()
-	w.lines.feed(b[:n])
-	w.mu.Unlock()
-	return n, err
+	defer w.mu.Unlock()
+	w.lines.feed(b)
+	return w.w.Write(b)
 }
 
 func (w *tapWriter) Close() error { return w.w.Close() }
