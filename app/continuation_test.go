@@ -101,7 +101,7 @@ func TestContinuationRoutes(t *testing.T) {
 			// The session works on whatever it resolved to.
 			res := h.turn("hello again")
 			require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
-			assert.Equal(t, c.id, h.rec.ofType(domain.EventSessionStarted)[0].SessionID)
+			assert.Equal(t, c.id, h.rec.OfType(domain.EventSessionStarted)[0].SessionID)
 		})
 	}
 }
@@ -122,7 +122,7 @@ func TestReplayIsNotDatedIntoTheNextTurn(t *testing.T) {
 	h := start(t, []string{"--scenario", "load"}, withResume("saved-1"))
 	time.Sleep(50 * time.Millisecond)
 	h.turn("next")
-	events := h.rec.all()
+	events := h.rec.All()
 	var replayed, started domain.Event
 	for _, ev := range events {
 		if ev.Message == "(replayed answer)" {
@@ -243,7 +243,7 @@ func TestCredentialVerification(t *testing.T) {
 					require.ErrorAs(t, err, &ae)
 					assert.Equal(t, c.message, ae.Message)
 				}
-				require.Len(t, rec.ofType(domain.EventStartupFailed), 1)
+				require.Len(t, rec.OfType(domain.EventStartupFailed), 1)
 			}
 			for method, n := range c.sent {
 				assert.Len(t, received(t, agentLg, method), n, method)
@@ -252,7 +252,7 @@ func TestCredentialVerification(t *testing.T) {
 				assert.Contains(t, logs.String(), l)
 			}
 			// The verification session's events are not reported.
-			for _, ev := range rec.all() {
+			for _, ev := range rec.All() {
 				assert.NotEqual(t, domain.EventSessionStarted, ev.Type)
 			}
 		})
@@ -268,7 +268,7 @@ func TestReplayAfterTheLoadResponseStaysBeforeTheTurn(t *testing.T) {
 	require.Equal(t, "session/load", h.sess.Route())
 	res := h.turn("next")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
-	shape := h.rec.shape()
+	shape := h.rec.Shape()
 	started := indexOf(shape, "session_started:session started")
 	replayed := indexOf(shape, "notification:The word is apple.")
 	require.NotEqual(t, -1, replayed, "the replayed reply is reported on its own: %q", shape)

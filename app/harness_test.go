@@ -2,13 +2,11 @@ package app_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/localexec"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/internal/eventrec"
 	"github.com/acpdrive/acpdrive/internal/proctest"
 	"github.com/acpdrive/acpdrive/internal/testbin"
 )
@@ -34,92 +33,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// recorder collects events in order.
-type recorder struct {
-	mu     sync.Mutex
-	events []domain.Event
-	texts  []string
-}
-
-func (r *recorder) add(ev domain.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, ev)
-}
-
-func (r *recorder) addText(_, text string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.texts = append(r.texts, text)
-}
-
-func (r *recorder) all() []domain.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]domain.Event(nil), r.events...)
-}
-
-// reset forgets the events seen so far (between turns of one session).
-func (r *recorder) reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events, r.texts = nil, nil
-}
-
-// shape renders events as "type" or "type:message", collapsing runs of
-// empty notifications (one per chunk) into a single "notification*".
-func (r *recorder) shape() []string {
-	var out []string
-	for _, ev := range r.all() {
-		s := string(ev.Type)
-		if ev.Message != "" {
-			s += ":" + ev.Message
-		}
-		if s == "notification" {
-			s = "notification*"
-			if len(out) > 0 && out[len(out)-1] == s {
-				continue
-			}
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-func (r *recorder) ofType(t domain.EventType) []domain.Event {
-	var out []domain.Event
-	for _, ev := range r.all() {
-		if ev.Type == t {
-			out = append(out, ev)
-		}
-	}
-	return out
-}
-
-// logBuffer is a concurrency-safe slog sink for asserting log records.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // harness is one session on a real reference-agent process.
 type harness struct {
 	t       *testing.T
 	sess    *app.Session
-	rec     *recorder
-	logs    *logBuffer
+	rec     *eventrec.Recorder
+	logs    *eventrec.Log
 	agentLg string
 	opts    app.Options
 }
@@ -136,10 +55,10 @@ func withStopGrace(d time.Duration) option {
 
 // agentOptions builds the options of a session on the reference agent
 // started with args.
-func agentOptions(t *testing.T, args []string, opts ...option) (app.Options, *recorder, *logBuffer, string) {
+func agentOptions(t *testing.T, args []string, opts ...option) (app.Options, *eventrec.Recorder, *eventrec.Log, string) {
 	t.Helper()
-	rec := &recorder{}
-	logs := &logBuffer{}
+	rec := &eventrec.Recorder{}
+	logs := &eventrec.Log{}
 	agentLog := filepath.Join(t.TempDir(), "agent.log")
 	cfg := domain.DefaultConfig()
 	cfg.Command = append([]string{testbin.Path(t), "agent", "--log", agentLog}, args...)
@@ -151,8 +70,8 @@ func agentOptions(t *testing.T, args []string, opts ...option) (app.Options, *re
 		Workspace:   t.TempDir(),
 		Launcher:    localexec.New(localexec.Options{}),
 		Logger:      slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		OnEvent:     rec.add,
-		OnAgentText: rec.addText,
+		OnEvent:     rec.Add,
+		OnAgentText: rec.AddText,
 	}
 	for _, f := range opts {
 		f(&o)

@@ -58,7 +58,7 @@ func TestMCPServersWithheldWithoutHTTPCapability(t *testing.T) {
 	assert.False(t, hasType, "a stdio declaration carries no type")
 	assert.Equal(t, domain.CapGap, h.sess.Capabilities().State(domain.CapToolServers))
 	h.turn("hi")
-	assert.Contains(t, h.rec.shape(),
+	assert.Contains(t, h.rec.Shape(),
 		"notification:this session started with a declared capability gap in: tool servers, token counts, session continuation")
 }
 
@@ -87,7 +87,7 @@ func TestBrokenMCPConfigFailsBeforeLaunch(t *testing.T) {
 	assert.True(t, strings.HasPrefix(ae.Message, "parse MCP config: "+bad), ae.Message)
 	_, err := os.Stat(agentLg)
 	assert.True(t, os.IsNotExist(err), "no process was started")
-	assert.Zero(t, rec.all()[0].AgentPID)
+	assert.Zero(t, rec.All()[0].AgentPID)
 }
 
 func TestToolServersGatedNoticeOncePerSession(t *testing.T) {
@@ -97,7 +97,7 @@ func TestToolServersGatedNoticeOncePerSession(t *testing.T) {
 		require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
 	}
 	var gated int
-	for _, ev := range h.rec.all() {
+	for _, ev := range h.rec.All() {
 		if ev.Message == domain.MsgToolServersGated {
 			gated++
 		}
@@ -109,7 +109,7 @@ func TestToolServersGatedNoticeOncePerSession(t *testing.T) {
 func TestNoGatedNoticeWithoutToolServers(t *testing.T) {
 	h := start(t, nil)
 	h.turn("#permission-refusable")
-	for _, ev := range h.rec.all() {
+	for _, ev := range h.rec.All() {
 		assert.NotEqual(t, domain.MsgToolServersGated, ev.Message)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/internal/eventrec"
 	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/ports/mocks"
 )
@@ -35,16 +36,16 @@ func TestStartWithMockedLauncher(t *testing.T) {
 			launcher.EXPECT().
 				Launch(gomock.Any(), ports.LaunchRequest{Command: []string{"runtime", "--acp"}, Workspace: "/work"}).
 				Return(nil, c.err)
-			rec := &recorder{}
+			rec := &eventrec.Recorder{}
 			cfg := domain.DefaultConfig()
 			cfg.Command = []string{"runtime", "--acp"}
-			_, err := app.Start(context.Background(), app.Options{Config: cfg, Workspace: "/work", Launcher: launcher, OnEvent: rec.add})
+			_, err := app.Start(context.Background(), app.Options{Config: cfg, Workspace: "/work", Launcher: launcher, OnEvent: rec.Add})
 			var ae *domain.AgentError
 			require.ErrorAs(t, err, &ae)
 			assert.Equal(t, c.kind, ae.Kind)
 			assert.Equal(t, c.message, ae.Message)
-			require.Len(t, rec.all(), 1)
-			assert.Equal(t, domain.EventStartupFailed, rec.all()[0].Type)
+			require.Len(t, rec.All(), 1)
+			assert.Equal(t, domain.EventStartupFailed, rec.All()[0].Type)
 		})
 	}
 }

@@ -14,19 +14,20 @@ import (
 
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/internal/eventrec"
 	"github.com/acpdrive/acpdrive/internal/proctest"
 )
 
 // startErr starts a session expected to fail and returns its error and the
 // events it emitted.
-func startErr(t *testing.T, o app.Options, rec *recorder) *domain.AgentError {
+func startErr(t *testing.T, o app.Options, rec *eventrec.Recorder) *domain.AgentError {
 	t.Helper()
 	sess, err := app.Start(context.Background(), o)
 	require.Error(t, err)
 	require.Nil(t, sess)
 	var ae *domain.AgentError
 	require.True(t, errors.As(err, &ae), "error %v is not an AgentError", err)
-	failed := rec.ofType(domain.EventStartupFailed)
+	failed := rec.OfType(domain.EventStartupFailed)
 	require.Len(t, failed, 1)
 	assert.Equal(t, ae.Message, failed[0].Message)
 	return ae
@@ -86,8 +87,8 @@ func TestStartCancelledWhileWaitingForInitialize(t *testing.T) {
 	sess, err := app.Start(ctx, o)
 	require.Nil(t, sess)
 	require.ErrorIs(t, err, domain.KindTurnCancelled)
-	require.Len(t, rec.ofType(domain.EventStartupFailed), 1)
-	pid := rec.ofType(domain.EventStartupFailed)[0].AgentPID
+	require.Len(t, rec.OfType(domain.EventStartupFailed), 1)
+	pid := rec.OfType(domain.EventStartupFailed)[0].AgentPID
 	require.NotZero(t, pid)
 	proctest.WaitGroupEmpty(t, pid, 3*time.Second)
 }
@@ -96,7 +97,7 @@ func TestNoAgentInfoLowersAgentVersion(t *testing.T) {
 	h := start(t, []string{"--scenario", "no-agent-info"})
 	assert.Equal(t, domain.CapGap, h.sess.Capabilities().State(domain.CapAgentVersion))
 	h.turn("hi")
-	assert.Contains(t, h.rec.shape(),
+	assert.Contains(t, h.rec.Shape(),
 		"notification:this session started with a declared capability gap in: token counts, session continuation, agent version")
 }
 

@@ -70,6 +70,6 @@ func TestStartFailureTearsDown(t *testing.T) {
 	o, rec, _, _ := agentOptions(t, []string{"--scenario", "wrong-version"})
 	_, err := app.Start(context.Background(), o)
 	require.Error(t, err)
-	pid := rec.ofType(domain.EventStartupFailed)[0].AgentPID
+	pid := rec.OfType(domain.EventStartupFailed)[0].AgentPID
 	proctest.WaitGroupEmpty(t, pid, 3*time.Second)
 }

@@ -34,21 +34,21 @@ func TestEchoTurnsOnOneProcess(t *testing.T) {
 		"notification*",
 		"notification:hello from the first turn",
 		"turn_completed",
-	}, h.rec.shape())
-	assert.Equal(t, "hello from the first turn", strings.Join(h.rec.texts, ""))
-	started := h.rec.ofType(domain.EventSessionStarted)[0]
+	}, h.rec.Shape())
+	assert.Equal(t, "hello from the first turn", h.rec.Text())
+	started := h.rec.OfType(domain.EventSessionStarted)[0]
 	assert.Equal(t, id, started.SessionID)
 	assert.Equal(t, pid, started.AgentPID)
-	for _, ev := range h.rec.all() {
+	for _, ev := range h.rec.All() {
 		assert.Equal(t, time.UTC, ev.Time.Location())
 		assert.Equal(t, pid, ev.AgentPID)
 	}
 
-	h.rec.reset()
+	h.rec.Reset()
 	res = h.turn("second")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
 	// The capability notice is once per session.
-	assert.Equal(t, []string{"session_started:session started", "notification*", "notification:second", "turn_completed"}, h.rec.shape())
+	assert.Equal(t, []string{"session_started:session started", "notification*", "notification:second", "turn_completed"}, h.rec.Shape())
 	assert.Equal(t, pid, h.sess.PID())
 	assert.Len(t, received(t, h.agentLg, "session/prompt"), 2)
 	assert.Len(t, received(t, h.agentLg, "session/new"), 1)
@@ -60,7 +60,7 @@ func TestMessagesSplitByMessageID(t *testing.T) {
 	res := h.turn("#two-messages")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
 	var reported []string
-	for _, ev := range h.rec.ofType(domain.EventNotification) {
+	for _, ev := range h.rec.OfType(domain.EventNotification) {
 		if ev.Message != "" && !strings.HasPrefix(ev.Message, "this session") {
 			reported = append(reported, ev.Message)
 		}
@@ -73,7 +73,7 @@ func TestLongMessageCappedAt500Runes(t *testing.T) {
 	res := h.turn("#long-message")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
 	var long string
-	for _, ev := range h.rec.ofType(domain.EventNotification) {
+	for _, ev := range h.rec.OfType(domain.EventNotification) {
 		if len(ev.Message) > len(long) {
 			long = ev.Message
 		}
@@ -86,7 +86,7 @@ func TestToolCallsOfEveryKind(t *testing.T) {
 	h := start(t, nil)
 	res := h.turn("#tools")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
-	results := h.rec.ofType(domain.EventToolResult)
+	results := h.rec.OfType(domain.EventToolResult)
 	require.Len(t, results, 11)
 	want := []string{"read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other", "other"}
 	for i, ev := range results {
@@ -102,7 +102,7 @@ func TestToolUpdateWithoutToolCall(t *testing.T) {
 	h := start(t, nil)
 	res := h.turn("#unannounced-tool")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
-	results := h.rec.ofType(domain.EventToolResult)
+	results := h.rec.OfType(domain.EventToolResult)
 	require.NotEmpty(t, results)
 }
 
@@ -110,12 +110,12 @@ func TestUpdatesMapping(t *testing.T) {
 	h := start(t, nil)
 	res := h.turn("#updates")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
-	shape := h.rec.shape()
+	shape := h.rec.Shape()
 	assert.Contains(t, shape, "other_message:reasoning block")
 	assert.Contains(t, shape, "other_message:plan update")
 	assert.Contains(t, shape, "malformed:received a session update of an unrecognized kind")
 	assert.Contains(t, shape, "malformed:agent sent a message chunk this client does not render")
-	for _, ev := range h.rec.all() {
+	for _, ev := range h.rec.All() {
 		assert.NotContains(t, ev.Message, "other session", "an update for another session must be dropped")
 	}
 	assert.Contains(t, h.logs.String(), "dropped an update for another session")
@@ -141,10 +141,10 @@ func TestStopReasons(t *testing.T) {
 	h := start(t, nil)
 	for _, c := range cases {
 		t.Run(c.prompt, func(t *testing.T) {
-			h.rec.reset()
+			h.rec.Reset()
 			res := h.turn(c.prompt)
 			assert.Equal(t, c.outcome, res.Outcome)
-			shape := h.rec.shape()
+			shape := h.rec.Shape()
 			last := shape[len(shape)-1]
 			assert.True(t, strings.HasPrefix(last, c.event), "last event %q", last)
 			if c.kind == "" {
@@ -166,7 +166,7 @@ func TestPermissionRefusedTurnGoesOn(t *testing.T) {
 	h := start(t, nil)
 	res := h.turn("#permission-refusable")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
-	assert.Contains(t, h.rec.shape(), "notification:"+domain.MsgPermissionRefused)
+	assert.Contains(t, h.rec.Shape(), "notification:"+domain.MsgPermissionRefused)
 	answers := received(t, h.agentLg, "session/request_permission")
 	require.Len(t, answers, 1)
 	var msg struct {
@@ -181,7 +181,7 @@ func TestPermissionRefusedTurnGoesOn(t *testing.T) {
 	assert.Equal(t, "selected", msg.Result.Outcome.Outcome)
 	assert.Equal(t, "reject-once", msg.Result.Outcome.OptionID)
 	// The agent reports the outcome it received as a chunk.
-	assert.Contains(t, strings.Join(h.rec.texts, ""), "permission outcome: selected reject-once")
+	assert.Contains(t, h.rec.Text(), "permission outcome: selected reject-once")
 }
 
 func TestPermissionWithoutRefusalNeedsPerson(t *testing.T) {
@@ -192,7 +192,7 @@ func TestPermissionWithoutRefusalNeedsPerson(t *testing.T) {
 	assert.Equal(t, domain.KindTurnInputRequired, res.Err.Kind)
 	assert.True(t, strings.HasPrefix(res.Err.Message, domain.MsgInputRequired), res.Err.Message)
 	assert.False(t, res.Err.Kind.Retryable())
-	shape := h.rec.shape()
+	shape := h.rec.Shape()
 	assert.Contains(t, shape, "notification:"+domain.MsgPermissionUngrantable)
 	assert.True(t, strings.HasPrefix(shape[len(shape)-1], "turn_input_required"))
 	answers := received(t, h.agentLg, "session/request_permission")
@@ -205,7 +205,7 @@ func TestElicitationNeedsPerson(t *testing.T) {
 	h := start(t, nil)
 	res := h.turn("#elicitation")
 	require.Equal(t, domain.OutcomeInputRequired, res.Outcome, res.Message())
-	assert.Contains(t, h.rec.shape(), "notification:"+domain.MsgElicitation)
+	assert.Contains(t, h.rec.Shape(), "notification:"+domain.MsgElicitation)
 	answers := received(t, h.agentLg, "elicitation/create")
 	require.Len(t, answers, 1)
 	assert.Contains(t, string(answers[0].Message), `"code":-32601`)
@@ -215,7 +215,7 @@ func TestUnimplementedClientMethod(t *testing.T) {
 	h := start(t, nil)
 	res := h.turn("#fs-call")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
-	assert.Contains(t, h.rec.shape(), "malformed:"+domain.MsgUnimplementedMethod)
+	assert.Contains(t, h.rec.Shape(), "malformed:"+domain.MsgUnimplementedMethod)
 	answers := received(t, h.agentLg, "fs/read_text_file")
 	require.Len(t, answers, 1)
 	assert.Contains(t, string(answers[0].Message), `"code":-32601`)
@@ -229,13 +229,13 @@ func TestBetweenTurnsEndingIsHeld(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return len(received(t, h.agentLg, "session/request_permission")) == 1
 	}, 10*time.Second, 20*time.Millisecond)
-	h.rec.reset()
+	h.rec.Reset()
 	res = h.turn("this prompt is never sent")
 	require.Equal(t, domain.OutcomeInputRequired, res.Outcome, res.Message())
 	// The agent reports the answer it got as a chunk; that report may be
 	// flushed when the turn starts or ends, so leave it out here.
 	var shape []string
-	for _, s := range h.rec.shape() {
+	for _, s := range h.rec.Shape() {
 		if s != "notification:permission outcome: cancelled" && s != "notification*" {
 			shape = append(shape, s)
 		}
@@ -261,7 +261,7 @@ func TestCallerCancellation(t *testing.T) {
 	assert.Equal(t, domain.MsgTurnCancelled, res.Err.Message)
 	assert.Len(t, received(t, h.agentLg, "session/cancel"), 1)
 	// The session goes on.
-	h.rec.reset()
+	h.rec.Reset()
 	res = h.turn("after the cancel")
 	assert.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
 }
@@ -341,7 +341,7 @@ func TestGarbageLinesAreMalformedAndTheTurnGoesOn(t *testing.T) {
 	h := start(t, nil)
 	res := h.turn("#garbage")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
-	assert.Contains(t, h.rec.shape(), "malformed:"+domain.MsgUnparseableLine)
+	assert.Contains(t, h.rec.Shape(), "malformed:"+domain.MsgUnparseableLine)
 }
 
 func TestHugeLineEndsTurnOutcomeUnknown(t *testing.T) {
@@ -355,7 +355,7 @@ func TestHugeLineEndsTurnOutcomeUnknown(t *testing.T) {
 	// arrived), so the next turn finds the runtime idle.
 	assert.LessOrEqual(t, len(received(t, h.agentLg, "session/cancel")), 1)
 	// The connection goes on.
-	h.rec.reset()
+	h.rec.Reset()
 	res = h.turn("still here")
 	assert.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
 }
@@ -390,7 +390,7 @@ func TestBurstLosesNothing(t *testing.T) {
 	var chunks int
 	res := h.turn(fmt.Sprintf("#burst %d", n))
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
-	for _, ev := range h.rec.ofType(domain.EventNotification) {
+	for _, ev := range h.rec.OfType(domain.EventNotification) {
 		if ev.Message == "" {
 			chunks++
 		}

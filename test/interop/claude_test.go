@@ -4,7 +4,6 @@ package interop
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,13 +48,7 @@ func claudeRig(t *testing.T) (*rig, *fakes.Server) {
 var claudeGaps = gapNotice(domain.CapTokenCounts)
 
 func TestClaudeTextTurn(t *testing.T) {
-	want := []string{
-		started,
-		claudeGaps,
-		"notification*",
-		"notification:Hello from the fake Claude.",
-		"turn_completed",
-	}
+	want := textTurn(claudeGaps, "Hello from the fake Claude.")
 	script := func(srv *fakes.Server) {
 		srv.Script(fakes.TextReply(fakes.Usage{Input: 120, Output: 7}, "Hello ", "from the ", "fake Claude."))
 	}
@@ -74,22 +67,14 @@ func TestClaudeTextTurn(t *testing.T) {
 		r, srv := claudeRig(t)
 		script(srv)
 		sess := r.mustStart()
-		t.Log(capsLine(sess))
-		info := sess.AgentInfo()
-		require.NotNil(t, info.AgentInfo)
-		assert.Equal(t, "@zed-industries/claude-agent-acp", info.AgentInfo.Name)
-		assert.Equal(t, "0.23.1", info.AgentInfo.Version)
-		assert.True(t, info.AgentCapabilities.LoadSession)
+		info := agentIs(t, sess, "@zed-industries/claude-agent-acp", "0.23.1")
 		sc := info.AgentCapabilities.SessionCapabilities
 		assert.True(t, sc.CanClose() && sc.CanResume() && sc.CanList(), "close, resume and list advertised")
 		assert.False(t, sc.CanDelete())
 		assert.Empty(t, info.AuthMethods)
 		assert.Equal(t, []domain.CapabilityLabel{domain.CapTokenCounts}, sess.Capabilities().Gaps())
 
-		res := r.turn(sess, "say hello")
-		took := r.stop(sess)
-		assert.Equal(t, completed, outcomeOf(res))
-		assert.Equal(t, want, r.shape())
+		_, took := libraryTurn(t, r, sess, "say hello", completed, want)
 		check(t, srv)
 
 		// Teardown: session/close, advertised, is sent and answered; the
@@ -105,12 +90,8 @@ func TestClaudeTextTurn(t *testing.T) {
 	t.Run("cli", func(t *testing.T) {
 		r, srv := claudeRig(t)
 		script(srv)
-		run := r.cli("say hello")
-		require.Equal(t, 0, run.Code, run.Stderr)
-		assert.Equal(t, want, run.shape(r))
-		assert.Equal(t, []outcome{completed}, run.outcomes())
-		require.NotNil(t, run.Run)
-		assert.Equal(t, []string{"token counts"}, run.Run.CapabilityGaps)
+		run := cliCompleted(t, r, want, "say hello")
+		assertGaps(t, run, "token counts")
 		assert.Contains(t, run.Stderr, "session ended through the protocol")
 		assert.NotContains(t, run.Stderr, "force-terminated")
 		check(t, srv)
@@ -123,17 +104,7 @@ func TestClaudeTextTurn(t *testing.T) {
 // fails the call and Claude Code tells the model; the model answers in
 // text and the turn completes.
 func TestClaudeToolTurn(t *testing.T) {
-	want := []string{
-		started,
-		claudeGaps,
-		"notification*",
-		"notification:Let me write the file.",
-		refused,
-		"tool_result:execute:error:",
-		"notification*",
-		"notification:I did not write the file.",
-		"turn_completed",
-	}
+	want := refusedToolTurn(claudeGaps)
 	script := func(srv *fakes.Server) {
 		srv.Script(
 			fakes.Reply{
@@ -154,18 +125,14 @@ func TestClaudeToolTurn(t *testing.T) {
 		assert.Contains(t, string(last), `"is_error":true`)
 		assert.Contains(t, string(last), `User refused permission to run tool`)
 		assert.Equal(t, 0, srv.Unscripted())
-		_, err := os.Stat(filepath.Join(r.workspace, "out.txt"))
-		assert.True(t, errors.Is(err, os.ErrNotExist), "the refused command did not run")
+		assertNotWritten(t, r)
 	}
 
 	t.Run("library", func(t *testing.T) {
 		r, srv := claudeRig(t)
 		script(srv)
 		sess := r.mustStart()
-		res := r.turn(sess, "write interop into out.txt")
-		r.stop(sess)
-		assert.Equal(t, completed, outcomeOf(res))
-		assert.Equal(t, want, r.shape())
+		libraryTurn(t, r, sess, "write interop into out.txt", completed, want)
 		check(t, r, srv)
 
 		// Wire order of the call: tool_call, tool_call_update (details),
@@ -205,10 +172,7 @@ func TestClaudeToolTurn(t *testing.T) {
 	t.Run("cli", func(t *testing.T) {
 		r, srv := claudeRig(t)
 		script(srv)
-		run := r.cli("write interop into out.txt")
-		require.Equal(t, 0, run.Code, run.Stderr)
-		assert.Equal(t, want, run.shape(r))
-		assert.Equal(t, []outcome{completed}, run.outcomes())
+		cliCompleted(t, r, want, "write interop into out.txt")
 		check(t, r, srv)
 	})
 }
@@ -235,7 +199,7 @@ func TestClaudeIsSandboxPitfall(t *testing.T) {
 	require.NotNil(t, resp.Error)
 	assert.JSONEq(t, `{"details":"Query closed before response received"}`, string(resp.Error.Data))
 	assert.Empty(t, srv.ModelCalls())
-	for _, ev := range r.rec.all() {
+	for _, ev := range r.rec.All() {
 		proctestGone(t, ev.AgentPID)
 	}
 }

@@ -4,7 +4,6 @@ package interop
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -65,13 +64,7 @@ func codexNative(t *testing.T) string {
 var codexGaps = gapNotice(domain.CapTokenCounts)
 
 func TestCodexTextTurn(t *testing.T) {
-	want := []string{
-		started,
-		codexGaps,
-		"notification*",
-		"notification:Hello from the fake Codex.",
-		"turn_completed",
-	}
+	want := textTurn(codexGaps, "Hello from the fake Codex.")
 	script := func(srv *fakes.Server) {
 		srv.Script(fakes.TextReply(fakes.Usage{Input: 120, Output: 7, Cached: 40}, "Hello ", "from the ", "fake Codex."))
 	}
@@ -90,27 +83,15 @@ func TestCodexTextTurn(t *testing.T) {
 		r, srv := codexRig(t)
 		script(srv)
 		sess := r.mustStart()
-		t.Log(capsLine(sess))
-		info := sess.AgentInfo()
-		require.NotNil(t, info.AgentInfo)
-		assert.Equal(t, "codex-acp", info.AgentInfo.Name)
-		assert.Equal(t, "0.16.0", info.AgentInfo.Version)
-		assert.True(t, info.AgentCapabilities.LoadSession)
+		info := agentIs(t, sess, "codex-acp", "0.16.0")
 		assert.True(t, info.AgentCapabilities.MCPCapabilities.HTTP)
 		assert.False(t, info.AgentCapabilities.MCPCapabilities.SSE)
 		sc := info.AgentCapabilities.SessionCapabilities
 		assert.True(t, sc.CanClose() && sc.CanResume() && sc.CanList(), "close, resume and list advertised")
-		var ids []string
-		for _, m := range info.AuthMethods {
-			ids = append(ids, m.ID)
-		}
-		assert.Equal(t, []string{"chatgpt", "codex-api-key", "openai-api-key"}, ids)
+		assert.Equal(t, []string{"chatgpt", "codex-api-key", "openai-api-key"}, authMethodIDs(info))
 		assert.Equal(t, []domain.CapabilityLabel{domain.CapTokenCounts}, sess.Capabilities().Gaps())
 
-		res := r.turn(sess, "say hello")
-		took := r.stop(sess)
-		assert.Equal(t, completed, outcomeOf(res))
-		assert.Equal(t, want, r.shape())
+		_, took := libraryTurn(t, r, sess, "say hello", completed, want)
 		check(t, srv)
 		assert.Equal(t, []string{"initialize", "session/new", "session/prompt", "session/close"}, r.wire.methodsOut())
 		assert.Less(t, took, r.stopGrace)
@@ -119,12 +100,8 @@ func TestCodexTextTurn(t *testing.T) {
 	t.Run("cli", func(t *testing.T) {
 		r, srv := codexRig(t)
 		script(srv)
-		run := r.cli("say hello")
-		require.Equal(t, 0, run.Code, run.Stderr)
-		assert.Equal(t, want, run.shape(r))
-		assert.Equal(t, []outcome{completed}, run.outcomes())
-		require.NotNil(t, run.Run)
-		assert.Equal(t, []string{"token counts"}, run.Run.CapabilityGaps)
+		run := cliCompleted(t, r, want, "say hello")
+		assertGaps(t, run, "token counts")
 		check(t, srv)
 	})
 }
@@ -163,39 +140,22 @@ func TestCodexPermissionAbort(t *testing.T) {
 	}
 	check := func(t *testing.T, r *rig, srv *fakes.Server) {
 		assert.Len(t, srv.ModelCalls(), 1, "the turn ends at the refusal:\n%s", srv.Describe())
-		_, err := os.Stat(filepath.Join(r.workspace, "out.txt"))
-		assert.True(t, errors.Is(err, os.ErrNotExist), "the refused command did not run")
+		assertNotWritten(t, r)
 	}
 
 	t.Run("library", func(t *testing.T) {
 		r, srv := codexRig(t)
 		script(r, srv)
 		sess := r.mustStart()
-		res := r.turn(sess, "write interop into out.txt")
-		r.stop(sess)
-		assert.Equal(t, wantOutcome, outcomeOf(res))
-		assert.Equal(t, want, r.shape())
+		libraryTurn(t, r, sess, "write interop into out.txt", wantOutcome, want)
 		check(t, r, srv)
 
 		perm, ok := r.wire.request("session/request_permission")
 		require.True(t, ok)
 		var id string
 		require.NoError(t, json.Unmarshal(perm.ID, &id), "codex-acp's request ids are strings: %s", perm.ID)
-		var p struct {
-			Options []struct {
-				OptionID string `json:"optionId"`
-				Kind     string `json:"kind"`
-			} `json:"options"`
-			ToolCall struct {
-				ToolCallID string `json:"toolCallId"`
-			} `json:"toolCall"`
-		}
-		require.NoError(t, json.Unmarshal(perm.Params, &p))
-		assert.Equal(t, "call_interop_1", p.ToolCall.ToolCallID)
-		var opts []string
-		for _, o := range p.Options {
-			opts = append(opts, o.OptionID+"="+o.Kind)
-		}
+		opts, toolCallID := permissionOptions(t, perm)
+		assert.Equal(t, "call_interop_1", toolCallID)
 		assert.Equal(t, []string{"approved=allow_once", "approved-execpolicy-amendment=allow_always", "abort=reject_once"}, opts)
 		answer, ok := r.wire.answerTo(perm.ID)
 		require.True(t, ok)
@@ -210,12 +170,7 @@ func TestCodexPermissionAbort(t *testing.T) {
 	t.Run("cli", func(t *testing.T) {
 		r, srv := codexRig(t)
 		script(r, srv)
-		run := r.cli("write interop into out.txt", "never sent")
-		assert.Equal(t, 1, run.Code, run.Stderr)
-		assert.Equal(t, want, run.shape(r))
-		assert.Equal(t, []outcome{wantOutcome}, run.outcomes())
-		require.Len(t, run.Results, 1)
-		require.NotNil(t, run.Results[0].Retryable)
+		run := cliFailed(t, r, wantOutcome, want, "write interop into out.txt", "never sent")
 		assert.True(t, *run.Results[0].Retryable, "turn_failed is retryable")
 		check(t, r, srv)
 	})

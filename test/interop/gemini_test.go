@@ -4,8 +4,6 @@ package interop
 
 import (
 	"encoding/json"
-	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -46,13 +44,7 @@ func geminiRig(t *testing.T, withKey bool) (*rig, *fakes.Server) {
 var geminiGaps = gapNotice(domain.CapTokenCounts)
 
 func TestGeminiTextTurn(t *testing.T) {
-	want := []string{
-		started,
-		geminiGaps,
-		"notification*",
-		"notification:Hello from the fake Gemini.",
-		"turn_completed",
-	}
+	want := textTurn(geminiGaps, "Hello from the fake Gemini.")
 	script := func(srv *fakes.Server) {
 		srv.Script(fakes.TextReply(fakes.Usage{Input: 120, Output: 7, Cached: 20, Thoughts: 3}, "Hello ", "from the ", "fake Gemini."))
 	}
@@ -70,25 +62,13 @@ func TestGeminiTextTurn(t *testing.T) {
 		r, srv := geminiRig(t, true)
 		script(srv)
 		sess := r.mustStart()
-		t.Log(capsLine(sess))
-		info := sess.AgentInfo()
-		require.NotNil(t, info.AgentInfo)
-		assert.Equal(t, "gemini-cli", info.AgentInfo.Name)
-		assert.Equal(t, "0.61.0", info.AgentInfo.Version)
-		assert.True(t, info.AgentCapabilities.LoadSession)
+		info := agentIs(t, sess, "gemini-cli", "0.61.0")
 		assert.Equal(t, true, info.AgentCapabilities.MCPCapabilities.HTTP)
 		assert.Nil(t, info.AgentCapabilities.SessionCapabilities, "no close, resume or list")
-		var ids []string
-		for _, m := range info.AuthMethods {
-			ids = append(ids, m.ID)
-		}
-		assert.Equal(t, []string{"oauth-personal", "gemini-api-key", "vertex-ai", "gateway"}, ids)
+		assert.Equal(t, []string{"oauth-personal", "gemini-api-key", "vertex-ai", "gateway"}, authMethodIDs(info))
 		assert.Equal(t, []domain.CapabilityLabel{domain.CapTokenCounts}, sess.Capabilities().Gaps())
 
-		res := r.turn(sess, "say hello")
-		r.stop(sess)
-		assert.Equal(t, completed, outcomeOf(res))
-		assert.Equal(t, want, r.shape())
+		libraryTurn(t, r, sess, "say hello", completed, want)
 		resp, ok := r.wire.responseTo("session/prompt")
 		require.True(t, ok)
 		var pr struct {
@@ -110,12 +90,8 @@ func TestGeminiTextTurn(t *testing.T) {
 	t.Run("cli", func(t *testing.T) {
 		r, srv := geminiRig(t, true)
 		script(srv)
-		run := r.cli("say hello")
-		require.Equal(t, 0, run.Code, run.Stderr)
-		assert.Equal(t, want, run.shape(r))
-		assert.Equal(t, []outcome{completed}, run.outcomes())
-		require.NotNil(t, run.Run)
-		assert.Equal(t, []string{"token counts"}, run.Run.CapabilityGaps)
+		run := cliCompleted(t, r, want, "say hello")
+		assertGaps(t, run, "token counts")
 		check(t, r, srv)
 	})
 }
@@ -128,17 +104,7 @@ func TestGeminiTextTurn(t *testing.T) {
 // tool_call_update "failed" for an id never announced, which acpdrive
 // turns into a tool_result of its own. Then the model answers in text.
 func TestGeminiToolTurn(t *testing.T) {
-	want := []string{
-		started,
-		geminiGaps,
-		"notification*",
-		"notification:Let me write the file.",
-		refused,
-		"tool_result:execute:error:",
-		"notification*",
-		"notification:I did not write the file.",
-		"turn_completed",
-	}
+	want := refusedToolTurn(geminiGaps)
 	script := func(srv *fakes.Server) {
 		srv.Script(
 			fakes.Reply{
@@ -159,18 +125,14 @@ func TestGeminiToolTurn(t *testing.T) {
 		// What Gemini told the model after the refusal.
 		assert.True(t, calls[1].BodyContains(`{"error":"Tool \"run_shell_command\" was canceled by the user."}`), "%s", calls[1].Body)
 		assert.Equal(t, 0, srv.Unscripted())
-		_, err := os.Stat(filepath.Join(r.workspace, "out.txt"))
-		assert.True(t, errors.Is(err, os.ErrNotExist), "the refused command did not run")
+		assertNotWritten(t, r)
 	}
 
 	t.Run("library", func(t *testing.T) {
 		r, srv := geminiRig(t, true)
 		script(srv)
 		sess := r.mustStart()
-		res := r.turn(sess, "write interop into out.txt")
-		r.stop(sess)
-		assert.Equal(t, completed, outcomeOf(res))
-		assert.Equal(t, want, r.shape())
+		libraryTurn(t, r, sess, "write interop into out.txt", completed, want)
 		check(t, r, srv)
 
 		// The permission request (id 0) came with no tool_call before it,
@@ -179,20 +141,7 @@ func TestGeminiToolTurn(t *testing.T) {
 		perm, ok := r.wire.request("session/request_permission")
 		require.True(t, ok)
 		assert.Equal(t, "0", string(perm.ID))
-		var p struct {
-			Options []struct {
-				OptionID string `json:"optionId"`
-				Kind     string `json:"kind"`
-			} `json:"options"`
-			ToolCall struct {
-				ToolCallID string `json:"toolCallId"`
-			} `json:"toolCall"`
-		}
-		require.NoError(t, json.Unmarshal(perm.Params, &p))
-		var opts []string
-		for _, o := range p.Options {
-			opts = append(opts, o.OptionID+"="+o.Kind)
-		}
+		opts, refusedCall := permissionOptions(t, perm)
 		assert.Equal(t, []string{"proceed_always=allow_always", "proceed_once=allow_once", "cancel=reject_once"}, opts)
 		answer, ok := r.wire.answerTo(perm.ID)
 		require.True(t, ok)
@@ -210,7 +159,7 @@ func TestGeminiToolTurn(t *testing.T) {
 					} `json:"update"`
 				}
 				require.NoError(t, json.Unmarshal(m.Params, &u))
-				assert.NotEqual(t, p.ToolCall.ToolCallID, u.Update.ID, "no update for the refused call")
+				assert.NotEqual(t, refusedCall, u.Update.ID, "no update for the refused call")
 				kinds = append(kinds, k+":"+u.Update.Status)
 			}
 		}
@@ -219,10 +168,7 @@ func TestGeminiToolTurn(t *testing.T) {
 	t.Run("cli", func(t *testing.T) {
 		r, srv := geminiRig(t, true)
 		script(srv)
-		run := r.cli("write interop into out.txt")
-		require.Equal(t, 0, run.Code, run.Stderr)
-		assert.Equal(t, want, run.shape(r))
-		assert.Equal(t, []outcome{completed}, run.outcomes())
+		cliCompleted(t, r, want, "write interop into out.txt")
 		check(t, r, srv)
 	})
 }
@@ -246,22 +192,14 @@ func TestGeminiModelHTTPError(t *testing.T) {
 		r, srv := geminiRig(t, true)
 		script(srv)
 		sess := r.mustStart()
-		res := r.turn(sess, "say hello")
-		r.stop(sess)
-		assert.Equal(t, wantOutcome, outcomeOf(res))
+		res, _ := libraryTurn(t, r, sess, "say hello", wantOutcome, want)
 		assert.True(t, res.Err.Kind.Retryable())
-		assert.Equal(t, want, r.shape())
 		assert.Len(t, srv.ModelCalls(), 1, "a 400 is not retried:\n%s", srv.Describe())
 	})
 	t.Run("cli", func(t *testing.T) {
 		r, srv := geminiRig(t, true)
 		script(srv)
-		run := r.cli("say hello", "never sent")
-		assert.Equal(t, 1, run.Code, run.Stderr)
-		assert.Equal(t, want, run.shape(r))
-		assert.Equal(t, []outcome{wantOutcome}, run.outcomes())
-		require.Len(t, run.Results, 1)
-		require.NotNil(t, run.Results[0].Retryable)
+		run := cliFailed(t, r, wantOutcome, want, "say hello", "never sent")
 		assert.True(t, *run.Results[0].Retryable)
 		assert.Len(t, srv.ModelCalls(), 1)
 	})
@@ -289,7 +227,7 @@ func TestGeminiMissingCredential(t *testing.T) {
 		require.True(t, ok)
 		require.NotNil(t, resp.Error)
 		assert.Equal(t, -32000, resp.Error.Code)
-		for _, ev := range r.rec.all() {
+		for _, ev := range r.rec.All() {
 			proctestGone(t, ev.AgentPID)
 		}
 	})

@@ -26,6 +26,7 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/localexec"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/internal/eventrec"
 	"github.com/acpdrive/acpdrive/internal/proctest"
 	"github.com/acpdrive/acpdrive/internal/testbin"
 	"github.com/acpdrive/acpdrive/ports"
@@ -85,8 +86,8 @@ type rig struct {
 	env       map[string]string
 	command   []string
 
-	rec  *recorder
-	logs *logBuffer
+	rec  *eventrec.Recorder
+	logs *eventrec.Log
 	wire *wireLog
 
 	readTimeout time.Duration
@@ -104,7 +105,7 @@ type rig struct {
 // rigPhase is what one phase of a multi-session test recorded.
 type rigPhase struct {
 	name string
-	rec  *recorder
+	rec  *eventrec.Recorder
 	wire *wireLog
 }
 
@@ -118,12 +119,12 @@ func newRig(t *testing.T, command ...string) *rig {
 		workspace:   filepath.Join(root, "workspace"),
 		tmp:         filepath.Join(root, "tmp"),
 		command:     command,
-		rec:         &recorder{},
-		logs:        &logBuffer{},
+		logs:        &eventrec.Log{},
 		wire:        &wireLog{},
 		readTimeout: 30 * time.Second,
 		stopGrace:   5 * time.Second,
 	}
+	r.rec = &eventrec.Recorder{Normalize: r.normalize}
 	for _, d := range []string{r.home, r.workspace, r.tmp} {
 		require.NoError(t, os.MkdirAll(d, 0o755))
 	}
@@ -166,11 +167,11 @@ func (r *rig) envList() []string {
 func (r *rig) dump() {
 	for _, p := range r.past {
 		r.t.Logf("wire of phase %q:\n%s", p.name, p.wire.String())
-		r.t.Logf("events of phase %q:\n%s", p.name, strings.Join(p.rec.shape(r.normalize), "\n"))
+		r.t.Logf("events of phase %q:\n%s", p.name, strings.Join(p.rec.Shape(), "\n"))
 	}
 	r.t.Logf("acpdrive log:\n%s", r.logs.String())
 	r.t.Logf("wire:\n%s", r.wire.String())
-	r.t.Logf("events:\n%s", strings.Join(r.rec.shape(r.normalize), "\n"))
+	r.t.Logf("events:\n%s", strings.Join(r.rec.Shape(), "\n"))
 	for _, s := range r.servers {
 		r.t.Logf("fake server requests:\n%s", s.Describe())
 	}
@@ -189,7 +190,7 @@ func (r *rig) normalize(s string) string {
 // The acpdrive log goes on accumulating, with a marker line.
 func (r *rig) phase(name string) {
 	r.past = append(r.past, rigPhase{name: fmt.Sprintf("before %s", name), rec: r.rec, wire: r.wire})
-	r.rec, r.wire = &recorder{}, &wireLog{}
+	r.rec, r.wire = &eventrec.Recorder{Normalize: r.normalize}, &wireLog{}
 	fmt.Fprintf(r.logs, "== phase %s\n", name)
 }
 
@@ -218,7 +219,7 @@ func (r *rig) options(opts ...optFn) app.Options {
 		Workspace: r.workspace,
 		Launcher:  &tapLauncher{inner: localexec.New(localexec.Options{Logger: logger}), wire: r.wire, rewrite: r.rewrite},
 		Logger:    logger,
-		OnEvent:   r.rec.add,
+		OnEvent:   r.rec.Add,
 	}
 	for _, f := range opts {
 		f(&o)
@@ -265,7 +266,7 @@ func (r *rig) turn(sess *app.Session, prompt string) domain.TurnResult {
 }
 
 // shape is the rig's normalized event sequence.
-func (r *rig) shape() []string { return r.rec.shape(r.normalize) }
+func (r *rig) shape() []string { return r.rec.Shape() }
 
 // outcome is a turn result reduced to what the tests assert.
 type outcome struct {
@@ -285,88 +286,6 @@ func outcomeOf(res domain.TurnResult) outcome {
 
 // completed is the outcome of a turn that ended with end_turn.
 var completed = outcome{Outcome: "turn_completed", StopReason: "end_turn"}
-
-// recorder collects events in order.
-type recorder struct {
-	mu     sync.Mutex
-	events []domain.Event
-	hooks  []func(domain.Event)
-}
-
-func (r *recorder) add(ev domain.Event) {
-	r.mu.Lock()
-	r.events = append(r.events, ev)
-	hooks := slices.Clone(r.hooks)
-	r.mu.Unlock()
-	for _, h := range hooks {
-		h(ev)
-	}
-}
-
-// on registers a hook called with every later event, on the session's
-// reader goroutine.
-func (r *recorder) on(h func(domain.Event)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.hooks = append(r.hooks, h)
-}
-
-func (r *recorder) all() []domain.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.events)
-}
-
-// shape renders events as "type" or "type:message" (tool results as
-// "tool_result:<kind>:<ok|error>:<title>"), collapsing runs of empty
-// notifications (one per chunk) into a single "notification*".
-func (r *recorder) shape(normalize func(string) string) []string {
-	return shapeOf(r.all(), normalize)
-}
-
-func shapeOf(events []domain.Event, normalize func(string) string) []string {
-	out := []string{}
-	for _, ev := range events {
-		var s string
-		switch {
-		case ev.Type == domain.EventToolResult:
-			status := "ok"
-			if ev.ToolError {
-				status = "error"
-			}
-			s = fmt.Sprintf("tool_result:%s:%s:%s", ev.ToolName, status, normalize(ev.Message))
-		case ev.Type == domain.EventNotification && ev.Message == "":
-			s = "notification*"
-			if len(out) > 0 && out[len(out)-1] == s {
-				continue
-			}
-		case ev.Message != "":
-			s = string(ev.Type) + ":" + normalize(ev.Message)
-		default:
-			s = string(ev.Type)
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-// logBuffer is a concurrency-safe sink for logs.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
 
 // wireLog records every line acpdrive wrote to the runtime ("->") and read
 // from it ("<-"), in the order they passed.
@@ -787,7 +706,7 @@ func (r *rig) cliWith(flags []string, prompts ...string) cliRun {
 }
 
 // shape is the normalized event sequence of the CLI run.
-func (c cliRun) shape(r *rig) []string { return shapeOf(c.Events, r.normalize) }
+func (c cliRun) shape(r *rig) []string { return eventrec.Shape(c.Events, r.normalize) }
 
 // outcomes are the CLI's turn results.
 func (c cliRun) outcomes() []outcome {

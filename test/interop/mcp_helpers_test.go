@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/acpdrive/acpdrive/internal/eventrec"
 )
 
 // The interop suite's own MCP server (test/mcpserver, a module of its own
@@ -134,7 +136,7 @@ func startHTTPMCPServer(t *testing.T, dir string) *httpMCPServer {
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	first := &firstLine{ch: make(chan string, 1)}
-	var stderr logBuffer
+	var stderr eventrec.Log
 	cmd.Stdout, cmd.Stderr = first, &stderr
 	require.NoError(t, cmd.Start())
 	done := make(chan struct{})

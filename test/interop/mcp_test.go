@@ -157,10 +157,7 @@ func TestMCPGeminiStdioToolCall(t *testing.T) {
 		r, srv, cfg, mcpLog := setup(t)
 		sess := r.mustStart(withMCP(cfg))
 		assert.Equal(t, []domain.CapabilityLabel{domain.CapTokenCounts}, sess.Capabilities().Gaps(), "a stdio server is always delivered")
-		res := r.turn(sess, "note "+noteText)
-		r.stop(sess)
-		assert.Equal(t, completed, outcomeOf(res))
-		assert.Equal(t, want, r.shape())
+		libraryTurn(t, r, sess, "note "+noteText, completed, want)
 		check(t, srv, mcpLog)
 
 		// session/new carried the stdio server in ACP's shape: no type,
@@ -187,12 +184,8 @@ func TestMCPGeminiStdioToolCall(t *testing.T) {
 		wf := writeMCPWorkflow(t, filepath.Dir(cfg), r.command)
 		// The flags rig.cli passes come first; --workflow follows them, so
 		// mcp_config comes from the WORKFLOW.md (its command is the same).
-		run := r.cli("--workflow", wf, "note "+noteText)
-		require.Equal(t, 0, run.Code, run.Stderr)
-		assert.Equal(t, want, run.shape(r))
-		assert.Equal(t, []outcome{completed}, run.outcomes())
-		require.NotNil(t, run.Run)
-		assert.Equal(t, []string{"token counts"}, run.Run.CapabilityGaps)
+		run := cliCompleted(t, r, want, "--workflow", wf, "note "+noteText)
+		assertGaps(t, run, "token counts")
 		check(t, srv, mcpLog)
 	})
 }
@@ -278,10 +271,7 @@ func TestMCPClaudeHTTPServer(t *testing.T) {
 		r, srv, hs, cfg := setup(t, false)
 		sess := r.mustStart(withMCP(cfg))
 		assert.Equal(t, []domain.CapabilityLabel{domain.CapTokenCounts}, sess.Capabilities().Gaps(), "the http server was delivered")
-		res := r.turn(sess, "note "+noteText)
-		r.stop(sess)
-		assert.Equal(t, completed, outcomeOf(res))
-		assert.Equal(t, []string{
+		libraryTurn(t, r, sess, "note "+noteText, completed, []string{
 			started,
 			claudeGaps,
 			"notification*",
@@ -292,8 +282,8 @@ func TestMCPClaudeHTTPServer(t *testing.T) {
 			"notification*",
 			"notification:Noted.",
 			"turn_completed",
-		}, r.shape())
-		for _, ev := range r.rec.all() {
+		})
+		for _, ev := range r.rec.All() {
 			if strings.HasPrefix(ev.Message, domain.MsgCapabilityGapNotice) {
 				assert.NotContains(t, ev.Message, string(domain.CapToolServers))
 			}
@@ -313,10 +303,7 @@ func TestMCPClaudeHTTPServer(t *testing.T) {
 	t.Run("library allowed by the runtime's settings", func(t *testing.T) {
 		r, srv, hs, cfg := setup(t, true)
 		sess := r.mustStart(withMCP(cfg))
-		res := r.turn(sess, "note "+noteText)
-		r.stop(sess)
-		assert.Equal(t, completed, outcomeOf(res))
-		assert.Equal(t, wantAllowed, r.shape())
+		libraryTurn(t, r, sess, "note "+noteText, completed, wantAllowed)
 		check(t, srv, hs, []string{noteCall})
 		last := lastMessage(t, srv.ModelCalls()[1])
 		assert.Contains(t, last, `"tool_use_id":"toolu_mcp_1"`)
@@ -328,12 +315,8 @@ func TestMCPClaudeHTTPServer(t *testing.T) {
 	t.Run("cli", func(t *testing.T) {
 		r, srv, hs, cfg := setup(t, true)
 		wf := writeMCPWorkflow(t, filepath.Dir(cfg), r.command)
-		run := r.cli("--workflow", wf, "note "+noteText)
-		require.Equal(t, 0, run.Code, run.Stderr)
-		assert.Equal(t, wantAllowed, run.shape(r))
-		assert.Equal(t, []outcome{completed}, run.outcomes())
-		require.NotNil(t, run.Run)
-		assert.Equal(t, []string{"token counts"}, run.Run.CapabilityGaps)
+		run := cliCompleted(t, r, wantAllowed, "--workflow", wf, "note "+noteText)
+		assertGaps(t, run, "token counts")
 		check(t, srv, hs, []string{noteCall})
 	})
 }
@@ -346,13 +329,7 @@ func TestMCPClaudeHTTPServer(t *testing.T) {
 // Covered through the library and through `acpdrive run --json --workflow`
 // with agent-client-protocol.mcp_config.
 func TestMCPReferenceAgentWithholdsHTTP(t *testing.T) {
-	want := []string{
-		started,
-		gapNotice(domain.CapToolServers, domain.CapTokenCounts, domain.CapSessionContinuation),
-		"notification*",
-		"notification:hello",
-		"turn_completed",
-	}
+	want := textTurn(gapNotice(domain.CapToolServers, domain.CapTokenCounts, domain.CapSessionContinuation), "hello")
 	const withheldLog = "withheld an MCP server whose transport the agent did not advertise"
 	setup := func(t *testing.T) (r *rig, hs *httpMCPServer, cfg, agentLog string) {
 		r = newRig(t)
@@ -391,22 +368,15 @@ func TestMCPReferenceAgentWithholdsHTTP(t *testing.T) {
 		sess := r.mustStart(withMCP(cfg))
 		assert.Equal(t, []domain.CapabilityLabel{domain.CapToolServers, domain.CapTokenCounts, domain.CapSessionContinuation},
 			sess.Capabilities().Gaps())
-		res := r.turn(sess, "hello")
-		r.stop(sess)
-		assert.Equal(t, completed, outcomeOf(res))
-		assert.Equal(t, want, r.shape())
+		libraryTurn(t, r, sess, "hello", completed, want)
 		check(t, hs, agentLog)
 		assert.Contains(t, r.logs.String(), withheldLog)
 	})
 	t.Run("cli", func(t *testing.T) {
 		r, hs, cfg, agentLog := setup(t)
 		wf := writeMCPWorkflow(t, filepath.Dir(cfg), r.command)
-		run := r.cli("--workflow", wf, "hello")
-		require.Equal(t, 0, run.Code, run.Stderr)
-		assert.Equal(t, want, run.shape(r))
-		assert.Equal(t, []outcome{completed}, run.outcomes())
-		require.NotNil(t, run.Run)
-		assert.Equal(t, []string{"tool servers", "token counts", "session continuation"}, run.Run.CapabilityGaps)
+		run := cliCompleted(t, r, want, "--workflow", wf, "hello")
+		assertGaps(t, run, "tool servers", "token counts", "session continuation")
 		assert.Contains(t, run.Stderr, withheldLog)
 		assert.Contains(t, run.Stderr, "server=web transport=http")
 		check(t, hs, agentLog)

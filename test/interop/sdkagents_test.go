@@ -30,80 +30,61 @@ func tsSDKAgent(t *testing.T) *rig {
 	return newRig(t, nodePath(t), script)
 }
 
-// goSDKTurn is the Go example agent's turn with its permission request
-// refused: the edit call it announced is left open and closed out at the
-// end of the turn.
-var goSDKTurn = []string{
-	started,
-	gapNotice(domain.CapTokenCounts, domain.CapSessionContinuation, domain.CapAgentVersion),
-	"notification*",
-	"notification:ACP Go Example Agent — demo only (no AI model).I'll help you with that. Let me start by reading some files to understand the current situation.",
-	"tool_result:read:ok:",
-	"notification*",
-	"notification: Now I understand the project structure. I need to make some changes to improve it.",
-	refused,
-	"notification*",
-	"notification: I understand you prefer not to make that change. I'll skip the configuration update.",
-	"tool_result:edit:error:tool call was still open when the turn ended",
-	"turn_completed",
+// sdkIntro is the example agents' first message; the Go one opens it with
+// a disclaimer.
+const (
+	sdkIntro   = "I'll help you with that. Let me start by reading some files to understand the current situation."
+	goSDKIntro = "ACP Go Example Agent — demo only (no AI model)." + sdkIntro
+)
+
+// sdkTurnStart is how an example agent's turn opens, up to the read tool
+// call completing: intro is its first message.
+func sdkTurnStart(intro string) []string {
+	return []string{
+		started,
+		gapNotice(domain.CapTokenCounts, domain.CapSessionContinuation, domain.CapAgentVersion),
+		"notification*",
+		"notification:" + intro,
+		"tool_result:read:ok:",
+	}
 }
 
-// tsSDKTurn is the same for the TypeScript example agent (no disclaimer).
-var tsSDKTurn = []string{
-	started,
-	gapNotice(domain.CapTokenCounts, domain.CapSessionContinuation, domain.CapAgentVersion),
-	"notification*",
-	"notification:I'll help you with that. Let me start by reading some files to understand the current situation.",
-	"tool_result:read:ok:",
-	"notification*",
-	"notification: Now I understand the project structure. I need to make some changes to improve it.",
-	refused,
-	"notification*",
-	"notification: I understand you prefer not to make that change. I'll skip the configuration update.",
-	"tool_result:edit:error:tool call was still open when the turn ended",
-	"turn_completed",
+// sdkTurn is an example agent's turn with its permission request refused:
+// the edit call it announced is left open and closed out at the end of
+// the turn.
+func sdkTurn(intro string) []string {
+	return append(sdkTurnStart(intro),
+		"notification*",
+		"notification: Now I understand the project structure. I need to make some changes to improve it.",
+		refused,
+		"notification*",
+		"notification: I understand you prefer not to make that change. I'll skip the configuration update.",
+		"tool_result:edit:error:tool call was still open when the turn ended",
+		"turn_completed",
+	)
 }
 
-func TestGoSDKAgentTurnLibrary(t *testing.T) {
-	r := goSDKAgent(t)
-	sdkAgentTurnLibrary(t, r, goSDKTurn, "1")
-}
+// goSDKTurn is the Go example agent's turn; tsSDKTurn the TypeScript
+// one's (no disclaimer).
+var (
+	goSDKTurn = sdkTurn(goSDKIntro)
+	tsSDKTurn = sdkTurn(sdkIntro)
+)
 
-func TestGoSDKAgentTurnCLI(t *testing.T) {
-	r := goSDKAgent(t)
-	sdkAgentTurnCLI(t, r, goSDKTurn)
-}
+func TestGoSDKAgentTurnLibrary(t *testing.T) { sdkAgentTurnLibrary(t, goSDKAgent(t), goSDKTurn, "1") }
+
+func TestGoSDKAgentTurnCLI(t *testing.T) { sdkAgentTurnCLI(t, goSDKAgent(t), goSDKTurn) }
 
 func TestGoSDKAgentCancel(t *testing.T) {
-	sdkAgentCancel(t, goSDKAgent(t), []string{
-		started,
-		gapNotice(domain.CapTokenCounts, domain.CapSessionContinuation, domain.CapAgentVersion),
-		"notification*",
-		"notification:ACP Go Example Agent — demo only (no AI model).I'll help you with that. Let me start by reading some files to understand the current situation.",
-		"tool_result:read:ok:",
-		"turn_cancelled:turn cancelled",
-	})
+	sdkAgentCancel(t, goSDKAgent(t), append(sdkTurnStart(goSDKIntro), "turn_cancelled:turn cancelled"))
 }
 
-func TestTSSDKAgentTurnLibrary(t *testing.T) {
-	r := tsSDKAgent(t)
-	sdkAgentTurnLibrary(t, r, tsSDKTurn, "0")
-}
+func TestTSSDKAgentTurnLibrary(t *testing.T) { sdkAgentTurnLibrary(t, tsSDKAgent(t), tsSDKTurn, "0") }
 
-func TestTSSDKAgentTurnCLI(t *testing.T) {
-	r := tsSDKAgent(t)
-	sdkAgentTurnCLI(t, r, tsSDKTurn)
-}
+func TestTSSDKAgentTurnCLI(t *testing.T) { sdkAgentTurnCLI(t, tsSDKAgent(t), tsSDKTurn) }
 
 func TestTSSDKAgentCancel(t *testing.T) {
-	sdkAgentCancel(t, tsSDKAgent(t), []string{
-		started,
-		gapNotice(domain.CapTokenCounts, domain.CapSessionContinuation, domain.CapAgentVersion),
-		"notification*",
-		"notification:I'll help you with that. Let me start by reading some files to understand the current situation.",
-		"tool_result:read:ok:",
-		"turn_cancelled:turn cancelled",
-	})
+	sdkAgentCancel(t, tsSDKAgent(t), append(sdkTurnStart(sdkIntro), "turn_cancelled:turn cancelled"))
 }
 
 func sdkAgentTurnLibrary(t *testing.T, r *rig, want []string, permID string) {
@@ -115,10 +96,7 @@ func sdkAgentTurnLibrary(t *testing.T, r *rig, want []string, permID string) {
 	sc := info.AgentCapabilities.SessionCapabilities
 	assert.False(t, sc.CanClose() || sc.CanResume() || sc.CanList(), "no session capability advertised")
 
-	res := r.turn(sess, "hello from acpdrive")
-	r.stop(sess)
-	assert.Equal(t, completed, outcomeOf(res))
-	assert.Equal(t, want, r.shape())
+	libraryTurn(t, r, sess, "hello from acpdrive", completed, want)
 
 	// The permission request was refused with the reject option, and the
 	// teardown did not call session/close (not advertised).
@@ -132,12 +110,8 @@ func sdkAgentTurnLibrary(t *testing.T, r *rig, want []string, permID string) {
 }
 
 func sdkAgentTurnCLI(t *testing.T, r *rig, want []string) {
-	run := r.cli("hello from acpdrive")
-	require.Equal(t, 0, run.Code, run.Stderr)
-	assert.Equal(t, want, run.shape(r))
-	assert.Equal(t, []outcome{completed}, run.outcomes())
-	require.NotNil(t, run.Run)
-	assert.Equal(t, []string{"token counts", "session continuation", "agent version"}, run.Run.CapabilityGaps)
+	run := cliCompleted(t, r, want, "hello from acpdrive")
+	assertGaps(t, run, "token counts", "session continuation", "agent version")
 	assert.Equal(t, 1, run.Run.Turns)
 	assert.NotEmpty(t, run.Run.SessionID)
 }
@@ -152,7 +126,7 @@ func sdkAgentCancel(t *testing.T, r *rig, want []string) {
 	defer cancel()
 	var once sync.Once
 	var cancelledAt time.Time
-	r.rec.on(func(ev domain.Event) {
+	r.rec.On(func(ev domain.Event) {
 		if ev.Type == domain.EventToolResult {
 			once.Do(func() { cancelledAt = time.Now(); cancel() })
 		}
