@@ -1,17 +1,13 @@
 package app_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/acpdrive/acpdrive/adapters/localexec"
 	"github.com/acpdrive/acpdrive/app"
@@ -19,19 +15,10 @@ import (
 	"github.com/acpdrive/acpdrive/internal/eventrec"
 	"github.com/acpdrive/acpdrive/internal/proctest"
 	"github.com/acpdrive/acpdrive/internal/testbin"
+	"github.com/acpdrive/acpdrive/refagent"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testbin.Cleanup()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m) }
 
 // harness is one session on a real reference-agent process.
 type harness struct {
@@ -106,36 +93,18 @@ func (h *harness) turn(prompt string) domain.TurnResult {
 	return h.sess.Turn(ctx, prompt)
 }
 
-// agentRecord is one line of the reference agent's --log file.
-type agentRecord struct {
-	Kind    string          `json:"kind"`
-	Method  string          `json:"method"`
-	Answers string          `json:"answers"`
-	Message json.RawMessage `json:"message"`
-}
-
 // agentLog reads what the reference agent received so far.
-func agentLog(t *testing.T, path string) []agentRecord {
+func agentLog(t *testing.T, path string) []refagent.LogRecord {
 	t.Helper()
-	f, err := os.Open(path)
+	recs, err := refagent.ReadLog(path)
 	require.NoError(t, err)
-	defer f.Close()
-	var out []agentRecord
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		var r agentRecord
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &r))
-		out = append(out, r)
-	}
-	require.NoError(t, sc.Err())
-	return out
+	return recs
 }
 
 // received counts the records of the agent's log with this method (for
 // responses: answering this method).
-func received(t *testing.T, path, method string) []agentRecord {
-	var out []agentRecord
+func received(t *testing.T, path, method string) []refagent.LogRecord {
+	var out []refagent.LogRecord
 	for _, r := range agentLog(t, path) {
 		if r.Method == method || r.Answers == method {
 			out = append(out, r)

@@ -3,12 +3,15 @@
 package testbin
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 var (
@@ -60,3 +63,18 @@ type buildError struct {
 }
 
 func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+
+// Main is a TestMain for packages that drive the acpdrive binary: it runs
+// the tests, removes the built binary, and fails the run when goroutines
+// leaked.
+func Main(m *testing.M) {
+	code := m.Run()
+	Cleanup()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}

@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/acpdrive/acpdrive/internal/proctest"
 	"github.com/acpdrive/acpdrive/internal/testbin"
+	"github.com/acpdrive/acpdrive/refagent"
 )
 
 // The other direction: acpdrive's reference agent (`acpdrive agent`) driven
@@ -35,25 +35,12 @@ func peerScript(t *testing.T) string {
 	return p
 }
 
-// agentLogRecord is one line of the reference agent's --log file.
-type agentLogRecord struct {
-	Kind    string          `json:"kind"`
-	Method  string          `json:"method"`
-	Answers string          `json:"answers"`
-	Message json.RawMessage `json:"message"`
-}
-
-func readAgentLog(t *testing.T, path string) []agentLogRecord {
+// readAgentLog reads what the reference agent received.
+func readAgentLog(t *testing.T, path string) []refagent.LogRecord {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	recs, err := refagent.ReadLog(path)
 	require.NoError(t, err)
-	var out []agentLogRecord
-	for _, line := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
-		var r agentLogRecord
-		require.NoError(t, json.Unmarshal(line, &r), "%s", line)
-		out = append(out, r)
-	}
-	return out
+	return recs
 }
 
 // peerUpdates is what the agent streams for the peer turn, as

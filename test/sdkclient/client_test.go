@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
@@ -21,23 +20,13 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/acpdrive/acpdrive/internal/proctest"
 	"github.com/acpdrive/acpdrive/internal/testbin"
+	"github.com/acpdrive/acpdrive/refagent"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testbin.Cleanup()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m) }
 
 // client is the SDK's Client: it records every update in order, answers
 // permission requests with the first option of the kind it is told to
@@ -153,25 +142,12 @@ func describe(u acp.SessionUpdate) string {
 	return "other:" + string(raw)
 }
 
-// agentLogRecord is one line of the reference agent's --log file.
-type agentLogRecord struct {
-	Kind    string          `json:"kind"`
-	Method  string          `json:"method"`
-	Answers string          `json:"answers"`
-	Message json.RawMessage `json:"message"`
-}
-
-func readAgentLog(t *testing.T, path string) []agentLogRecord {
+// readAgentLog reads what the reference agent received.
+func readAgentLog(t *testing.T, path string) []refagent.LogRecord {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	recs, err := refagent.ReadLog(path)
 	require.NoError(t, err)
-	var out []agentLogRecord
-	for _, line := range bytes.Split(bytes.TrimSpace(raw), []byte("\n")) {
-		var r agentLogRecord
-		require.NoError(t, json.Unmarshal(line, &r), "%s", line)
-		out = append(out, r)
-	}
-	return out
+	return recs
 }
 
 // TestGoSDKClientDrivesReferenceAgent runs one whole turn of the peer

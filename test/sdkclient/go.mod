@@ -8,7 +8,9 @@ require (
 	github.com/acpdrive/acpdrive v0.0.0-00010101000000-000000000000
 	github.com/coder/acp-go-sdk v0.13.5
 	github.com/stretchr/testify v1.12.1
-	go.uber.org/goleak v1.3.0
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	go.uber.org/goleak v1.3.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)
