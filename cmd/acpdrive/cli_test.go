@@ -40,11 +40,11 @@ type line struct {
 	Time           string   `json:"time"`
 }
 
-// run runs the CLI and returns its JSON lines, stderr and exit code.
-func run(t *testing.T, args ...string) ([]line, string, int) {
+// runIn runs the CLI in dir and returns its stdout, stderr and exit code.
+func runIn(t *testing.T, dir string, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(testbin.Path(t), args...)
-	cmd.Dir = t.TempDir()
+	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -54,7 +54,15 @@ func run(t *testing.T, args ...string) ([]line, string, int) {
 	} else {
 		require.NoError(t, err)
 	}
-	return parseLines(t, stdout.String()), stderr.String(), code
+	return stdout.String(), stderr.String(), code
+}
+
+// run runs the CLI in a fresh directory and returns its JSON lines, stderr
+// and exit code.
+func run(t *testing.T, args ...string) ([]line, string, int) {
+	t.Helper()
+	stdout, stderr, code := runIn(t, t.TempDir(), args...)
+	return parseLines(t, stdout), stderr, code
 }
 
 func parseLines(t *testing.T, out string) []line {

@@ -1,36 +1,21 @@
 package main_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/acpdrive/acpdrive/internal/testbin"
 )
 
 // validate runs "acpdrive validate args..." in dir and returns its stdout,
 // stderr and exit status.
 func validate(t *testing.T, dir string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(testbin.Path(t), append([]string{"validate"}, args...)...)
-	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else {
-		require.NoError(t, err)
-	}
-	return stdout.String(), stderr.String(), code
+	return runIn(t, dir, append([]string{"validate"}, args...)...)
 }
 
 func writeWorkflow(t *testing.T, dir, name string, yamlLines ...string) string {
