@@ -1,10 +1,13 @@
 // Package ports holds the small interfaces through which the application
-// reaches the outside world: launching the runtime process, measuring token
-// usage, rendering MCP server declarations, and reading the clock.
+// reaches the outside world: a Launcher that prepares a Plan that starts a
+// Process (a local process, the ssh binary, a native SSH channel), the
+// MeasurementSource a vendor adds to read a runtime's token usage, the
+// MCPSource that reads tool-server declarations, the Clock, and the
+// Observer that receives a session's events.
 //
 // Adapters (and vendors) implement these interfaces; app consumes them.
 // The interfaces are deliberately non-generic so that mockgen from
 // github.com/golang/mock can generate the mocks in ports/mocks.
 package ports
 
-//go:generate mockgen -destination=mocks/mocks.go -package=mocks github.com/acpdrive/acpdrive/ports Launcher,Process,Clock,MeasurementSource,MCPRenderer
+//go:generate mockgen -destination=mocks/mocks.go -package=mocks github.com/acpdrive/acpdrive/ports Launcher,Plan,Process,Clock,MeasurementSource,Measurement,MCPSource,Observer

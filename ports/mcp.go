@@ -2,20 +2,17 @@ package ports
 
 import (
 	"context"
-	"encoding/json"
+
+	"github.com/acpdrive/acpdrive/domain"
 )
 
-// MCPCapabilities is what the handshake advertised for MCP transports.
-type MCPCapabilities struct {
-	HTTP bool
-	SSE  bool
-}
-
-// MCPRenderer turns a generated MCP configuration file into the wire
-// declarations session/new (or a continuation call) carries.
-type MCPRenderer interface {
-	// Render parses the configuration at path and renders the servers the
-	// runtime can take. withheld reports whether an HTTP or SSE server was
-	// left out because the runtime did not advertise it.
-	Render(ctx context.Context, path string, caps MCPCapabilities) (servers []json.RawMessage, withheld bool, err error)
+// MCPSource reads the generated MCP configuration file whose servers a
+// session declares (docs/behaviour.md#mcp). It only parses: which servers
+// a runtime can take is decided by the application from the handshake,
+// and the wire encoding belongs to the protocol layer.
+type MCPSource interface {
+	// Load parses the file at path and returns its enabled servers in
+	// file order. A fault is a *domain.AgentError of kind response_error
+	// whose message starts "parse MCP config: ".
+	Load(ctx context.Context, path string) ([]domain.MCPServer, error)
 }

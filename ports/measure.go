@@ -6,19 +6,36 @@ import (
 	"github.com/acpdrive/acpdrive/domain"
 )
 
-// MeasurementSource reads a specific runtime's token usage from outside the
-// ACP wire (the protocol carries no spend counter).
+// MeasurementSource reads one runtime's token usage from outside the ACP
+// wire, which carries no spend counter (docs/behaviour.md#token-accounting).
+// A vendor adds one by implementing this interface and providing it to the
+// application (app.Options.MeasurementSources, or the fx value group
+// "measurement_sources" in wiring); app owns the rest of the contract:
+// when to claim, arm, check, wait, drop and release.
 type MeasurementSource interface {
-	// RuntimeName is the agentInfo.name the source reads.
+	// Name identifies the source in logs and events ("gemini_telemetry").
+	Name() string
+	// RuntimeName is the agentInfo.name of the runtime the source reads;
+	// the handshake must report it for the source to be kept.
 	RuntimeName() string
-	// Claims reports whether a local launch of command names the runtime.
+	// Claims reports whether a local launch of command (program and
+	// arguments, as split) runs the source's runtime.
 	Claims(command []string) bool
-	// Arm prepares a claimed launch and returns the environment variables
-	// the runtime must carry.
-	Arm(ctx context.Context) (env []string, err error)
-	// TurnUsage waits (bounded by ctx) for the figures of the turn that
-	// just ended on sessionID; ok is false when none arrived.
+	// Arm prepares one start of a claimed launch: it creates a private
+	// temporary directory and says which environment the runtime needs.
+	Arm(ctx context.Context) (Measurement, error)
+}
+
+// Measurement is one armed start of a MeasurementSource.
+type Measurement interface {
+	// Env is appended to the runtime's environment (overriding inherited
+	// values), e.g. to point its telemetry into the temporary directory.
+	Env() []string
+	// TurnUsage waits, bounded by ctx (the turn's own read budget), for
+	// the figures of the turn that just ended on sessionID. ok is false
+	// when no complete record arrived in time.
 	TurnUsage(ctx context.Context, sessionID string) (usage domain.Usage, model string, ok bool, err error)
-	// Close releases whatever Arm created.
-	Close() error
+	// Release removes what Arm created. It is called once, at session
+	// end or before a restart that no longer uses the source.
+	Release() error
 }

@@ -1,0 +1,39 @@
+package domain
+
+// AgentInfo is what a runtime said about itself in the handshake, in the
+// domain's terms (docs/behaviour.md#capabilities).
+type AgentInfo struct {
+	// Name is agentInfo.name, "" when the runtime sent no agentInfo.
+	Name string `json:"name"`
+	// Title is agentInfo.title, when sent.
+	Title string `json:"title,omitempty"`
+	// Version is agentInfo.version, "" when not sent.
+	Version string `json:"version"`
+	// Reported is false when the runtime sent no agentInfo at all.
+	Reported bool `json:"reported"`
+	// ProtocolVersion is the protocol version the runtime answered.
+	ProtocolVersion int `json:"protocol_version"`
+	// Advertised is what the runtime advertised.
+	Advertised Advertised `json:"advertised"`
+}
+
+// Advertised is the capability set a runtime advertised in its handshake.
+type Advertised struct {
+	// LoadSession is agentCapabilities.loadSession.
+	LoadSession bool `json:"load_session"`
+	// Resume, Close, Delete and List are the sessionCapabilities markers.
+	Resume bool `json:"resume"`
+	Close  bool `json:"close"`
+	Delete bool `json:"delete"`
+	List   bool `json:"list"`
+	// MCPHTTP and MCPSSE are agentCapabilities.mcpCapabilities.
+	MCPHTTP bool `json:"mcp_http"`
+	MCPSSE  bool `json:"mcp_sse"`
+	// PromptImage, PromptAudio and PromptEmbeddedContext are
+	// agentCapabilities.promptCapabilities.
+	PromptImage           bool `json:"prompt_image"`
+	PromptAudio           bool `json:"prompt_audio"`
+	PromptEmbeddedContext bool `json:"prompt_embedded_context"`
+	// AuthMethods are the ids of initialize's authMethods, in order.
+	AuthMethods []string `json:"auth_methods"`
+}
