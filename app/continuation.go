@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
+	"github.com/acpdrive/acpdrive/protocol/acpclient"
 	"github.com/acpdrive/acpdrive/protocol/acpwire"
 	"github.com/acpdrive/acpdrive/protocol/jsonrpc"
 )
@@ -18,8 +20,8 @@ import (
 // the code the runtime answers it with is its "unimplemented" code.
 const NegativeControlMethod = "_acpdrive.dev/probe/unimplemented"
 
-// maxCreationHold bounds the wait before loading a session this process
-// created in the current UTC minute.
+// maxCreationHold bounds the wait before loading a session created in the
+// current UTC minute.
 const maxCreationHold = time.Minute
 
 // replayQuiet is how long a confirmed session/load waits for the replay to
@@ -46,105 +48,133 @@ type NegativeControl struct {
 	Failure string `json:"failure,omitempty"`
 }
 
-// createdAt remembers, in process memory, when this process created each
-// session, for the UTC-minute hold before a session/load.
-var createdAt sync.Map // session id → time.Time
+// CreationStore remembers when sessions were created, for the
+// creation-minute hold (docs/behaviour.md#continuation): some runtimes
+// store sessions under minute-resolution names and destroy a session
+// loaded in the minute it was created. Only the current minute matters, so
+// a store may forget older entries.
+type CreationStore interface {
+	// Remember records that id was created at at.
+	Remember(id string, at time.Time)
+	// CreatedAt returns when id was created, if remembered.
+	CreatedAt(id string) (time.Time, bool)
+}
 
-func rememberCreated(id string, at time.Time) { createdAt.Store(id, at.UTC()) }
+// MemoryCreations is the in-memory CreationStore of one process. It keeps
+// only entries younger than the hold can ever need (two minutes), so it
+// stays small however many sessions the process creates. It is safe for
+// concurrent use.
+type MemoryCreations struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
 
-// ContinuationRoute is the continuation method a runtime with this
-// handshake is continued through, in the fixed order of the
-// specification: session/load when loadSession is true, else
-// session/resume when advertised, else "" (only session/new).
-func ContinuationRoute(init acpwire.InitializeResponse) string {
+// NewMemoryCreations returns an empty store.
+func NewMemoryCreations() *MemoryCreations {
+	return &MemoryCreations{at: make(map[string]time.Time)}
+}
+
+// creationKeep is how long MemoryCreations keeps an entry.
+const creationKeep = 2 * time.Minute
+
+// Remember records id and forgets entries older than creationKeep.
+func (m *MemoryCreations) Remember(id string, at time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, t := range m.at {
+		if at.Sub(t) > creationKeep {
+			delete(m.at, k)
+		}
+	}
+	m.at[id] = at.UTC()
+}
+
+// CreatedAt returns when id was created.
+func (m *MemoryCreations) CreatedAt(id string) (time.Time, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.at[id]
+	return t, ok
+}
+
+// Len is the number of entries kept.
+func (m *MemoryCreations) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.at)
+}
+
+// ContinuationRoute is the continuation method a runtime that advertised
+// this is continued through, in the fixed order of
+// docs/behaviour.md#continuation: session/load when loadSession is true,
+// else session/resume when advertised, else "" (only session/new).
+func ContinuationRoute(adv domain.Advertised) string {
 	switch {
-	case init.AgentCapabilities.LoadSession:
+	case adv.LoadSession:
 		return acpwire.MethodSessionLoad
-	case init.AgentCapabilities.SessionCapabilities.CanResume():
+	case adv.Resume:
 		return acpwire.MethodSessionResume
 	}
 	return ""
 }
 
-// resolve creates or continues the session (seed "Session start" step 6).
-// No continuation outcome fails the start on its own account: any error,
-// timeout or unconfirmed load lowers "session continuation" and falls back
-// to session/new.
-func (s *Session) resolve(ctx context.Context) error {
-	id := s.opts.ResumeSessionID
-	route := ContinuationRoute(s.init)
-	if id != "" && route == "" {
-		s.log.Info("the runtime advertises no continuation method; creating a new session", "session_id", id)
-	}
-	if id != "" && route != "" {
-		err := s.continueSession(ctx, route, id)
-		if err == nil {
-			s.route = route
-			return nil
-		}
-		s.lower(domain.CapSessionContinuation)
-		s.log.Warn("session continuation not confirmed; falling back to session/new",
-			"route", route, "session_id", id, "reason", err.Error())
-	}
-	s.route = acpwire.MethodSessionNew
-	return s.createSession(ctx)
+// continuation is the continuation part of a session: it decides whether
+// and how a saved session is continued, sends the negative control, runs
+// the creation-minute hold and confirms a load by its replay. It owns the
+// control's answer.
+type continuation struct {
+	client      *acpclient.Client
+	clock       ports.Clock
+	log         *slog.Logger
+	creations   CreationStore
+	stream      *eventStream
+	readTimeout time.Duration
+
+	control NegativeControl
 }
 
 // continueSession runs the negative control and then the continuation
 // call; it returns nil only when the continuation is confirmed.
-func (s *Session) continueSession(ctx context.Context, route, id string) error {
-	s.control = s.negativeControl(ctx)
-	if !s.control.Answered {
-		return fmt.Errorf("the negative control was not answered: %s", s.control.Failure)
+func (c *continuation) continueSession(ctx context.Context, route string, req acpwire.LoadSessionRequest) error {
+	c.control = c.negativeControl(ctx)
+	if !c.control.Answered {
+		return fmt.Errorf("the negative control was not answered: %s", c.control.Failure)
 	}
-	if route == acpwire.MethodSessionLoad {
-		s.holdForCreationMinute(ctx, id)
-	}
-	readTimeout := s.opts.Config.EffectiveReadTimeout()
-	req := acpwire.LoadSessionRequest{SessionID: id, CWD: s.opts.Workspace, MCPServers: s.mcpServers()}
-
 	var watch *replayWatch
 	if route == acpwire.MethodSessionLoad {
-		watch = newReplayWatch(id)
-		s.mu.Lock()
-		s.replay = watch
-		s.mu.Unlock()
-		defer func() {
-			s.mu.Lock()
-			s.replay = nil
-			s.mu.Unlock()
-		}()
+		c.holdForCreationMinute(ctx, req.SessionID)
+		watch = newReplayWatch(req.SessionID)
+		c.stream.watchReplay(watch)
+		defer c.stream.watchReplay(nil)
 	}
-	callCtx, cancel := context.WithTimeout(ctx, readTimeout)
-	_, err := s.conn.Call(callCtx, route, req)
+	callCtx, cancel := context.WithTimeout(ctx, c.readTimeout)
+	err := c.client.Continue(callCtx, route, req)
 	cancel()
 	if err != nil {
-		s.logControlComparison(route, id, err)
+		c.logControlComparison(route, req.SessionID, err)
 		return fmt.Errorf("%s failed: %w", route, err)
 	}
 	if watch != nil {
-		deadline := s.opts.Clock.After(readTimeout)
+		deadline := c.clock.After(c.readTimeout)
 		select {
 		case <-watch.seen:
 		case <-deadline:
-			return fmt.Errorf("%s answered success but replayed no message for %q within %s", route, id, readTimeout)
+			return fmt.Errorf("%s answered success but replayed no message for %q within %s", route, req.SessionID, c.readTimeout)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		watch.settle(ctx, s.opts.Clock, deadline)
+		watch.settle(ctx, c.clock, deadline)
 	}
-	s.adopt(id)
-	s.log.Info("agent session continued", "route", route, "session_id", id, "agent_pid", s.proc.PID())
 	return nil
 }
 
 // negativeControl sends the vendor-namespaced control request and records
 // the answer, bounded by read_timeout_ms.
-func (s *Session) negativeControl(ctx context.Context) NegativeControl {
+func (c *continuation) negativeControl(ctx context.Context) NegativeControl {
 	nc := NegativeControl{Sent: true}
-	callCtx, cancel := context.WithTimeout(ctx, s.opts.Config.EffectiveReadTimeout())
+	callCtx, cancel := context.WithTimeout(ctx, c.readTimeout)
 	defer cancel()
-	_, err := s.conn.Call(callCtx, NegativeControlMethod, struct{}{})
+	_, err := c.client.Extension(callCtx, NegativeControlMethod)
 	var rpcErr *jsonrpc.Error
 	switch {
 	case err == nil:
@@ -157,7 +187,7 @@ func (s *Session) negativeControl(ctx context.Context) NegativeControl {
 	default:
 		nc.Failure = err.Error()
 	}
-	s.log.Debug("negative control answered", "method", NegativeControlMethod, "answered", nc.Answered,
+	c.log.Debug("negative control answered", "method", NegativeControlMethod, "answered", nc.Answered,
 		"code", codeAttr(nc.Code), "result", nc.Result)
 	return nc
 }
@@ -165,21 +195,19 @@ func (s *Session) negativeControl(ctx context.Context) NegativeControl {
 // logControlComparison tells an operator whether a failed continuation
 // call looks unimplemented (the runtime answers it the way it answers an
 // unknown method) or broken (it answers differently).
-func (s *Session) logControlComparison(route, id string, err error) {
+func (c *continuation) logControlComparison(route, id string, err error) {
 	var rpcErr *jsonrpc.Error
 	verdict := "unanswered"
 	callCode := ""
 	if errors.As(err, &rpcErr) {
 		callCode = fmt.Sprint(rpcErr.Code)
-		switch {
-		case s.control.Code != nil && *s.control.Code == rpcErr.Code:
+		verdict = "broken"
+		if c.control.Code != nil && *c.control.Code == rpcErr.Code {
 			verdict = "unimplemented"
-		default:
-			verdict = "broken"
 		}
 	}
-	s.log.Warn("session continuation call failed", "route", route, "session_id", id,
-		"call_code", callCode, "control_code", codeAttr(s.control.Code), "verdict", verdict, "error", err)
+	c.log.Warn("session continuation call failed", "route", route, "session_id", id,
+		"call_code", callCode, "control_code", codeAttr(c.control.Code), "verdict", verdict, "error", err)
 }
 
 func codeAttr(code *int64) string {
@@ -189,27 +217,34 @@ func codeAttr(code *int64) string {
 	return fmt.Sprint(*code)
 }
 
-// holdForCreationMinute waits, for a session this process created, until
-// the wall clock leaves the UTC minute of its creation (bounded at one
-// minute): some runtimes store sessions under minute-resolution names and
-// destroy a session loaded in the minute it was created.
-func (s *Session) holdForCreationMinute(ctx context.Context, id string) {
-	v, ok := createdAt.Load(id)
+// holdForCreationMinute waits, for a session the store remembers, until
+// the clock of this host leaves the UTC minute of its creation (bounded at
+// one minute).
+func (c *continuation) holdForCreationMinute(ctx context.Context, id string) {
+	if c.creations == nil {
+		return
+	}
+	at, ok := c.creations.CreatedAt(id)
 	if !ok {
 		return
 	}
-	leave := v.(time.Time).Truncate(time.Minute).Add(time.Minute)
-	wait := leave.Sub(s.opts.Clock.Now())
+	wait := holdFor(at, c.clock.Now())
 	if wait <= 0 {
 		return
 	}
-	wait = min(wait, maxCreationHold)
-	s.log.Info("holding session/load until the UTC minute of the session's creation has passed",
+	c.log.Info("holding session/load until the UTC minute of the session's creation has passed",
 		"session_id", id, "wait", wait)
 	select {
-	case <-s.opts.Clock.After(wait):
+	case <-c.clock.After(wait):
 	case <-ctx.Done():
 	}
+}
+
+// holdFor is how long a load at now waits for a session created at
+// created: until the next UTC minute starts, at most maxCreationHold.
+func holdFor(created, now time.Time) time.Duration {
+	leave := created.UTC().Truncate(time.Minute).Add(time.Minute)
+	return min(leave.Sub(now), maxCreationHold)
 }
 
 // replayWatch observes the replay a session/load must produce.

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"io"
 	"log/slog"
 	"time"
 
@@ -14,17 +13,27 @@ import (
 // the stream itself (a descendant may still hold it open).
 const DefaultDrainBound = 5 * time.Second
 
+// DefaultReservedMCPName is the MCP server name an operator's
+// configuration may not declare: the orchestrator reserves it for its own
+// tools entry (docs/behaviour.md#mcp).
+const DefaultReservedMCPName = "sortie-tools"
+
+// Version is acpdrive's version, sent as clientInfo.version.
+const Version = "0.1.0"
+
 // Options configures a session start.
 type Options struct {
-	// Config carries the command, the timeouts and the stop grace. Only the
-	// agent fields are read here; zero durations take the defaults of
-	// domain.DefaultConfig.
+	// Config carries the command, the timeouts and the stop grace. It is
+	// checked by domain.Config.Validate, as `acpdrive validate` checks it;
+	// start from domain.DefaultConfig. A non-positive ReadTimeout means
+	// the documented 30 s (docs/behaviour.md#configuration).
 	Config domain.Config
 	// Workspace is the absolute directory the runtime runs in.
 	Workspace string
-	// Launcher starts the runtime process. Required.
+	// Launcher prepares and starts the runtime. Required.
 	Launcher ports.Launcher
-	// Clock defaults to the system clock.
+	// Clock is the wall clock. Required (adapters/sysclock has the real
+	// one; tests use a fake).
 	Clock ports.Clock
 	// Logger defaults to a logger that discards everything.
 	Logger *slog.Logger
@@ -33,16 +42,29 @@ type Options struct {
 	// callback slows the runtime down (backpressure) and loses nothing.
 	// It must not call back into the Session.
 	OnEvent func(domain.Event)
+	// Observers receive every event after OnEvent, under the same rules.
+	Observers []ports.Observer
 	// OnAgentText, when set, receives the text of every agent message
 	// chunk as it arrives, for interfaces that stream the reply. It is
 	// called on the same goroutine and under the same ordering as OnEvent.
 	OnAgentText func(messageID, text string)
-	// MCPConfigPath is the generated MCP configuration (the mcpServers
-	// object of the common mcp.json format) whose servers session/new and
-	// the continuation calls declare. Empty delivers no servers.
+	// MCPConfigPath is the MCP configuration (the mcpServers object of the
+	// common mcp.json format) whose servers session/new and the
+	// continuation calls declare. Empty delivers no servers; a remote
+	// launch delivers none and does not read it.
 	MCPConfigPath string
-	// MCPRenderer parses and renders MCPConfigPath; required when it is set.
-	MCPRenderer ports.MCPRenderer
+	// MCPSource reads MCPConfigPath; required when it is set.
+	MCPSource ports.MCPSource
+	// ReservedMCPName is the server name MCPConfigPath may not declare;
+	// "" means DefaultReservedMCPName.
+	ReservedMCPName string
+	// MeasurementSources may measure the runtime's token usage; the first
+	// that claims a local launch is used (docs/behaviour.md#token-accounting).
+	MeasurementSources []ports.MeasurementSource
+	// Creations remembers when sessions were created, for the
+	// creation-minute hold before a session/load. Share one store between
+	// the sessions of a process; nil holds nothing.
+	Creations CreationStore
 	// ResumeSessionID, when set, names a session saved from an earlier run
 	// to continue (session/load or session/resume, whichever the runtime
 	// advertises); when the continuation is not confirmed the start falls
@@ -57,25 +79,20 @@ type Options struct {
 	ClientName, ClientVersion string
 }
 
+// withDefaults fills what may be left zero. Durations of Config are not
+// touched: Validate judges them, and EffectiveReadTimeout reads them.
 func (o *Options) withDefaults() {
-	def := domain.DefaultConfig()
-	if o.Config.StopGrace <= 0 {
-		o.Config.StopGrace = def.StopGrace
-	}
-	if o.Config.ReadTimeout == 0 {
-		o.Config.ReadTimeout = def.ReadTimeout
-	}
-	if o.Clock == nil {
-		o.Clock = SystemClock{}
-	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.OnEvent == nil {
 		o.OnEvent = func(domain.Event) {}
 	}
 	if o.DrainBound <= 0 {
 		o.DrainBound = DefaultDrainBound
+	}
+	if o.ReservedMCPName == "" {
+		o.ReservedMCPName = DefaultReservedMCPName
 	}
 	if o.ClientName == "" {
 		o.ClientName = "acpdrive"
@@ -84,15 +101,3 @@ func (o *Options) withDefaults() {
 		o.ClientVersion = Version
 	}
 }
-
-// Version is acpdrive's version, sent as clientInfo.version.
-const Version = "0.1.0"
-
-// SystemClock is the ports.Clock of the real wall clock.
-type SystemClock struct{}
-
-// Now returns time.Now().
-func (SystemClock) Now() time.Time { return time.Now() }
-
-// After returns time.After(d).
-func (SystemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }

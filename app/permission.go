@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/acpdrive/acpdrive/domain"
@@ -8,100 +9,60 @@ import (
 	"github.com/acpdrive/acpdrive/protocol/jsonrpc"
 )
 
-// msgGatedLog is the Warn record that goes with domain.MsgToolServersGated.
-const msgGatedLog = "a tool call was gated by consent in a session that delivered tool servers"
+// answer is the permission policy's decision on one request from the
+// runtime (docs/behaviour.md#permission-posture): what to reply, and what
+// follows for the session.
+type answer struct {
+	// result is the reply's result, when errCode is zero.
+	result any
+	// errCode and errMsg make the reply an error response.
+	errCode int64
+	errMsg  string
+	// refused reports a refusal the stream announces.
+	refused bool
+	// person, when set, is the notice of a person-needed ending: the
+	// running turn ends turn_input_required, or the next one does.
+	person string
+	// unimplemented reports a method this client does not implement,
+	// which the stream reports as malformed.
+	unimplemented bool
+}
 
-// onRequest answers every request from the runtime at once, the way an
-// unattended run must (reference-tables §5). Since each request is answered
-// on receipt, none is ever left open for teardown to answer.
-func (s *Session) onRequest(req jsonrpc.Request) {
+// decide is the permission policy: the answer to req, given whether an
+// ending is already decided for the running (or next) turn. It is a pure
+// function of its inputs, so the policy is tested without a process.
+//
+//   - session/request_permission with params null, missing or undecodable:
+//     -32602 invalid params; the session goes on.
+//   - an ending already decided: the cancelled outcome, nothing more.
+//   - a refusing option (reject_once, else reject_always): selected.
+//   - no refusing option: the cancelled outcome and a person-needed ending.
+//   - elicitation/create: -32601 and a person-needed ending.
+//   - anything else: -32601, reported as an unimplemented method.
+func decide(req jsonrpc.Request, endingPending bool) answer {
 	switch req.Method {
 	case acpwire.MethodRequestPermission:
-		s.onPermission(req)
+		return decidePermission(req.Params, endingPending)
 	case acpwire.MethodElicitationCreate:
-		s.replyError(req, jsonrpc.CodeMethodNotFound, "Method not found")
-		s.endForPerson(domain.MsgElicitation)
-	default:
-		s.log.Debug("agent called a method this client does not implement", "method", req.Method)
-		s.replyError(req, jsonrpc.CodeMethodNotFound, "Method not found")
-		s.emitOther(domain.Event{Type: domain.EventMalformed, Message: domain.MsgUnimplementedMethod})
+		return answer{errCode: jsonrpc.CodeMethodNotFound, errMsg: "Method not found", person: domain.MsgElicitation}
 	}
+	return answer{errCode: jsonrpc.CodeMethodNotFound, errMsg: "Method not found", unimplemented: true}
 }
 
-func (s *Session) onPermission(req jsonrpc.Request) {
+func decidePermission(params json.RawMessage, endingPending bool) answer {
+	invalid := answer{errCode: jsonrpc.CodeInvalidParams, errMsg: "Invalid params"}
+	if p := bytes.TrimSpace(params); len(p) == 0 || bytes.Equal(p, []byte("null")) {
+		return invalid
+	}
 	var p acpwire.RequestPermissionRequest
-	if err := json.Unmarshal(req.Params, &p); err != nil {
-		s.replyError(req, jsonrpc.CodeInvalidParams, "Invalid params")
-		return
+	if err := json.Unmarshal(params, &p); err != nil {
+		return invalid
 	}
-	if s.endingPending() {
-		s.reply(req, acpwire.CancelledAnswer())
-		return
+	if endingPending {
+		return answer{result: acpwire.CancelledAnswer()}
 	}
-	opt, ok := acpwire.RefusingOption(p.Options)
-	if !ok {
-		s.reply(req, acpwire.CancelledAnswer())
-		s.endForPerson(domain.MsgPermissionUngrantable)
-		return
+	if opt, ok := acpwire.RefusingOption(p.Options); ok {
+		return answer{result: acpwire.SelectedAnswer(opt.OptionID), refused: true}
 	}
-	s.reply(req, acpwire.SelectedAnswer(opt.OptionID))
-	s.emitOther(domain.Event{Type: domain.EventNotification, Message: domain.MsgPermissionRefused})
-	s.mu.Lock()
-	gated := s.toolsServed && !s.gatedNotice
-	s.gatedNotice = s.gatedNotice || gated
-	s.mu.Unlock()
-	if gated {
-		s.log.Warn(msgGatedLog, "session_id", s.ID())
-		s.emit(domain.Event{Type: domain.EventNotification, Message: domain.MsgToolServersGated})
-	}
-}
-
-// endForPerson ends the running turn as turn_input_required, or holds the
-// ending for the next turn when none is running.
-func (s *Session) endForPerson(notice string) {
-	e := ending{
-		override: domain.OverrideInputRequired,
-		notice:   notice,
-		err:      domain.Disposition("", domain.OverrideInputRequired, "").Err,
-	}
-	s.mu.Lock()
-	t := s.turn
-	if t == nil {
-		if s.held == nil {
-			s.held = &e
-		}
-		s.mu.Unlock()
-		return
-	}
-	s.mu.Unlock()
-	// The notice goes out before the turn wakes, so it always precedes the
-	// turn's outcome event.
-	if t.claim(e) {
-		s.emitOther(domain.Event{Type: domain.EventNotification, Message: notice})
-		t.signal()
-	}
-}
-
-// endingPending reports whether an ending is already decided, for the
-// running turn or held for the next one.
-func (s *Session) endingPending() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.held != nil {
-		return true
-	}
-	return s.turn != nil && s.turn.ended()
-}
-
-func (s *Session) reply(req jsonrpc.Request, result any) {
-	if err := s.conn.Reply(req.ID, result); err != nil {
-		s.log.Debug("could not answer an agent request", "method", req.Method, "error", err)
-	}
-}
-
-func (s *Session) replyError(req jsonrpc.Request, code int64, msg string) {
-	data, _ := json.Marshal(map[string]string{"method": req.Method})
-	if err := s.conn.ReplyError(req.ID, &jsonrpc.Error{Code: code, Message: msg, Data: data}); err != nil {
-		s.log.Debug("could not answer an agent request", "method", req.Method, "error", err)
-	}
+	return answer{result: acpwire.CancelledAnswer(), person: domain.MsgPermissionUngrantable}
 }

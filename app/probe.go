@@ -2,30 +2,31 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/protocol/acpwire"
 )
 
 // ProbeReport is what a runtime advertises, as acpdrive sees it, and what
-// acpdrive would do with it.
+// acpdrive would do with it. Its JSON form is the CLI's `probe --json`.
 type ProbeReport struct {
 	// PID is the probed process's ID.
 	PID int `json:"agent_pid"`
 	// ProtocolVersion is the version initialize answered.
 	ProtocolVersion int `json:"protocol_version"`
 	// AgentInfo is initialize's agentInfo, nil when absent.
-	AgentInfo *acpwire.Implementation `json:"agent_info"`
+	AgentInfo *ProbeAgent `json:"agent_info"`
 	// LoadSession is agentCapabilities.loadSession.
 	LoadSession bool `json:"load_session"`
 	// PromptCapabilities is agentCapabilities.promptCapabilities.
-	PromptCapabilities acpwire.PromptCapabilities `json:"prompt_capabilities"`
+	PromptCapabilities ProbePrompt `json:"prompt_capabilities"`
 	// MCPCapabilities is agentCapabilities.mcpCapabilities.
-	MCPCapabilities acpwire.MCPCapabilities `json:"mcp_capabilities"`
-	// SessionCapabilities lists the advertised sessionCapabilities markers.
+	MCPCapabilities ProbeMCP `json:"mcp_capabilities"`
+	// SessionCapabilities lists the advertised sessionCapabilities markers
+	// acpdrive reads, in schema order.
 	SessionCapabilities []string `json:"session_capabilities"`
-	// AuthMethods is initialize's authMethods.
-	AuthMethods []acpwire.AuthMethod `json:"auth_methods"`
+	// AuthMethods are the ids of initialize's authMethods.
+	AuthMethods []ProbeAuthMethod `json:"auth_methods"`
 	// NegativeControl is how the runtime answered an unknown "_" method.
 	NegativeControl NegativeControl `json:"negative_control"`
 	// ContinuationRoute is the method a saved session would be continued
@@ -36,6 +37,33 @@ type ProbeReport struct {
 	TeardownMethod string `json:"teardown_method"`
 	// Capabilities is the capability record a session would start with.
 	Capabilities domain.Capabilities `json:"capabilities"`
+	// Agent is the whole handshake record in the domain's terms.
+	Agent domain.AgentInfo `json:"agent"`
+}
+
+// ProbeAgent is the runtime's self-description.
+type ProbeAgent struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version"`
+}
+
+// ProbePrompt lists the content types a prompt may carry.
+type ProbePrompt struct {
+	Image           bool `json:"image"`
+	Audio           bool `json:"audio"`
+	EmbeddedContext bool `json:"embeddedContext"`
+}
+
+// ProbeMCP lists the MCP transports beyond stdio the runtime takes.
+type ProbeMCP struct {
+	HTTP bool `json:"http"`
+	SSE  bool `json:"sse"`
+}
+
+// ProbeAuthMethod is one authentication method the runtime offers.
+type ProbeAuthMethod struct {
+	ID string `json:"id"`
 }
 
 // Probe starts the runtime, performs the handshake and the negative
@@ -44,30 +72,53 @@ type ProbeReport struct {
 // runtime's side.
 func Probe(ctx context.Context, opts Options) (ProbeReport, error) {
 	opts.withDefaults()
+	if err := checkOptions(opts); err != nil {
+		return ProbeReport{}, err
+	}
 	s := newSession(opts, false)
 	if err := s.open(ctx); err != nil {
 		s.fail(ctx, err)
 		return ProbeReport{}, err
 	}
-	control := s.negativeControl(ctx)
-	init := s.init
-	sc := init.AgentCapabilities.SessionCapabilities
+	c := &continuation{client: s.client, clock: s.clock, log: s.log, stream: s.stream, readTimeout: opts.Config.EffectiveReadTimeout()}
+	control := c.negativeControl(ctx)
+	a := s.agent
+	adv := a.Advertised
 	r := ProbeReport{
 		PID:                 s.PID(),
-		ProtocolVersion:     init.ProtocolVersion,
-		AgentInfo:           init.AgentInfo,
-		LoadSession:         init.AgentCapabilities.LoadSession,
-		PromptCapabilities:  init.AgentCapabilities.PromptCapabilities,
-		MCPCapabilities:     init.AgentCapabilities.MCPCapabilities,
-		SessionCapabilities: sc.Advertised(),
-		AuthMethods:         init.AuthMethods,
+		ProtocolVersion:     a.ProtocolVersion,
+		LoadSession:         adv.LoadSession,
+		PromptCapabilities:  ProbePrompt{Image: adv.PromptImage, Audio: adv.PromptAudio, EmbeddedContext: adv.PromptEmbeddedContext},
+		MCPCapabilities:     ProbeMCP{HTTP: adv.MCPHTTP, SSE: adv.MCPSSE},
+		SessionCapabilities: markers(adv),
+		AuthMethods:         []ProbeAuthMethod{},
 		NegativeControl:     control,
-		ContinuationRoute:   ContinuationRoute(init),
+		ContinuationRoute:   ContinuationRoute(adv),
 		TeardownMethod:      s.closeMethod,
 		Capabilities:        s.Capabilities(),
+		Agent:               a,
 	}
-	if r.AuthMethods == nil {
-		r.AuthMethods = []acpwire.AuthMethod{}
+	if a.Reported {
+		r.AgentInfo = &ProbeAgent{Name: a.Name, Title: a.Title, Version: a.Version}
 	}
-	return r, s.Stop(context.WithoutCancel(ctx))
+	for _, id := range adv.AuthMethods {
+		r.AuthMethods = append(r.AuthMethods, ProbeAuthMethod{ID: id})
+	}
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.Config.StopGrace+10*time.Second)
+	defer cancel()
+	return r, s.Stop(stopCtx)
+}
+
+// markers lists the advertised sessionCapabilities markers, in schema order.
+func markers(adv domain.Advertised) []string {
+	out := []string{}
+	for _, m := range []struct {
+		name string
+		on   bool
+	}{{"list", adv.List}, {"delete", adv.Delete}, {"resume", adv.Resume}, {"close", adv.Close}} {
+		if m.on {
+			out = append(out, m.name)
+		}
+	}
+	return out
 }

@@ -2,46 +2,44 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/protocol/jsonrpc"
+	"github.com/acpdrive/acpdrive/protocol/acpclient"
 )
 
 // exitSettle is how long a start-up call that saw the connection end waits
 // for the process to be reaped, to tell an exit from a closed stream.
 const exitSettle = time.Second
 
-// startupCall sends one start-up request bounded by timeout and maps every
-// failure onto the start-up error table (reference-tables §3).
-func (s *Session) startupCall(ctx context.Context, method string, params, result any, timeout time.Duration) error {
-	callCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	raw, err := s.conn.Call(callCtx, method, params)
-	if err == nil {
-		if result != nil {
-			if derr := json.Unmarshal(raw, result); derr != nil {
-				return domain.WrapError(domain.KindResponseError, fmt.Sprintf("%s response did not decode", method), derr)
-			}
-		}
-		return nil
-	}
-	return s.startupError(ctx, method, err)
-}
+// Start-up messages of this package.
+const (
+	msgStartCancelled = "session start cancelled"
+	msgStartFailed    = "failed to start subprocess"
+)
 
+// startupError maps a failed start-up call onto the start-up error table
+// (docs/behaviour.md#start-up): the runtime's error answer is
+// response_error with the operator's message, the caller's cancellation
+// turn_cancelled, the call's own bound response_timeout, and a lost
+// connection port_exit (with the early exit report when the process
+// exited).
 func (s *Session) startupError(ctx context.Context, method string, err error) error {
-	var rpcErr *jsonrpc.Error
+	var callErr *acpclient.CallError
+	var decodeErr *acpclient.DecodeError
 	switch {
-	case errors.As(err, &rpcErr):
-		return domain.WrapError(domain.KindResponseError,
-			fmt.Sprintf("%s error %d: %s", method, rpcErr.Code, rpcErr.Message), rpcErr)
+	case errors.As(err, &callErr):
+		return domain.WrapError(domain.KindResponseError, callErr.Error(), callErr)
+	case errors.As(err, &decodeErr):
+		return domain.WrapError(domain.KindResponseError, method+" response did not decode", decodeErr)
 	case ctx.Err() != nil:
-		return domain.WrapError(domain.KindTurnCancelled, "session start cancelled", ctx.Err())
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, ctx.Err()) {
+			return cause // a bound of the caller's own, such as the verification bound
+		}
+		return domain.WrapError(domain.KindTurnCancelled, msgStartCancelled, ctx.Err())
 	case errors.Is(err, context.DeadlineExceeded):
-		return domain.WrapError(domain.KindResponseTimeout, domain.MsgTimedOut, fmt.Errorf("%s: %w", method, err))
+		return domain.WrapError(domain.KindResponseTimeout, domain.MsgTimedOut, errors.Join(errors.New(method), err))
 	default:
 		return s.connectionLostError(err)
 	}
@@ -52,9 +50,9 @@ func (s *Session) startupError(ctx context.Context, method string, err error) er
 func (s *Session) connectionLostError(cause error) error {
 	select {
 	case <-s.proc.Exited():
-	case <-s.opts.Clock.After(exitSettle):
+	case <-s.clock.After(exitSettle):
 		return domain.WrapError(domain.KindPortExit, domain.MsgConnEndedBeforeResponding, cause)
 	}
 	tail, truncated := s.proc.StderrTail()
-	return domain.NewError(domain.KindPortExit, domain.EarlyExitReport(s.proc.ExitStatus(), tail, truncated))
+	return domain.NewError(domain.KindPortExit, domain.EarlyExitReport(s.proc.Exit().String(), tail, truncated))
 }

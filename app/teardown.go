@@ -2,86 +2,135 @@ package app
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
+	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/protocol/acpwire"
 )
 
-// reapBound bounds the wait for the runtime to be reaped after SIGKILL.
-const reapBound = 2 * time.Second
+// Teardown bounds (docs/behaviour.md#teardown).
+const (
+	// exitWindow is how long the runtime gets to exit on its own once its
+	// standard input is closed, before SIGTERM; never more than the
+	// remaining grace.
+	exitWindow = time.Second
+	// reapBound bounds the wait for the runtime to be reaped after the
+	// force kill.
+	reapBound = 2 * time.Second
+)
 
-// Stop tears the session down in the fixed order of the specification
-// (reference-tables §8), however far the start got: session/close when
-// advertised (bounded at half the remaining grace), SIGTERM to the process
-// group, close stdin, wait for the exit within stop_grace_ms and ctx,
-// SIGKILL to the group as an unconditional backstop, close stdout and the
-// connection, drain stderr and reap, release the pipes. It is idempotent and
-// waits for every goroutine the session started.
+// Stop tears the session down in the fixed order of
+// docs/behaviour.md#teardown, however far the start got: session/close
+// when advertised (bounded at half the remaining grace), close stdin, up to
+// one second for the runtime to exit on its own, SIGTERM to the process
+// group, the rest of stop_grace_ms, SIGKILL to the whole tree as an
+// unconditional backstop, close stdout and the connection, drain stderr and
+// reap, release the pipes.
+//
+// Stop returns by ctx's deadline whatever the runtime does: when ctx ends
+// first, Stop returns its error while the teardown goes on, on schedule,
+// in a goroutine the session owns; a later Stop waits for it and returns
+// its result. Stop is idempotent and safe for concurrent use. What survives
+// the teardown is reported as a *domain.SurvivorsError (logged at Warn).
 func (s *Session) Stop(ctx context.Context) error {
-	s.stopOnce.Do(func() { s.stopErr = s.teardown(ctx) })
-	return s.stopErr
+	s.stopOnce.Do(func() {
+		close(s.stopping)
+		grace := s.opts.Config.StopGrace
+		if grace <= 0 {
+			grace = domain.DefaultStopGrace
+		}
+		deadline := s.clock.Now().Add(grace)
+		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+			deadline = d
+		}
+		go func() {
+			defer close(s.stopDone)
+			s.stopErr = s.teardown(deadline)
+		}()
+	})
+	select {
+	case <-s.stopDone:
+		return s.stopErr
+	case <-ctx.Done():
+		return fmt.Errorf("app: stop did not finish before its context ended; teardown goes on: %w", ctx.Err())
+	}
 }
 
-func (s *Session) teardown(ctx context.Context) error {
-	close(s.stopping)
+// teardown runs the order. The grace's end is deadline; every step is
+// bounded on its own, so teardown ends however the runtime behaves.
+func (s *Session) teardown(deadline time.Time) error {
 	if s.proc == nil {
 		return nil
 	}
-	grace := s.opts.Config.StopGrace
-	deadline := s.opts.Clock.Now().Add(grace)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	remaining := func() time.Duration { return deadline.Sub(s.opts.Clock.Now()) }
+	remaining := func() time.Duration { return deadline.Sub(s.clock.Now()) }
 
 	// 1. Open requests: every runtime request is answered on receipt, so
 	// none is held open here.
 	// 2. End the session through the protocol when the runtime advertised how.
-	if id := s.ID(); s.closeMethod != "" && id != "" && !isDone(s.conn.Done()) {
-		s.closeThroughProtocol(ctx, s.closeMethod, id, remaining()/2)
+	if id := s.ID(); s.closeMethod != "" && id != "" && !isDone(s.conn.Done()) && !isDone(s.conn.Broken()) {
+		s.closeThroughProtocol(s.closeMethod, id, remaining()/2)
 	}
-	// 3. Graceful signal to the process group.
-	if err := s.proc.Terminate(); err != nil {
-		s.log.Debug("could not signal the agent process group", "error", err)
-	}
-	// 4. Close standard input.
-	s.conn.Close()
+	// 3. Close standard input: no more writes, and the runtime sees EOF.
+	_ = s.conn.Close()
 	_ = s.proc.Stdin().Close()
-	// 5. Wait for the exit, bounded by the grace and ctx.
-	exited := s.waitExit(ctx, remaining())
-	// 6. Force-kill the group, always.
+	// 4. A short window for the runtime to exit on its own (a runtime that
+	// writes its transcript after answering gets to finish it).
+	exited := s.waitExit(min(exitWindow, remaining()))
+	// 5. Graceful signal, then the rest of the grace.
+	if !exited {
+		if err := s.proc.Terminate(); err != nil {
+			s.log.Debug("could not signal the agent process group", "error", err)
+		}
+		exited = s.waitExit(remaining())
+	}
 	if !exited {
 		s.log.Warn("agent did not exit inside the graceful period and was force-terminated",
-			"agent_pid", s.proc.PID(), "stop_grace", grace)
+			"agent_pid", s.PID(), "stop_grace", s.opts.Config.StopGrace)
 	}
+	// 6. Force-kill the whole tree, always.
+	var errs []error
 	if err := s.proc.Kill(); err != nil {
-		s.log.Debug("could not kill the agent process group", "error", err)
+		var surv *domain.SurvivorsError
+		if errors.As(err, &surv) {
+			s.log.Warn("processes of the agent runtime survived teardown", "agent_pid", s.PID(), "survivors", len(surv.Survivors))
+			errs = append(errs, surv)
+		} else {
+			s.log.Debug("could not kill the agent process tree", "error", err)
+		}
 	}
-	// 7. Close standard output and the connection.
+	// 7. Close standard output and the connection; report what the
+	// stream still held.
 	_ = s.proc.CloseStdout()
 	s.conn.Wait()
 	s.wg.Wait()
+	s.stream.flush()
 	// 8. Drain stderr and reap.
 	select {
 	case <-s.proc.Exited():
-	case <-time.After(reapBound):
-		s.log.Warn("agent process was not reaped after the force kill", "agent_pid", s.proc.PID())
+	case <-s.clock.After(reapBound):
+		s.log.Warn("agent process was not reaped after the force kill", "agent_pid", s.PID())
 	}
 	// 9. Release the pipes.
-	return s.proc.Release()
+	if err := s.proc.Release(); err != nil {
+		errs = append(errs, err)
+	}
+	s.meter.release()
+	return errors.Join(errs...)
 }
 
 // closeThroughProtocol sends session/close (or session/delete for a
 // verification session), bounded. A failed close only means a process that
 // is going away anyway notices a little later (Debug); a failed delete
 // leaves the verification conversation stored on the runtime's side (Warn).
-func (s *Session) closeThroughProtocol(ctx context.Context, method, id string, bound time.Duration) {
+func (s *Session) closeThroughProtocol(method, id string, bound time.Duration) {
 	if bound <= 0 {
 		return
 	}
-	callCtx, cancel := context.WithTimeout(ctx, bound)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
-	if _, err := s.conn.Call(callCtx, method, acpwire.SessionIDParams{SessionID: id}); err != nil {
+	if err := s.client.EndSession(ctx, method, id); err != nil {
 		if method == acpwire.MethodSessionDelete {
 			s.log.Warn("session delete failed; the verification session stays stored by the runtime",
 				"method", method, "session_id", id, "error", err)
@@ -93,16 +142,15 @@ func (s *Session) closeThroughProtocol(ctx context.Context, method, id string, b
 	s.log.Debug("session ended through the protocol", "method", method, "session_id", id)
 }
 
-func (s *Session) waitExit(ctx context.Context, bound time.Duration) bool {
+// waitExit waits up to bound for the runtime to exit.
+func (s *Session) waitExit(bound time.Duration) bool {
 	if bound <= 0 {
 		return isDone(s.proc.Exited())
 	}
 	select {
 	case <-s.proc.Exited():
 		return true
-	case <-ctx.Done():
-		return isDone(s.proc.Exited())
-	case <-s.opts.Clock.After(bound):
+	case <-s.clock.After(bound):
 		return isDone(s.proc.Exited())
 	}
 }

@@ -2,15 +2,14 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/protocol/acpclient"
 	"github.com/acpdrive/acpdrive/protocol/acpwire"
 	"github.com/acpdrive/acpdrive/protocol/jsonrpc"
 )
@@ -50,8 +49,9 @@ func (e ending) result() domain.TurnResult {
 
 // turnState is the running turn as the reader goroutine sees it.
 type turnState struct {
-	lastEvent atomic.Int64  // unix nanoseconds of the latest event (stall timer)
-	endCh     chan struct{} // closed once an ending is decided
+	lastEvent atomic.Int64                     // unix nanoseconds of the latest event (stall timer)
+	prompt    atomic.Pointer[acpclient.Prompt] // set once the prompt was handed over
+	endCh     chan struct{}                    // closed once an ending is decided
 
 	mu sync.Mutex
 	e  *ending
@@ -69,6 +69,12 @@ func (t *turnState) touch(at time.Time) { t.lastEvent.Store(at.UnixNano()) }
 // quietFor is how long the turn has gone without an event at now.
 func (t *turnState) quietFor(now time.Time) time.Duration {
 	return now.Sub(time.Unix(0, t.lastEvent.Load()))
+}
+
+// answered reports whether the runtime has answered the turn's prompt.
+func (t *turnState) answered() bool {
+	p := t.prompt.Load()
+	return p != nil && p.Answered()
 }
 
 // end records the first ending and wakes the turn; later endings are
@@ -108,68 +114,9 @@ func (t *turnState) ending() ending {
 	return *t.e
 }
 
-// Turn sends one session/prompt on the session and relays the runtime's
-// updates as events until the turn ends. Cancelling ctx cancels the turn
-// (session/cancel is sent once); a ctx deadline ends it as turn_timeout.
-// Only one turn may run at a time: a second concurrent call is refused with
-// response_error before anything reaches the runtime.
-func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
-	s.mu.Lock()
-	if s.turn != nil {
-		s.mu.Unlock()
-		return domain.FailedResult(domain.NewError(domain.KindResponseError, domain.MsgTurnInFlight))
-	}
-	t := newTurn(s.opts.Clock.Now())
-	s.turn = t
-	held := s.held
-	s.held = nil
-	first := s.turnsStarted == 0
-	s.turnsStarted++
-	caps := s.caps
-	if first {
-		s.noticeSent = true
-	}
-	s.mu.Unlock()
-
-	s.flushMessage()
-	s.emit(domain.Event{Type: domain.EventSessionStarted, SessionID: s.ID(), Message: domain.MsgSessionStarted})
-	if notice, ok := caps.Notice(); first && ok {
-		s.emit(domain.Event{Type: domain.EventNotification, Message: notice})
-	}
-
-	var res domain.TurnResult
-	switch {
-	case s.outputLost.Load():
-		res = domain.FailedResult(domain.NewError(domain.KindPortExit, domain.MsgOutputNotCollected))
-	case held != nil:
-		s.emit(domain.Event{Type: domain.EventNotification, Message: held.notice})
-		res = held.result()
-	case isDone(s.conn.Done()):
-		res = domain.FailedResult(domain.NewError(domain.KindPortExit, domain.MsgConnEndedBeforeResult))
-	default:
-		res = s.runPrompt(ctx, t, prompt)
-	}
-
-	s.flushMessage()
-	s.closeOpenTools()
-	s.mu.Lock()
-	s.turn = nil
-	s.mu.Unlock()
-	s.emit(outcomeEvent(res))
-	return res
-}
-
-// outcomeEvent is the event that closes a turn: turn_failed for a failure
-// the runtime reported through its stop reason, turn_ended_with_error for
-// any other failure.
-func outcomeEvent(res domain.TurnResult) domain.Event {
-	typ := res.Outcome.Event()
-	if res.Outcome == domain.OutcomeFailed && res.StopReason == "" {
-		typ = domain.EventTurnEndedWithError
-	}
-	return domain.Event{Type: typ, Message: res.Message()}
-}
-
+// runPrompt hands the prompt over within read_timeout_ms and waits for the
+// first of: the runtime's answer, an ending decided on the reader side, the
+// turn's context, the stall timer, and a broken write side.
 func (s *Session) runPrompt(ctx context.Context, t *turnState, prompt string) domain.TurnResult {
 	cfg := s.opts.Config
 	readTimeout := cfg.EffectiveReadTimeout()
@@ -178,33 +125,48 @@ func (s *Session) runPrompt(ctx context.Context, t *turnState, prompt string) do
 		turnCtx, cancelTurn = context.WithTimeout(ctx, cfg.TurnTimeout)
 	}
 	defer cancelTurn()
+	if t.ended() {
+		// A request only a person could answer arrived before the
+		// prompt went out: nothing is sent.
+		return t.ending().result()
+	}
 
 	params := acpwire.PromptRequest{
 		SessionID: s.ID(),
 		Prompt:    []acpwire.ContentBlock{{Type: "text", Text: prompt}},
 	}
 	acceptCtx, cancelAccept := context.WithTimeout(turnCtx, readTimeout)
-	pending, err := s.conn.Send(acceptCtx, acpwire.MethodSessionPrompt, params)
+	p, err := s.client.SendPrompt(acceptCtx, params)
 	cancelAccept()
 	if err != nil {
 		return s.sendFailure(turnCtx, err, readTimeout)
 	}
+	t.prompt.Store(p)
 
 	var stall <-chan time.Time
 	if cfg.StallTimeout > 0 {
-		stall = s.opts.Clock.After(cfg.StallTimeout)
+		stall = s.clock.After(cfg.StallTimeout)
 	}
 	for {
 		select {
-		case <-pending.Done():
+		case <-p.Done():
 			if t.ended() {
 				// This side decided first: its ending wins over the
 				// stop reason.
 				return t.ending().result()
 			}
-			return s.promptResult(pending)
+			return s.promptResult(p)
 		case <-t.endCh:
-			return s.settle(pending, t.ending(), readTimeout)
+			return s.settle(p, t.ending(), readTimeout)
+		case <-s.conn.Broken():
+			// A write to the runtime did not complete within its bound
+			// (docs/behaviour.md#bounds): nothing more can be sent.
+			e := ending{err: domain.WrapError(domain.KindPortExit, domain.MsgWriteFailed, s.conn.WriteErr())}
+			if !t.end(e) {
+				continue
+			}
+			s.client.Forget(p)
+			return e.result()
 		case <-turnCtx.Done():
 			e := ending{override: domain.OverrideCancel}
 			if errors.Is(turnCtx.Err(), context.DeadlineExceeded) {
@@ -213,18 +175,18 @@ func (s *Session) runPrompt(ctx context.Context, t *turnState, prompt string) do
 			if !t.end(e) {
 				continue // an ending was decided first; take it
 			}
-			return s.settle(pending, e, readTimeout)
+			return s.settle(p, e, readTimeout)
 		case <-stall:
 			// One timer, re-armed for the time left since the last event.
-			if quiet := t.quietFor(s.opts.Clock.Now()); quiet < cfg.StallTimeout {
-				stall = s.opts.Clock.After(cfg.StallTimeout - quiet)
+			if quiet := t.quietFor(s.clock.Now()); quiet < cfg.StallTimeout {
+				stall = s.clock.After(cfg.StallTimeout - quiet)
 				continue
 			}
 			e := ending{err: domain.NewError(domain.KindTurnTimeout, msgTurnStalled)}
 			if !t.end(e) {
 				continue
 			}
-			return s.settle(pending, e, readTimeout)
+			return s.settle(p, e, readTimeout)
 		}
 	}
 }
@@ -245,7 +207,7 @@ func (s *Session) sendFailure(turnCtx context.Context, err error, readTimeout ti
 		select {
 		case <-s.conn.Done():
 			return s.lostConnection(err)
-		case <-s.opts.Clock.After(readTimeout):
+		case <-s.clock.After(readTimeout):
 			return domain.FailedResult(domain.WrapError(domain.KindPortExit, domain.MsgPromptSendFailed, err))
 		}
 	default:
@@ -260,54 +222,54 @@ func (s *Session) lostConnection(cause error) domain.TurnResult {
 	return domain.FailedResult(domain.WrapError(domain.KindPortExit, domain.MsgConnEndedBeforeResult, cause))
 }
 
-// promptResult reads the stop reason of a prompt response (reference-tables
-// §4): a JSON-RPC error and a lost connection are checked first.
-func (s *Session) promptResult(p *jsonrpc.Pending) domain.TurnResult {
-	raw, err := p.Result()
-	var rpcErr *jsonrpc.Error
+// promptResult reads the stop reason of a prompt's answer
+// (docs/behaviour.md#turn-disposition): a JSON-RPC error, an answer with
+// both a result and an error, and a lost connection are checked first.
+func (s *Session) promptResult(p *acpclient.Prompt) domain.TurnResult {
+	resp, err := p.Result()
+	var callErr *acpclient.CallError
+	var decodeErr *acpclient.DecodeError
 	switch {
-	case errors.As(err, &rpcErr):
-		return domain.FailedResult(domain.WrapError(domain.KindResponseError,
-			fmt.Sprintf("%s error %d: %s", acpwire.MethodSessionPrompt, rpcErr.Code, rpcErr.Message), rpcErr))
+	case errors.As(err, &callErr):
+		return domain.FailedResult(domain.WrapError(domain.KindResponseError, callErr.Error(), callErr))
+	case errors.Is(err, jsonrpc.ErrAmbiguousResponse):
+		return domain.FailedResult(domain.WrapError(domain.KindTurnOutcomeUnknown, domain.MsgPromptAmbiguous, err))
+	case errors.As(err, &decodeErr):
+		return domain.FailedResult(domain.WrapError(domain.KindTurnOutcomeUnknown, domain.MsgPromptUndecodable, err))
 	case err != nil:
 		return s.lostConnection(err)
-	}
-	var resp acpwire.PromptResponse
-	if err := json.Unmarshal(raw, &resp); err != nil || resp.StopReason == "" {
-		return domain.FailedResult(domain.WrapError(domain.KindTurnOutcomeUnknown, domain.MsgPromptUndecodable, err))
+	case resp.StopReason == "":
+		return domain.FailedResult(domain.NewError(domain.KindTurnOutcomeUnknown, domain.MsgPromptUndecodable))
 	}
 	return domain.Disposition(resp.StopReason, domain.OverrideNone, "")
 }
 
-// settle carries out an ending decided by this side: session/cancel once,
-// then up to read_timeout_ms for the runtime's own answer, whose stop
-// reason is then ignored in favour of the ending.
-func (s *Session) settle(p *jsonrpc.Pending, e ending, readTimeout time.Duration) domain.TurnResult {
-	if err := s.conn.Notify(acpwire.MethodSessionCancel, acpwire.SessionIDParams{SessionID: s.ID()}); err != nil {
+// settle carries out an ending decided by this side: session/cancel once
+// (its write bounded by read_timeout_ms), then up to read_timeout_ms for
+// the runtime's own answer, whose stop reason is then ignored in favour of
+// the ending.
+func (s *Session) settle(p *acpclient.Prompt, e ending, readTimeout time.Duration) domain.TurnResult {
+	cancelCtx, cancel := context.WithTimeout(context.Background(), readTimeout)
+	err := s.client.Cancel(cancelCtx, s.ID())
+	cancel()
+	if err != nil {
 		s.log.Debug("could not send session/cancel", "error", err)
 	}
 	select {
 	case <-p.Done():
-		if _, err := p.Result(); err != nil && !isRPCError(err) {
+		if _, err := p.Result(); err != nil && !isCallError(err) {
 			s.log.Debug("connection ended while the turn settled", "error", err)
 		}
-	case <-s.opts.Clock.After(readTimeout):
+	case <-s.conn.Broken():
+		s.client.Forget(p)
+	case <-s.clock.After(readTimeout):
 		s.log.Warn("agent did not answer the prompt after session/cancel", "read_timeout", readTimeout)
-		s.conn.Forget(p)
+		s.client.Forget(p)
 	}
 	return e.result()
 }
 
-func isRPCError(err error) bool {
-	var rpcErr *jsonrpc.Error
-	return errors.As(err, &rpcErr)
-}
-
-func isDone(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
+func isCallError(err error) bool {
+	var ce *acpclient.CallError
+	return errors.As(err, &ce)
 }

@@ -207,3 +207,19 @@ func RetryBackoff(attempt int, maxDelay time.Duration) time.Duration {
 	}
 	return d
 }
+
+// Messages added for the bounds and start-up checks of docs/behaviour.md.
+const (
+	// MsgWorkspaceNotUTF8 is the message for a workspace path that is not
+	// valid UTF-8 (ACP carries paths as JSON strings).
+	MsgWorkspaceNotUTF8 = "workspace path is not valid UTF-8"
+	// MsgWriteFailed is the message for a write to the runtime that did
+	// not complete within read_timeout_ms while a turn was active.
+	MsgWriteFailed = "a write to the agent runtime did not complete within read_timeout_ms"
+	// MsgPromptAmbiguous is the message for a prompt answer carrying both
+	// a result and an error.
+	MsgPromptAmbiguous = "the agent's response to the prompt carried both a result and an error"
+	// MsgMCPParsePrefix starts the message of an MCP configuration that
+	// cannot be used.
+	MsgMCPParsePrefix = "parse MCP config: "
+)

@@ -1,0 +1,127 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
+)
+
+// meter consumes the measurement sources (docs/behaviour.md#token-accounting):
+// the first source that claims a local launch is armed before the start,
+// kept only when the handshake names its runtime, asked for each turn's
+// figures within the turn's read budget, dropped when it answers nothing
+// before any turn had a figure, and released at session end.
+type meter struct {
+	sources []ports.MeasurementSource
+	log     *slog.Logger
+
+	mu       sync.Mutex
+	source   ports.MeasurementSource
+	m        ports.Measurement
+	measured bool // some turn had a figure
+}
+
+func newMeter(sources []ports.MeasurementSource, log *slog.Logger) *meter {
+	return &meter{sources: sources, log: log}
+}
+
+// arm claims and arms a source for a local launch of command and returns
+// the environment the runtime must carry. A remote launch and a
+// verification session are never claimed. A source that fails to arm is
+// logged and not used: measurement never fails a start.
+func (mt *meter) arm(ctx context.Context, command []string, target ports.Target, verification bool) ([]string, error) {
+	if target.Remote() || verification {
+		return nil, nil
+	}
+	for _, src := range mt.sources {
+		if !src.Claims(command) {
+			continue
+		}
+		m, err := src.Arm(ctx)
+		if err != nil {
+			mt.log.Warn("measurement source could not be armed", "source", src.Name(), "error", err)
+			return nil, nil
+		}
+		mt.mu.Lock()
+		mt.source, mt.m = src, m
+		mt.mu.Unlock()
+		mt.log.Info("measurement source claimed the launch", "source", src.Name(), "runtime", src.RuntimeName())
+		return m.Env(), nil
+	}
+	return nil, nil
+}
+
+// armed reports whether a source is in use.
+func (mt *meter) armed() bool {
+	mt.mu.Lock()
+	defer mt.mu.Unlock()
+	return mt.m != nil
+}
+
+// check keeps the armed source only when the handshake names its runtime
+// (the version is never a reason to refuse). It reports whether a source
+// is still in use.
+func (mt *meter) check(agentName string) bool {
+	mt.mu.Lock()
+	src := mt.source
+	mt.mu.Unlock()
+	if src == nil {
+		return false
+	}
+	if agentName == src.RuntimeName() {
+		return true
+	}
+	mt.log.Info("the handshake names another runtime than the measurement source reads; measurement dropped",
+		"source", src.Name(), "want", src.RuntimeName(), "agent_name", agentName)
+	mt.drop()
+	return false
+}
+
+// turnEnded asks the source for the figures of the turn that just ended,
+// bounded by the turn's own read budget, and emits token_usage. A source
+// that answers nothing before any turn had a figure is dropped for the
+// session (lowering "token counts"); after one figure a miss costs that
+// turn only.
+func (mt *meter) turnEnded(ctx context.Context, s *Session, res domain.TurnResult) {
+	mt.mu.Lock()
+	m, src, measured := mt.m, mt.source, mt.measured
+	mt.mu.Unlock()
+	if m == nil || res.Outcome == domain.OutcomeFailed && res.StopReason == "" {
+		return
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.Config.EffectiveReadTimeout())
+	usage, model, ok, err := m.TurnUsage(wctx, s.ID())
+	cancel()
+	if err != nil || !ok {
+		if !measured {
+			mt.log.Info("measurement source reported nothing for the first measured turn; dropped for the session",
+				"source", src.Name(), "error", err)
+			mt.drop()
+			s.lower(domain.CapTokenCounts)
+		}
+		return
+	}
+	mt.mu.Lock()
+	mt.measured = true
+	mt.mu.Unlock()
+	s.stream.emit(domain.Event{Type: domain.EventTokenUsage, Usage: &usage, Model: model})
+}
+
+// drop releases the armed source and stops using it.
+func (mt *meter) drop() {
+	mt.mu.Lock()
+	m, src := mt.m, mt.source
+	mt.m, mt.source = nil, nil
+	mt.mu.Unlock()
+	if m != nil {
+		if err := m.Release(); err != nil {
+			mt.log.Warn("measurement source could not be released", "source", src.Name(), "error", err)
+		}
+	}
+}
+
+// release ends measurement at session end.
+func (mt *meter) release() { mt.drop() }

@@ -1,0 +1,303 @@
+package app
+
+import (
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
+	"github.com/acpdrive/acpdrive/protocol/acpwire"
+)
+
+// maxOpenTools bounds the tool calls tracked at once; a runtime that opens
+// more without ever closing them cannot grow memory without bound
+// (docs/behaviour.md#bounds). The oldest record is dropped first.
+const maxOpenTools = 1024
+
+// eventStream is the event stream part of a session
+// (docs/behaviour.md#events): it turns session/update notifications into
+// domain events, accumulates agent messages, tracks tool calls, and sends
+// the once-per-session gated-tool notice. It owns that state; the
+// lifecycle tells it which session is running and is told of activity.
+//
+// Its methods run on the connection's reader goroutine, except flush and
+// the emits the lifecycle makes between turns; emitMu keeps every event
+// in one order.
+type eventStream struct {
+	clock    ports.Clock
+	log      *slog.Logger
+	onEvent  func(domain.Event)
+	onText   func(messageID, text string)
+	pid      func() int
+	activity func(at time.Time) // tells the running turn the runtime is alive
+
+	emitMu sync.Mutex // serializes the sink
+
+	mu          sync.Mutex // guards the fields below
+	sessionID   string
+	idKnown     bool
+	acc         domain.Accumulator
+	lastMessage domain.Message
+	tools       map[string]*toolRecord
+	toolsServed bool
+	gatedSent   bool
+	replay      *replayWatch // set while a session/load waits for replay
+}
+
+// toolRecord tracks one tool call from its first update to its terminal one.
+type toolRecord struct {
+	kind  domain.ToolKind
+	title string // cut on receipt to what a tool_result can carry
+	began time.Time
+}
+
+func newEventStream(clock ports.Clock, log *slog.Logger, sink func(domain.Event), onText func(string, string), pid func() int) *eventStream {
+	return &eventStream{
+		clock:    clock,
+		log:      log,
+		onEvent:  sink,
+		onText:   onText,
+		pid:      pid,
+		activity: func(time.Time) {},
+		tools:    make(map[string]*toolRecord),
+	}
+}
+
+// adopt makes id the session whose updates are reported; updates naming
+// another session are dropped from now on.
+func (s *eventStream) adopt(id string) {
+	s.mu.Lock()
+	s.sessionID, s.idKnown = id, true
+	s.mu.Unlock()
+}
+
+// serveTools records that the session delivered tool servers, which turns
+// on the gated-tool notice.
+func (s *eventStream) serveTools(served bool) {
+	s.mu.Lock()
+	s.toolsServed = served
+	s.mu.Unlock()
+}
+
+// watchReplay routes updates of the loaded session to w until it is
+// replaced by nil.
+func (s *eventStream) watchReplay(w *replayWatch) {
+	s.mu.Lock()
+	s.replay = w
+	s.mu.Unlock()
+}
+
+// LastMessage returns the latest completed agent message.
+func (s *eventStream) last() domain.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastMessage
+}
+
+// update maps one session/update (docs/behaviour.md#events).
+func (s *eventStream) update(params json.RawMessage) {
+	sessionID, u, err := acpwire.DecodeSessionUpdate(params)
+	s.mu.Lock()
+	foreign := s.idKnown && sessionID != s.sessionID
+	replay := s.replay
+	s.mu.Unlock()
+	if foreign {
+		s.log.Debug("dropped an update for another session", "session_id", sessionID)
+		return
+	}
+	if err != nil || !u.Known {
+		s.log.Debug("agent sent an unrecognized session update", "kind", u.Kind, "error", err)
+		s.other(domain.Event{Type: domain.EventMalformed, Message: domain.MsgUnknownUpdate})
+		return
+	}
+	if replay != nil && sessionID == replay.sessionID {
+		replay.touch()
+		if u.Kind == acpwire.UpdateUserMessageChunk || u.Kind == acpwire.UpdateAgentMessageChunk {
+			replay.observe()
+		}
+	}
+	now := s.clock.Now()
+	switch u.Kind {
+	case acpwire.UpdateAgentMessageChunk:
+		if u.Chunk.Content.Type != "text" {
+			s.other(domain.Event{Type: domain.EventMalformed, Message: domain.MsgNonTextChunk})
+			return
+		}
+		s.text(u.Chunk.MessageID, u.Chunk.Content.Text, now)
+	case acpwire.UpdateUserMessageChunk:
+		s.flush()
+		s.activity(now)
+	case acpwire.UpdateAgentThoughtChunk:
+		s.other(domain.Event{Type: domain.EventOtherMessage, Message: domain.MsgReasoningBlock})
+	case acpwire.UpdatePlan:
+		s.other(domain.Event{Type: domain.EventOtherMessage, Message: domain.MsgPlanUpdate})
+	case acpwire.UpdateToolCall, acpwire.UpdateToolCallUpdate:
+		s.toolCall(u.ToolCall, now)
+	default:
+		s.log.Debug("agent sent a session update with no event", "kind", u.Kind)
+		s.activity(now)
+	}
+}
+
+// text accumulates one text chunk and emits the empty notification that
+// resets the caller's stall timer. It is the hot path of every stream: one
+// lock for the accumulator, one for the sink.
+func (s *eventStream) text(messageID, text string, at time.Time) {
+	s.mu.Lock()
+	done, flushed := s.acc.Add(messageID, text, at)
+	if flushed {
+		s.lastMessage = done
+	}
+	s.mu.Unlock()
+	s.emitMu.Lock()
+	if flushed {
+		s.onEvent(s.stamp(messageEvent(done)))
+	}
+	if s.onText != nil {
+		s.onText(messageID, text)
+	}
+	s.onEvent(s.stamp(domain.Event{Type: domain.EventNotification, Time: at}))
+	s.emitMu.Unlock()
+	s.activity(at)
+}
+
+// flush reports the accumulated message, if any: before every other
+// mapped update, at a turn's start and end, and when the stream from the
+// runtime ends.
+func (s *eventStream) flush() {
+	s.mu.Lock()
+	done, ok := s.acc.Flush()
+	if ok {
+		s.lastMessage = done
+	}
+	s.mu.Unlock()
+	if ok {
+		s.emit(messageEvent(done))
+	}
+}
+
+// other emits an event that is not a text chunk: it first ends the
+// accumulated message, as every other mapped update does, and counts as
+// activity.
+func (s *eventStream) other(ev domain.Event) {
+	s.flush()
+	s.emit(ev)
+	s.activity(s.clock.Now())
+}
+
+// notice emits a notification, ending the accumulated message first.
+func (s *eventStream) notice(msg string) {
+	s.other(domain.Event{Type: domain.EventNotification, Message: msg})
+}
+
+// refused reports a refused permission request and, the first time in a
+// session that delivered tool servers, the gated-tool notice.
+func (s *eventStream) refused(sessionID string) {
+	s.notice(domain.MsgPermissionRefused)
+	s.mu.Lock()
+	gated := s.toolsServed && !s.gatedSent
+	s.gatedSent = s.gatedSent || gated
+	s.mu.Unlock()
+	if gated {
+		s.log.Warn("a tool call was gated by consent in a session that delivered tool servers", "session_id", sessionID)
+		s.emit(domain.Event{Type: domain.EventNotification, Message: domain.MsgToolServersGated})
+	}
+}
+
+// toolCall records tool_call and tool_call_update, and emits one
+// tool_result per call that reaches completed or failed — also for a
+// tool_call born terminal (docs/behaviour.md#events).
+func (s *eventStream) toolCall(tc *acpwire.ToolCall, now time.Time) {
+	s.mu.Lock()
+	rec, seen := s.tools[tc.ToolCallID]
+	if !seen {
+		rec = &toolRecord{kind: domain.ToolOther, began: now}
+		if len(s.tools) >= maxOpenTools {
+			s.dropOldestToolLocked()
+		}
+		s.tools[tc.ToolCallID] = rec
+	}
+	if tc.Kind != nil {
+		rec.kind = domain.NormalizeToolKind(*tc.Kind)
+	}
+	if tc.Title != nil {
+		rec.title = domain.TruncateRunes(*tc.Title, domain.MessageCap)
+	}
+	terminal := tc.Status != nil &&
+		(*tc.Status == acpwire.ToolStatusCompleted || *tc.Status == acpwire.ToolStatusFailed)
+	if terminal {
+		delete(s.tools, tc.ToolCallID)
+	}
+	title := rec.title
+	s.mu.Unlock()
+	if !terminal {
+		s.activity(now)
+		return
+	}
+	s.other(domain.Event{
+		Type:           domain.EventToolResult,
+		Time:           now,
+		ToolName:       string(rec.kind),
+		ToolDurationMS: now.Sub(rec.began).Milliseconds(),
+		ToolError:      *tc.Status == acpwire.ToolStatusFailed,
+		Message:        title,
+	})
+}
+
+// dropOldestToolLocked forgets the oldest open call. s.mu must be held.
+func (s *eventStream) dropOldestToolLocked() {
+	oldestID := ""
+	var oldest time.Time
+	for id, r := range s.tools {
+		if oldestID == "" || r.began.Before(oldest) {
+			oldestID, oldest = id, r.began
+		}
+	}
+	delete(s.tools, oldestID)
+	s.log.Debug("forgot the oldest open tool call: too many open at once", "max_open_tools", maxOpenTools)
+}
+
+// endTurn forgets the calls still open at the end of a turn: they never
+// reached a terminal status, so they produce no tool_result; each is
+// logged at Debug.
+func (s *eventStream) endTurn() {
+	s.mu.Lock()
+	open := s.tools
+	s.tools = make(map[string]*toolRecord)
+	s.mu.Unlock()
+	ids := make([]string, 0, len(open))
+	for id := range open {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		s.log.Debug("tool call was still open when the turn ended", "tool_call_id", id, "tool_kind", string(open[id].kind))
+	}
+}
+
+// emit hands one event to the sink.
+func (s *eventStream) emit(ev domain.Event) {
+	ev = s.stamp(ev)
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
+	s.onEvent(ev)
+}
+
+// stamp fills an event's time (UTC) and the agent's PID.
+func (s *eventStream) stamp(ev domain.Event) domain.Event {
+	if ev.Time.IsZero() {
+		ev.Time = s.clock.Now()
+	}
+	ev.Time = ev.Time.UTC()
+	if ev.AgentPID == 0 {
+		ev.AgentPID = s.pid()
+	}
+	return ev
+}
+
+func messageEvent(m domain.Message) domain.Event {
+	return domain.Event{Type: domain.EventNotification, Message: m.Text, Time: m.At}
+}
