@@ -1,7 +1,9 @@
-// Package mcp implements ports.MCPRenderer: it parses an MCP server
-// configuration file in the common mcp.json format and renders its servers
-// into the wire shapes ACP's session/new (and session/load, session/resume)
-// carry in mcpServers.
+// Package mcp implements ports.MCPSource: it reads an MCP server
+// configuration file in the common mcp.json format and returns the
+// servers it declares as domain.MCPServer values. It only parses: which
+// servers a runtime can take (domain.MCPServer.Deliverable, and nothing on
+// a remote launch) is decided by the application, and the wire encoding
+// of ACP's McpServer union lives in protocol/acpwire (EncodeMCPServers).
 //
 // The file format is a JSON object whose mcpServers member maps a server
 // name to its declaration:
@@ -19,15 +21,15 @@
 // command, args, env, url, headers and enabled are ignored. Server order,
 // env order and header order follow the file.
 //
-// Rendering keeps every stdio server (the protocol has no way to decline
-// stdio), and withholds an http server unless the handshake advertised
-// mcpCapabilities.http, an sse server unless it advertised
-// mcpCapabilities.sse. A remote launch renders nothing: the caller passes
-// no path (see Renderer.Render).
+// Source.Load is the session-start side: its faults are the
+// *domain.AgentError session start reports (ParseError). ParseFile and
+// Parse are the same parser without that wrapping.
 //
 // The worker side merges the operator's agent-client-protocol.mcp_config
-// file with its own reserved tools entry (Merge) and writes the generated
-// file (WriteFile) that session start later renders.
+// file with its own reserved tools entry, named DefaultReservedName unless
+// the caller picks another (Merge), and writes the generated file
+// (WriteFile) that session start later loads. An operator file that
+// already declares the reserved name fails with ErrReservedName.
 //
 // Every fault names the file and what is wrong with it (FileError); input
 // is bounded in size (MaxFileBytes) and nesting (MaxDepth), and must be

@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/acpdrive/acpdrive/domain"
 )
 
 // DefaultReservedName is the server name the caller's own tools entry
-// takes in the generated configuration unless it picks another.
+// takes in the generated configuration unless it picks another; it is the
+// name the orchestrator this behaviour comes from reserves.
 const DefaultReservedName = "sortie-tools"
 
 // Merge builds the generated MCP configuration: the operator's file (the
@@ -22,8 +25,9 @@ const DefaultReservedName = "sortie-tools"
 // The operator's top-level members and servers keep their order and their
 // values (disabled servers included); the reserved entry comes last, in
 // the mcp.json shape: {"type","command","args","env"} for a stdio server,
-// {"type","url","headers"} otherwise. The operator file is checked the
-// way Render will check the generated file, so its faults name it.
+// {"type","url","headers"} otherwise. reserved.Name is ignored. The
+// operator file is checked the way Load will check the generated file, so
+// its faults name it rather than the generated copy.
 //
 // It fails with a *FileError naming operatorFile when that file cannot be
 // read (ErrUnreadable, ErrTooLarge), is not valid JSON (ErrInvalidJSON),
@@ -32,12 +36,12 @@ const DefaultReservedName = "sortie-tools"
 // the attempt fails before any session starts. A reserved server without
 // a command (stdio) or url (http, sse) is the caller's mistake and fails
 // with a plain error.
-func Merge(operatorFile, reservedName string, reserved Server) ([]byte, error) {
+func Merge(operatorFile, reservedName string, reserved domain.MCPServer) ([]byte, error) {
 	if reservedName == "" {
 		reservedName = DefaultReservedName
 	}
 	reserved.Name = reservedName
-	entryJSON, err := reserved.configJSON()
+	entryJSON, err := configJSON(reserved)
 	if err != nil {
 		return nil, fmt.Errorf("reserved MCP server %q: %w", reservedName, err)
 	}
@@ -101,11 +105,11 @@ func Merge(operatorFile, reservedName string, reserved Server) ([]byte, error) {
 	return indented.Bytes(), nil
 }
 
-// configJSON renders the server in the mcp.json shape.
-func (s Server) configJSON() ([]byte, error) {
+// configJSON writes the server in the mcp.json shape.
+func configJSON(s domain.MCPServer) ([]byte, error) {
 	var b bytes.Buffer
 	switch s.Transport {
-	case TransportStdio, "":
+	case domain.MCPStdio, "":
 		if s.Command == "" {
 			return nil, errors.New("a stdio server needs a command")
 		}
@@ -115,7 +119,7 @@ func (s Server) configJSON() ([]byte, error) {
 		b.Write(encode(nonNil(s.Args)))
 		b.WriteString(`,"env":`)
 		writePairs(&b, s.Env)
-	case TransportHTTP, TransportSSE:
+	case domain.MCPHTTP, domain.MCPSSE:
 		if s.URL == "" {
 			return nil, fmt.Errorf("an %s server needs a url", s.Transport)
 		}
@@ -134,7 +138,7 @@ func (s Server) configJSON() ([]byte, error) {
 
 // writePairs writes pairs as a JSON object, in order. A repeated name is
 // written as given; the parser refuses it, so callers should not repeat.
-func writePairs(b *bytes.Buffer, pairs []Pair) {
+func writePairs(b *bytes.Buffer, pairs []domain.NameValue) {
 	b.WriteByte('{')
 	for i, p := range pairs {
 		if i > 0 {
@@ -145,6 +149,25 @@ func writePairs(b *bytes.Buffer, pairs []Pair) {
 		b.Write(encode(p.Value))
 	}
 	b.WriteByte('}')
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// encode marshals v without HTML escaping and without a trailing newline.
+// v is a string or a list of strings, so encoding cannot fail.
+func encode(v any) json.RawMessage {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Sprintf("mcp: encode %T: %v", v, err))
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // WriteFile writes a generated configuration to path atomically: a

@@ -10,14 +10,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acpdrive/acpdrive/adapters/mcp"
+	"github.com/acpdrive/acpdrive/domain"
 )
 
 // tools is the caller's reserved entry the way a worker builds it.
-var tools = mcp.Server{
-	Transport: mcp.TransportStdio,
+var tools = domain.MCPServer{
+	Transport: domain.MCPStdio,
 	Command:   "/usr/local/bin/sortie",
 	Args:      []string{"mcp-server", "--workflow", "/repo/WORKFLOW.md"},
-	Env: []mcp.Pair{
+	Env: []domain.NameValue{
 		{Name: "SORTIE_ISSUE_ID", Value: "abc-123"},
 		{Name: "SORTIE_ISSUE_IDENTIFIER", Value: "PROJ-7"},
 		{Name: "SORTIE_WORKSPACE", Value: "/ws/PROJ-7"},
@@ -39,7 +40,7 @@ func TestMergeWithoutOperatorFile(t *testing.T) {
 	require.NoError(t, err)
 	want := tools
 	want.Name = "acpdrive-tools"
-	assert.Equal(t, []mcp.Server{want}, servers)
+	assert.Equal(t, []domain.MCPServer{want}, servers)
 }
 
 func TestMergeRoundTrip(t *testing.T) {
@@ -59,8 +60,8 @@ func TestMergeRoundTrip(t *testing.T) {
 }
 
 func TestMergeHTTPReserved(t *testing.T) {
-	reserved := mcp.Server{Transport: mcp.TransportHTTP, URL: "http://127.0.0.1:9/mcp",
-		Headers: []mcp.Pair{{Name: "Authorization", Value: "Bearer x"}}}
+	reserved := domain.MCPServer{Transport: domain.MCPHTTP, URL: "http://127.0.0.1:9/mcp",
+		Headers: []domain.NameValue{{Name: "Authorization", Value: "Bearer x"}}}
 	doc, err := mcp.Merge("", "", reserved)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"mcpServers":{"sortie-tools":{"type":"http","url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer x"}}}}`, string(doc))
@@ -78,7 +79,7 @@ func TestMergeOperatorWithoutServers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(dir, tt.name+".json")
 			require.NoError(t, os.WriteFile(path, []byte(tt.content), 0o600))
-			doc, err := mcp.Merge(path, "", mcp.Server{Command: "c"})
+			doc, err := mcp.Merge(path, "", domain.MCPServer{Command: "c"})
 			require.NoError(t, err)
 			assert.JSONEq(t, tt.want, string(doc))
 		})
@@ -132,12 +133,12 @@ func TestMergeFaults(t *testing.T) {
 func TestMergeBadReservedServer(t *testing.T) {
 	tests := []struct {
 		name   string
-		server mcp.Server
+		server domain.MCPServer
 		want   string
 	}{
-		{"stdio without command", mcp.Server{}, `reserved MCP server "sortie-tools": a stdio server needs a command`},
-		{"http without url", mcp.Server{Transport: mcp.TransportHTTP}, `reserved MCP server "sortie-tools": an http server needs a url`},
-		{"unknown transport", mcp.Server{Transport: "ws", URL: "x"}, `reserved MCP server "sortie-tools": unsupported transport "ws"`},
+		{"stdio without command", domain.MCPServer{}, `reserved MCP server "sortie-tools": a stdio server needs a command`},
+		{"http without url", domain.MCPServer{Transport: domain.MCPHTTP}, `reserved MCP server "sortie-tools": an http server needs a url`},
+		{"unknown transport", domain.MCPServer{Transport: "ws", URL: "x"}, `reserved MCP server "sortie-tools": unsupported transport "ws"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -181,7 +182,7 @@ func TestWriteFileFailureNamesPath(t *testing.T) {
 	assert.Contains(t, err.Error(), "write MCP config "+path+": create directory: ")
 }
 
-func TestWriteThenRender(t *testing.T) {
+func TestWriteThenParse(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mcp.json")
 	doc, err := mcp.Merge(filepath.Join("testdata", "operator.mcp.json"), "", tools)
 	require.NoError(t, err)

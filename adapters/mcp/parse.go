@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/acpdrive/acpdrive/domain"
 )
 
 // Bounds on an MCP configuration file.
@@ -66,46 +68,6 @@ func (e *FileError) Unwrap() []error {
 	return errs
 }
 
-// Transport is how a server is reached.
-type Transport string
-
-// Transports of the mcp.json format and of ACP's McpServer union.
-const (
-	// TransportStdio: a subprocess speaking MCP on its standard streams.
-	TransportStdio Transport = "stdio"
-	// TransportHTTP: MCP's streamable HTTP transport.
-	TransportHTTP Transport = "http"
-	// TransportSSE: MCP's deprecated HTTP+SSE transport.
-	TransportSSE Transport = "sse"
-)
-
-// Pair is one environment variable of a stdio server or one header of an
-// http or sse server; it is also ACP's EnvVariable and HttpHeader shape.
-type Pair struct {
-	// Name is the variable or header name.
-	Name string `json:"name"`
-	// Value is its value.
-	Value string `json:"value"`
-}
-
-// Server is one server declaration of an MCP configuration file.
-type Server struct {
-	// Name is the server's key in mcpServers.
-	Name string
-	// Transport is how the server is reached.
-	Transport Transport
-	// Command is the executable of a stdio server.
-	Command string
-	// Args are the arguments of a stdio server.
-	Args []string
-	// Env is the environment of a stdio server, in file order.
-	Env []Pair
-	// URL is the endpoint of an http or sse server.
-	URL string
-	// Headers are the HTTP headers of an http or sse server, in file order.
-	Headers []Pair
-}
-
 // member is one member of a JSON object, its value kept as written.
 type member struct {
 	key string
@@ -117,7 +79,7 @@ type member struct {
 type entry struct {
 	name     string
 	raw      json.RawMessage
-	server   Server
+	server   domain.MCPServer
 	disabled bool
 }
 
@@ -128,10 +90,11 @@ type document struct {
 	servers    []entry
 }
 
-// ParseFile reads the MCP configuration at path and returns the servers
-// to deliver, in file order: every declared server except those whose
-// enabled member is false. A fault comes back as a *FileError naming path.
-func ParseFile(path string) ([]Server, error) {
+// ParseFile reads the MCP configuration at path and returns its enabled
+// servers in file order: every declared server except those whose enabled
+// member is false. Each server's Transport is set, and the lists its
+// transport uses (Args and Env, or Headers) are empty rather than nil. A fault comes back as a *FileError naming path.
+func ParseFile(path string) ([]domain.MCPServer, error) {
 	doc, err := readDocument(path)
 	if err != nil {
 		return nil, err
@@ -141,7 +104,7 @@ func ParseFile(path string) ([]Server, error) {
 
 // Parse is ParseFile on content already read; name stands for the file in
 // fault messages.
-func Parse(data []byte, name string) ([]Server, error) {
+func Parse(data []byte, name string) ([]domain.MCPServer, error) {
 	doc, err := parseDocument(name, data)
 	if err != nil {
 		return nil, err
@@ -149,8 +112,8 @@ func Parse(data []byte, name string) ([]Server, error) {
 	return doc.enabled(), nil
 }
 
-func (d *document) enabled() []Server {
-	out := make([]Server, 0, len(d.servers))
+func (d *document) enabled() []domain.MCPServer {
+	out := make([]domain.MCPServer, 0, len(d.servers))
 	for _, e := range d.servers {
 		if !e.disabled {
 			out = append(out, e.server)
@@ -277,9 +240,9 @@ func (d *document) parseServers(name string, raw json.RawMessage) error {
 
 // parseEntry decodes one server declaration. A disabled server is kept
 // (a merge copies it through) but not checked further: it is never
-// rendered.
+// returned.
 func parseEntry(name string, raw json.RawMessage) (entry, error) {
-	e := entry{name: name, raw: raw, server: Server{Name: name}}
+	e := entry{name: name, raw: raw, server: domain.MCPServer{Name: name}}
 	fields, err := objectMembers(raw)
 	if err != nil {
 		return e, err
@@ -317,22 +280,22 @@ func parseEntry(name string, raw json.RawMessage) (entry, error) {
 	}
 	switch {
 	case hasType:
-		switch Transport(typ) {
-		case TransportStdio, TransportHTTP, TransportSSE:
-			s.Transport = Transport(typ)
+		switch t := domain.MCPTransport(typ); t {
+		case domain.MCPStdio, domain.MCPHTTP, domain.MCPSSE:
+			s.Transport = t
 		default:
 			return e, fmt.Errorf("type: unsupported transport %q (want stdio, http or sse)", typ)
 		}
 	case hasCmd && hasURL:
 		return e, errors.New(`has both command and url: set type to "stdio", "http" or "sse"`)
 	case hasCmd:
-		s.Transport = TransportStdio
+		s.Transport = domain.MCPStdio
 	case hasURL:
-		s.Transport = TransportHTTP
+		s.Transport = domain.MCPHTTP
 	default:
 		return e, errors.New("has neither command nor url")
 	}
-	if s.Transport == TransportStdio {
+	if s.Transport == domain.MCPStdio {
 		if !hasCmd || cmd == "" {
 			return e, errors.New("command: a stdio server needs a non-empty command")
 		}
@@ -401,9 +364,9 @@ func stringArray(got map[string]json.RawMessage, key string) ([]string, error) {
 
 // stringObject decodes member key as an object of string values, in
 // order; absent or null is an empty list.
-func stringObject(got map[string]json.RawMessage, key string) ([]Pair, error) {
+func stringObject(got map[string]json.RawMessage, key string) ([]domain.NameValue, error) {
 	raw, ok := got[key]
-	out := []Pair{}
+	out := []domain.NameValue{}
 	if !ok || kindOf(raw) == "null" {
 		return out, nil
 	}
@@ -424,7 +387,7 @@ func stringObject(got map[string]json.RawMessage, key string) ([]Pair, error) {
 		if err := json.Unmarshal(m.raw, &v); err != nil {
 			return nil, fmt.Errorf("%s.%s: %w", key, jsonKey(m.key), err)
 		}
-		out = append(out, Pair{Name: m.key, Value: v})
+		out = append(out, domain.NameValue{Name: m.key, Value: v})
 	}
 	return out, nil
 }

@@ -13,19 +13,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acpdrive/acpdrive/adapters/mcp"
+	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/protocol/acpwire"
 )
 
 func TestParseFileServers(t *testing.T) {
 	servers, err := mcp.ParseFile(filepath.Join("testdata", "mixed.mcp.json"))
 	require.NoError(t, err)
-	want := []mcp.Server{
-		{Name: "tools", Transport: mcp.TransportStdio, Command: "/opt/tools/bin/server", Args: []string{"serve"},
-			Env: []mcp.Pair{{Name: "TOKEN", Value: "t0k"}}},
-		{Name: "api", Transport: mcp.TransportHTTP, URL: "https://api.example.com/mcp",
-			Headers: []mcp.Pair{{Name: "Authorization", Value: "Bearer abc"}, {Name: "X-Trace", Value: "1"}}},
-		{Name: "inferred-http", Transport: mcp.TransportHTTP, URL: "https://infer.example.com/mcp", Headers: []mcp.Pair{}},
-		{Name: "events", Transport: mcp.TransportSSE, URL: "https://events.example.com/sse", Headers: []mcp.Pair{}},
-		{Name: "last", Transport: mcp.TransportStdio, Command: "/bin/last", Args: []string{}, Env: []mcp.Pair{}},
+	want := []domain.MCPServer{
+		{Name: "tools", Transport: domain.MCPStdio, Command: "/opt/tools/bin/server", Args: []string{"serve"},
+			Env: []domain.NameValue{{Name: "TOKEN", Value: "t0k"}}},
+		{Name: "api", Transport: domain.MCPHTTP, URL: "https://api.example.com/mcp",
+			Headers: []domain.NameValue{{Name: "Authorization", Value: "Bearer abc"}, {Name: "X-Trace", Value: "1"}}},
+		{Name: "inferred-http", Transport: domain.MCPHTTP, URL: "https://infer.example.com/mcp", Headers: []domain.NameValue{}},
+		{Name: "events", Transport: domain.MCPSSE, URL: "https://events.example.com/sse", Headers: []domain.NameValue{}},
+		{Name: "last", Transport: domain.MCPStdio, Command: "/bin/last", Args: []string{}, Env: []domain.NameValue{}},
 	}
 	assert.Equal(t, want, servers)
 }
@@ -48,7 +50,7 @@ func TestParseKeepsFileOrder(t *testing.T) {
 	require.Len(t, servers, len(names))
 	for i, s := range servers {
 		assert.Equal(t, names[i], s.Name)
-		assert.Equal(t, []mcp.Pair{{Name: "Z", Value: "1"}, {Name: "A", Value: "2"}, {Name: "M", Value: "3"}}, s.Env)
+		assert.Equal(t, []domain.NameValue{{Name: "Z", Value: "1"}, {Name: "A", Value: "2"}, {Name: "M", Value: "3"}}, s.Env)
 	}
 }
 
@@ -56,23 +58,23 @@ func TestParseAccepts(t *testing.T) {
 	tests := []struct {
 		name  string
 		input string
-		want  []mcp.Server
+		want  []domain.MCPServer
 	}{
-		{"no mcpServers", `{"other": 1}`, []mcp.Server{}},
-		{"empty servers", `{"mcpServers": {}}`, []mcp.Server{}},
-		{"utf-8 bom", "\xef\xbb\xbf{\"mcpServers\": {}}", []mcp.Server{}},
-		{"only disabled", `{"mcpServers": {"a": {"command": "c", "enabled": false}}}`, []mcp.Server{}},
-		{"disabled is not checked further", `{"mcpServers": {"a": {"type": "carrier-pigeon", "enabled": false}}}`, []mcp.Server{}},
+		{"no mcpServers", `{"other": 1}`, []domain.MCPServer{}},
+		{"empty servers", `{"mcpServers": {}}`, []domain.MCPServer{}},
+		{"utf-8 bom", "\xef\xbb\xbf{\"mcpServers\": {}}", []domain.MCPServer{}},
+		{"only disabled", `{"mcpServers": {"a": {"command": "c", "enabled": false}}}`, []domain.MCPServer{}},
+		{"disabled is not checked further", `{"mcpServers": {"a": {"type": "carrier-pigeon", "enabled": false}}}`, []domain.MCPServer{}},
 		{"enabled true", `{"mcpServers": {"a": {"command": "c", "enabled": true}}}`,
-			[]mcp.Server{{Name: "a", Transport: mcp.TransportStdio, Command: "c", Args: []string{}, Env: []mcp.Pair{}}}},
+			[]domain.MCPServer{{Name: "a", Transport: domain.MCPStdio, Command: "c", Args: []string{}, Env: []domain.NameValue{}}}},
 		{"explicit stdio ignores url", `{"mcpServers": {"a": {"type": "stdio", "command": "c", "url": "http://x"}}}`,
-			[]mcp.Server{{Name: "a", Transport: mcp.TransportStdio, Command: "c", Args: []string{}, Env: []mcp.Pair{}}}},
+			[]domain.MCPServer{{Name: "a", Transport: domain.MCPStdio, Command: "c", Args: []string{}, Env: []domain.NameValue{}}}},
 		{"explicit http ignores command", `{"mcpServers": {"a": {"type": "http", "command": "c", "url": "http://x"}}}`,
-			[]mcp.Server{{Name: "a", Transport: mcp.TransportHTTP, URL: "http://x", Headers: []mcp.Pair{}}}},
+			[]domain.MCPServer{{Name: "a", Transport: domain.MCPHTTP, URL: "http://x", Headers: []domain.NameValue{}}}},
 		{"unknown members ignored", `{"mcpServers": {"a": {"command": "c", "cwd": "/x", "timeout": 1, "trust": true}}}`,
-			[]mcp.Server{{Name: "a", Transport: mcp.TransportStdio, Command: "c", Args: []string{}, Env: []mcp.Pair{}}}},
+			[]domain.MCPServer{{Name: "a", Transport: domain.MCPStdio, Command: "c", Args: []string{}, Env: []domain.NameValue{}}}},
 		{"escaped names", `{"mcpServers": {"a\u0020b": {"command": "c\n"}}}`,
-			[]mcp.Server{{Name: "a b", Transport: mcp.TransportStdio, Command: "c\n", Args: []string{}, Env: []mcp.Pair{}}}},
+			[]domain.MCPServer{{Name: "a b", Transport: domain.MCPStdio, Command: "c\n", Args: []string{}, Env: []domain.NameValue{}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -258,18 +260,20 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("server without a name from %q", data)
 			}
 			switch s.Transport {
-			case mcp.TransportStdio:
+			case domain.MCPStdio:
 				if s.Command == "" {
 					t.Fatalf("stdio server without a command from %q", data)
 				}
-			case mcp.TransportHTTP, mcp.TransportSSE:
+			case domain.MCPHTTP, domain.MCPSSE:
 				if s.URL == "" {
 					t.Fatalf("%s server without a url from %q", s.Transport, data)
 				}
 			default:
 				t.Fatalf("transport %q from %q", s.Transport, data)
 			}
-			if w := s.Wire(); !json.Valid(w) {
+		}
+		for _, w := range acpwire.EncodeMCPServers(servers) {
+			if !json.Valid(w) {
 				t.Fatalf("invalid wire JSON %s", w)
 			}
 		}

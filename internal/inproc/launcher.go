@@ -1,0 +1,99 @@
+// Package inproc is a ports.Launcher that serves the reference agent
+// (refagent.Serve) inside the test process over os.Pipe pairs, so tests of
+// the application's protocol behaviour need no subprocess.
+//
+// The pipes are real *os.File pipes, so write deadlines and closes behave as
+// with a local process. What cannot behave the same is documented on each
+// method: there is no process ID, the workspace is not the agent's working
+// directory, the environment is not passed, and scripts that spawn
+// descendants are refused by the agent (refagent.Serve).
+package inproc
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
+)
+
+// msgWorkspaceNotAbsolute is the message for a relative workspace path, the
+// words the local launcher uses.
+const msgWorkspaceNotAbsolute = "workspace path is not absolute"
+
+// Launcher runs the reference agent in-process. It implements
+// ports.Launcher and is safe for concurrent use.
+type Launcher struct {
+	args []string
+}
+
+var _ ports.Launcher = (*Launcher)(nil)
+
+// New returns a Launcher whose agents run with args: the reference agent's
+// flags, e.g. "--scenario", "close", "--log", file.
+func New(args ...string) *Launcher {
+	return &Launcher{args: append([]string(nil), args...)}
+}
+
+// Prepare validates req.Workspace as a local launcher does (non-empty,
+// absolute, an existing directory) and returns a Plan running the agent on
+// this machine. Errors are *domain.AgentError values of kind
+// invalid_workspace_cwd.
+//
+// req.Command is ignored: the program is always the reference agent with
+// the Launcher's arguments, so a command naming no installed program is
+// never agent_not_found here.
+func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
+	if err := validateWorkspace(req.Workspace); err != nil {
+		return nil, err
+	}
+	return &plan{args: l.args, workspace: req.Workspace}, nil
+}
+
+func validateWorkspace(dir string) error {
+	if dir == "" {
+		return domain.NewError(domain.KindInvalidWorkspaceCWD, domain.MsgEmptyWorkspace)
+	}
+	if !filepath.IsAbs(dir) {
+		return domain.WrapError(domain.KindInvalidWorkspaceCWD, msgWorkspaceNotAbsolute,
+			fmt.Errorf("workspace %q", dir))
+	}
+	info, err := os.Stat(dir)
+	if err != nil {
+		return domain.WrapError(domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceMissing, err)
+	}
+	if !info.IsDir() {
+		return domain.WrapError(domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceNotDir,
+			fmt.Errorf("workspace %q", dir))
+	}
+	return nil
+}
+
+// plan is a validated in-process launch; it may be started any number of
+// times, each start a fresh agent.
+type plan struct {
+	args      []string
+	workspace string
+}
+
+// Target is this machine.
+func (p *plan) Target() ports.Target { return ports.Target{} }
+
+// Start serves a fresh reference agent on new pipes.
+//
+// env is ignored: the agent reads no environment, and an in-process agent
+// shares the test process's. The workspace is not made the agent's working
+// directory either (that is per process); the agent learns it only from
+// session/new, and a relative --log path is resolved against the test
+// process's directory.
+//
+// A ctx already done returns a *domain.AgentError of kind turn_cancelled;
+// a pipe that cannot be made, one of kind port_exit.
+func (p *plan) Start(ctx context.Context, env []string) (ports.Process, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, domain.WrapError(domain.KindTurnCancelled, domain.MsgTurnCancelled, err)
+	}
+	return start(p.args)
+}
