@@ -319,6 +319,7 @@ func agentInfo(resp acpwire.InitializeResponse) domain.AgentInfo {
 			Close:                 sc.CanClose(),
 			Delete:                sc.CanDelete(),
 			List:                  sc.CanList(),
+			SessionMarkers:        sc.Advertised(),
 			MCPHTTP:               ac.MCPCapabilities.HTTP,
 			MCPSSE:                ac.MCPCapabilities.SSE,
 			PromptImage:           ac.PromptCapabilities.Image,

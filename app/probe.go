@@ -90,7 +90,7 @@ func Probe(ctx context.Context, opts Options) (ProbeReport, error) {
 		LoadSession:         adv.LoadSession,
 		PromptCapabilities:  ProbePrompt{Image: adv.PromptImage, Audio: adv.PromptAudio, EmbeddedContext: adv.PromptEmbeddedContext},
 		MCPCapabilities:     ProbeMCP{HTTP: adv.MCPHTTP, SSE: adv.MCPSSE},
-		SessionCapabilities: markers(adv),
+		SessionCapabilities: adv.SessionMarkers,
 		AuthMethods:         []ProbeAuthMethod{},
 		NegativeControl:     control,
 		ContinuationRoute:   ContinuationRoute(adv),
@@ -107,18 +107,4 @@ func Probe(ctx context.Context, opts Options) (ProbeReport, error) {
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.Config.StopGrace+10*time.Second)
 	defer cancel()
 	return r, s.Stop(stopCtx)
-}
-
-// markers lists the advertised sessionCapabilities markers, in schema order.
-func markers(adv domain.Advertised) []string {
-	out := []string{}
-	for _, m := range []struct {
-		name string
-		on   bool
-	}{{"list", adv.List}, {"delete", adv.Delete}, {"resume", adv.Resume}, {"close", adv.Close}} {
-		if m.on {
-			out = append(out, m.name)
-		}
-	}
-	return out
 }

@@ -26,6 +26,9 @@ type Advertised struct {
 	Close  bool `json:"close"`
 	Delete bool `json:"delete"`
 	List   bool `json:"list"`
+	// SessionMarkers lists every sessionCapabilities marker present, in
+	// schema order (also those acpdrive does not use).
+	SessionMarkers []string `json:"session_markers"`
 	// MCPHTTP and MCPSSE are agentCapabilities.mcpCapabilities.
 	MCPHTTP bool `json:"mcp_http"`
 	MCPSSE  bool `json:"mcp_sse"`

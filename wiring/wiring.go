@@ -1,16 +1,21 @@
 // Package wiring assembles acpdrive's adapters into the application with
 // go.uber.org/fx. It is the only package (besides the CLI's main) that
 // imports fx; every constructor it registers also works without fx.
+//
+// A vendor adds a measurement source by providing it into the value group
+// "measurement_sources" (see MeasurementSource); an observer (tracing,
+// metrics) goes into the group "observers" (see Observer). Neither needs a
+// change to app/.
 package wiring
 
 import (
-	"io"
 	"log/slog"
 
 	"go.uber.org/fx"
 
 	"github.com/acpdrive/acpdrive/adapters/localexec"
 	"github.com/acpdrive/acpdrive/adapters/mcp"
+	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/ports"
 )
@@ -19,52 +24,89 @@ import (
 type Deps struct {
 	fx.In
 
-	Launcher    ports.Launcher
-	Clock       ports.Clock
-	Logger      *slog.Logger
-	MCPRenderer ports.MCPRenderer
+	Launcher           ports.Launcher
+	Clock              ports.Clock
+	Logger             *slog.Logger
+	MCPSource          ports.MCPSource
+	Creations          app.CreationStore
+	MeasurementSources []ports.MeasurementSource `group:"measurement_sources"`
+	Observers          []ports.Observer          `group:"observers"`
 }
 
-// LocalModule provides the local-process transport and the system clock.
-// It expects a *slog.Logger to be supplied.
+// Apply copies the dependencies into o.
+func (d Deps) Apply(o *app.Options) {
+	o.Launcher, o.Clock, o.Logger = d.Launcher, d.Clock, d.Logger
+	o.MCPSource, o.Creations = d.MCPSource, d.Creations
+	o.MeasurementSources = d.MeasurementSources
+	o.Observers = d.Observers
+}
+
+// LocalSettings configures the local-process transport.
+type LocalSettings struct {
+	// Contain makes teardown reach descendants that left the runtime's
+	// process group (adapters/localexec, Options.Contain).
+	Contain bool
+}
+
+// LocalModule provides the local-process transport, the system clock,
+// the MCP source and the process-wide creation store. It expects a
+// *slog.Logger and LocalSettings to be supplied.
 var LocalModule = fx.Module("acpdrive_local",
 	fx.Provide(
 		NewLocalLauncher,
 		NewSystemClock,
-		NewMCPRenderer,
+		NewMCPSource,
+		NewCreationStore,
 	),
 )
 
-// NewMCPRenderer builds the MCP configuration renderer.
-func NewMCPRenderer(logger *slog.Logger) ports.MCPRenderer {
+// MeasurementSource annotates a constructor of a ports.MeasurementSource
+// so that its result joins the "measurement_sources" value group.
+func MeasurementSource(constructor any) fx.Option {
+	return fx.Provide(fx.Annotate(constructor, fx.As(new(ports.MeasurementSource)), fx.ResultTags(`group:"measurement_sources"`)))
+}
+
+// Observer annotates a constructor of a ports.Observer so that its result
+// joins the "observers" value group.
+func Observer(constructor any) fx.Option {
+	return fx.Provide(fx.Annotate(constructor, fx.As(new(ports.Observer)), fx.ResultTags(`group:"observers"`)))
+}
+
+// NewMCPSource builds the MCP configuration reader.
+func NewMCPSource(logger *slog.Logger) ports.MCPSource {
 	return mcp.New(mcp.Options{Logger: logger})
 }
 
 // NewLocalLauncher builds the local-process launcher.
-func NewLocalLauncher(logger *slog.Logger) ports.Launcher {
-	return localexec.New(localexec.Options{Logger: logger})
+func NewLocalLauncher(logger *slog.Logger, s LocalSettings) ports.Launcher {
+	return localexec.New(localexec.Options{Logger: logger, Contain: s.Contain})
 }
 
 // NewSystemClock returns the wall clock.
-func NewSystemClock() ports.Clock { return app.SystemClock{} }
+func NewSystemClock() ports.Clock { return sysclock.Clock{} }
+
+// NewCreationStore returns the process-wide store of session creation
+// times.
+func NewCreationStore() app.CreationStore { return app.NewMemoryCreations() }
 
 // Options returns the fx options of a local acpdrive application that
-// logs to logger (nil discards).
-func Options(logger *slog.Logger) fx.Option {
+// logs to logger (nil discards), plus extra options (sources, observers).
+func Options(logger *slog.Logger, s LocalSettings, extra ...fx.Option) fx.Option {
 	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		logger = slog.New(slog.DiscardHandler)
 	}
 	return fx.Options(
-		fx.Supply(logger),
+		fx.Supply(logger, s),
 		LocalModule,
+		fx.Options(extra...),
 		fx.NopLogger,
 	)
 }
 
 // Resolve builds the dependency graph for a local launch and returns it.
-func Resolve(logger *slog.Logger) (Deps, error) {
+func Resolve(logger *slog.Logger, s LocalSettings, extra ...fx.Option) (Deps, error) {
 	var d Deps
-	a := fx.New(Options(logger), fx.Populate(&d.Launcher, &d.Clock, &d.Logger, &d.MCPRenderer))
+	a := fx.New(Options(logger, s, extra...), fx.Invoke(func(in Deps) { d = in }))
 	if err := a.Err(); err != nil {
 		return Deps{}, err
 	}

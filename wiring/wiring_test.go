@@ -1,24 +1,66 @@
 package wiring_test
 
 import (
+	"context"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/fx"
 
+	"github.com/acpdrive/acpdrive/app"
+	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/wiring"
 )
 
 func TestValidateApp(t *testing.T) {
-	require.NoError(t, fx.ValidateApp(wiring.Options(nil), fx.Invoke(func(ports.Launcher, ports.Clock, ports.MCPRenderer) {})))
+	require.NoError(t, fx.ValidateApp(wiring.Options(nil, wiring.LocalSettings{}),
+		fx.Invoke(func(ports.Launcher, ports.Clock, ports.MCPSource, app.CreationStore) {})))
 }
 
 func TestResolve(t *testing.T) {
-	deps, err := wiring.Resolve(nil)
+	deps, err := wiring.Resolve(nil, wiring.LocalSettings{Contain: true})
 	require.NoError(t, err)
 	require.NotNil(t, deps.Launcher)
 	require.NotNil(t, deps.Clock)
 	require.NotNil(t, deps.Logger)
-	require.NotNil(t, deps.MCPRenderer)
+	require.NotNil(t, deps.MCPSource)
+	require.NotNil(t, deps.Creations)
+	assert.Empty(t, deps.MeasurementSources)
+	var o app.Options
+	deps.Apply(&o)
+	assert.Same(t, deps.Logger, o.Logger)
+}
+
+// vendorSource is what a vendor writes: a type implementing the port.
+type vendorSource struct{ name string }
+
+func (v vendorSource) Name() string                                 { return v.name }
+func (vendorSource) RuntimeName() string                            { return "vendor-runtime" }
+func (vendorSource) Claims([]string) bool                           { return false }
+func (vendorSource) Arm(context.Context) (ports.Measurement, error) { return nil, nil }
+
+type countingObserver struct{ n *int }
+
+func (c countingObserver) Observe(domain.Event) { *c.n++ }
+
+// TestVendorSourcesJoinTheGroup adds two measurement sources and an
+// observer through the value groups, without touching app/.
+func TestVendorSourcesJoinTheGroup(t *testing.T) {
+	n := 0
+	deps, err := wiring.Resolve(nil, wiring.LocalSettings{},
+		wiring.MeasurementSource(func() vendorSource { return vendorSource{"a"} }),
+		wiring.MeasurementSource(func() *vendorSource { return &vendorSource{"b"} }),
+		wiring.Observer(func() countingObserver { return countingObserver{&n} }),
+	)
+	require.NoError(t, err)
+	var names []string
+	for _, s := range deps.MeasurementSources {
+		names = append(names, s.Name())
+	}
+	assert.ElementsMatch(t, []string{"a", "b"}, names)
+	require.Len(t, deps.Observers, 1)
+	deps.Observers[0].Observe(domain.Event{})
+	assert.Equal(t, 1, n)
 }

@@ -40,6 +40,9 @@ type runResultLine struct {
 	AgentPID       int      `json:"agent_pid,omitempty"`
 	CapabilityGaps []string `json:"capability_gaps"`
 	Turns          int      `json:"turns"`
+	// Survivors lists what of the runtime's process tree outlived the
+	// teardown (docs/behaviour.md#containment); absent when nothing did.
+	Survivors []domain.Survivor `json:"survivors,omitempty"`
 }
 
 // printer renders a run either as JSON lines or for a person.
@@ -202,22 +205,30 @@ func (p *printer) startupFailed(err error) {
 	fmt.Fprintf(p.out, "session could not start: %s\n", err)
 }
 
-func (p *printer) runResult(sess *app.Session, turns int) {
+func (p *printer) runResult(sess *app.Session, turns int, stopErr error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	var survivors []domain.Survivor
+	var surv *domain.SurvivorsError
+	if errors.As(stopErr, &surv) {
+		survivors = surv.Survivors
+	}
 	caps := sess.Capabilities()
 	gaps := []string{}
 	for _, label := range caps.Gaps() {
 		gaps = append(gaps, string(label))
 	}
 	if p.json {
-		_ = p.enc.Encode(runResultLine{Type: "run_result", SessionID: sess.ID(), AgentPID: sess.PID(), CapabilityGaps: gaps, Turns: turns})
+		_ = p.enc.Encode(runResultLine{Type: "run_result", SessionID: sess.ID(), AgentPID: sess.PID(), CapabilityGaps: gaps, Turns: turns, Survivors: survivors})
 		return
 	}
 	p.clearStatus()
 	fmt.Fprintf(p.out, "session %s (pid %d): %d turn(s)", sess.ID(), sess.PID(), turns)
 	if len(gaps) > 0 {
 		fmt.Fprintf(p.out, "; capability gaps: %s", strings.Join(gaps, ", "))
+	}
+	if surv != nil {
+		fmt.Fprintf(p.out, "; %s", surv.Error())
 	}
 	fmt.Fprintln(p.out)
 }

@@ -39,14 +39,14 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "acpdrive probe: %v\n", err)
 		return exitUsage
 	}
-	deps, err := wiring.Resolve(logger)
+	deps, err := wiring.Resolve(logger, wiring.LocalSettings{Contain: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "acpdrive probe: %v\n", err)
 		return exitUsage
 	}
-	report, err := app.Probe(ctx, app.Options{
-		Config: cfg, Workspace: workspace, Launcher: deps.Launcher, Clock: deps.Clock, Logger: deps.Logger,
-	})
+	opts := app.Options{Config: cfg, Workspace: workspace}
+	deps.Apply(&opts)
+	report, err := app.Probe(ctx, opts)
 	if err != nil {
 		out := newPrinter(f.json, stdout, stderr)
 		out.startupFailed(err)

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -59,18 +61,56 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.BoolVar(&f.verifyCredential, "verify-credential", false, "run a short credential-verification session before the working one")
 	fs.StringVar(&f.workflow, "workflow", "", "take the settings from this WORKFLOW.md `FILE` (flags given here override it)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: acpdrive run [flags] PROMPT...")
+		fmt.Fprintln(stderr, "usage: acpdrive run [flags] PROMPT... [flags] [-- PROMPT...]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	flagArgs, prompts := splitArgs(fs, args)
+	if err := fs.Parse(flagArgs); err != nil {
 		return f, nil, err
 	}
-	if fs.NArg() == 0 {
+	prompts = append(prompts, fs.Args()...)
+	if len(prompts) == 0 {
 		return f, nil, errors.New("at least one PROMPT is required")
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
-	return f, fs.Args(), nil
+	if f.set["command"] && strings.TrimSpace(f.command) == "" {
+		return f, nil, errors.New("--command: the command is empty (leave --command out to run the built-in reference agent)")
+	}
+	return f, prompts, nil
+}
+
+// splitArgs separates flags from prompts anywhere on the command line:
+// "acpdrive run hello --json" gives the flag --json and the prompt
+// "hello". A flag that takes a value takes the next word unless written
+// --flag=value. "--" ends the flags: every word after it is a prompt, even
+// one that starts with a dash. An unknown flag is left to the flag set,
+// which reports it.
+func splitArgs(fs *flag.FlagSet, args []string) (flagArgs, prompts []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return flagArgs, append(prompts, args[i+1:]...)
+		}
+		if len(a) < 2 || a[0] != '-' {
+			prompts = append(prompts, a)
+			continue
+		}
+		flagArgs = append(flagArgs, a)
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		fl := fs.Lookup(name)
+		if fl == nil || hasValue {
+			continue
+		}
+		if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 < len(args) {
+			i++
+			flagArgs = append(flagArgs, args[i])
+		}
+	}
+	return flagArgs, prompts
 }
 
 // config builds the domain configuration: the defaults, then the
@@ -112,6 +152,9 @@ func (f runFlags) config() (domain.Config, error) {
 		if f.workflow == "" || f.set[name] {
 			apply()
 		}
+	}
+	if cfg.Remote() {
+		return cfg, errors.New("worker.ssh_hosts names remote hosts, and this build has no SSH transport: the agent is not run locally instead")
 	}
 	var errs []error
 	for _, finding := range cfg.Validate() {
@@ -167,7 +210,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
 		return exitUsage
 	}
-	deps, err := wiring.Resolve(logger)
+	deps, err := wiring.Resolve(logger, wiring.LocalSettings{Contain: true})
 	if err != nil {
 		fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
 		return exitUsage
@@ -180,20 +223,18 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 
-	sess, err := app.Start(ctx, app.Options{
+	opts := app.Options{
 		Config:      cfg,
 		Workspace:   workspace,
-		Launcher:    deps.Launcher,
-		Clock:       deps.Clock,
-		Logger:      deps.Logger,
 		OnEvent:     out.event,
 		OnAgentText: out.text,
 
 		ResumeSessionID:  f.resume,
 		VerifyCredential: f.verifyCredential,
 		MCPConfigPath:    cfg.MCPConfig,
-		MCPRenderer:      deps.MCPRenderer,
-	})
+	}
+	deps.Apply(&opts)
+	sess, err := startInterruptible(ctx, sigs, opts)
 	if err != nil {
 		out.startupFailed(err)
 		return exitNoSession
@@ -220,7 +261,31 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.StopGrace+10*time.Second)
 	defer cancel()
-	_ = sess.Stop(stopCtx)
-	out.runResult(sess, turns)
+	stopErr := sess.Stop(stopCtx)
+	out.runResult(sess, turns, stopErr)
 	return code
+}
+
+// startInterruptible starts the session with a context that the first
+// SIGINT or SIGTERM cancels, so a signal during start-up cancels the start
+// at once (turn_cancelled, teardown in order, exit 3) instead of waiting
+// for the initialize bound.
+func startInterruptible(ctx context.Context, sigs <-chan os.Signal, opts app.Options) (*app.Session, error) {
+	startCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-sigs:
+			cancel()
+		case <-done:
+		}
+	}()
+	sess, err := app.Start(startCtx, opts)
+	close(done)
+	wg.Wait()
+	return sess, err
 }
