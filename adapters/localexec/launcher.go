@@ -8,13 +8,24 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
 
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
 )
 
-// msgWorkspaceNotAbsolute is the message for a relative workspace path.
-const msgWorkspaceNotAbsolute = "workspace path is not absolute"
+// Validation messages this package adds to reference-tables §3.
+const (
+	// msgWorkspaceNotAbsolute is the message for a relative workspace path.
+	msgWorkspaceNotAbsolute = "workspace path is not absolute"
+	// msgWorkspaceNotUTF8 is the message for a workspace path ACP cannot
+	// carry: the protocol sends paths as JSON strings.
+	msgWorkspaceNotUTF8 = "workspace path is not valid UTF-8"
+	// msgStartCancelled is the message for a start whose context is done.
+	msgStartCancelled = "session start cancelled"
+)
 
 // Options configures a Launcher. The zero value is usable.
 type Options struct {
@@ -25,6 +36,11 @@ type Options struct {
 	// exec.LookPath. A name containing a path separator is checked
 	// directly rather than searched for.
 	LookPath func(file string) (string, error)
+	// Contain makes teardown reach descendants that left the runtime's
+	// process group (see the package documentation). It works on Linux
+	// only and has no effect elsewhere. Turning it on makes this process
+	// a child subreaper the first time a runtime is started.
+	Contain bool
 }
 
 // Launcher starts the agent runtime as a local subprocess in its own
@@ -33,13 +49,30 @@ type Options struct {
 type Launcher struct {
 	logger   *slog.Logger
 	lookPath func(string) (string, error)
+	contain  bool
+
+	// killWindow and resendInterval bound Kill; tests shorten them.
+	killWindow     time.Duration
+	resendInterval time.Duration
+	// spare, when set (by tests only), names processes that Kill and
+	// Terminate must not signal by PID, standing in for a process that
+	// cannot be killed.
+	spare func(pid int) bool
+
+	unsupportedOnce sync.Once
 }
 
 var _ ports.Launcher = (*Launcher)(nil)
 
 // New returns a Launcher configured by opts.
 func New(opts Options) *Launcher {
-	l := &Launcher{logger: opts.Logger, lookPath: opts.LookPath}
+	l := &Launcher{
+		logger:         opts.Logger,
+		lookPath:       opts.LookPath,
+		contain:        opts.Contain,
+		killWindow:     killWindow,
+		resendInterval: killResendInterval,
+	}
 	if l.logger == nil {
 		l.logger = slog.New(slog.DiscardHandler)
 	}
@@ -49,17 +82,13 @@ func New(opts Options) *Launcher {
 	return l
 }
 
-// Launch validates req, resolves its program and starts it.
+// Prepare validates req and resolves its program; it starts nothing.
 //
 // Errors are *domain.AgentError values: invalid_workspace_cwd when the
-// workspace is empty, relative, missing or not a directory;
-// agent_not_found when the command is empty or blank or its program cannot
-// be found; port_exit when a pipe cannot be made, the context is already
-// done, or the process fails to start.
-//
-// ctx bounds only the start itself; the started process lives until the
-// caller tears it down through the returned Process.
-func (l *Launcher) Launch(ctx context.Context, req ports.LaunchRequest) (ports.Process, error) {
+// workspace is empty, not valid UTF-8, relative, missing or not a
+// directory; agent_not_found when the command is empty or blank or its
+// program cannot be found.
+func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 	if err := validateWorkspace(req.Workspace); err != nil {
 		return nil, err
 	}
@@ -67,18 +96,53 @@ func (l *Launcher) Launch(ctx context.Context, req ports.LaunchRequest) (ports.P
 	if err != nil {
 		return nil, err
 	}
-	p, err := start(ctx, l.logger, path, req)
+	return &plan{
+		l:    l,
+		path: path,
+		args: append([]string(nil), req.Command...),
+		dir:  req.Workspace,
+	}, nil
+}
+
+// plan is a validated local launch. It implements ports.Plan.
+type plan struct {
+	l    *Launcher
+	path string   // absolute path of the program
+	args []string // the command line, args[0] as the caller wrote it
+	dir  string   // the workspace
+}
+
+var _ ports.Plan = (*plan)(nil)
+
+// Target reports this machine.
+func (p *plan) Target() ports.Target { return ports.Target{} }
+
+// Start starts the program in the workspace, in a process group of its
+// own, with env appended to this process's environment (so env overrides
+// inherited values). It may be called more than once; each call starts a
+// new process.
+//
+// Errors are *domain.AgentError values: turn_cancelled when ctx is
+// already done; port_exit when a pipe cannot be made, the platform is not
+// supported, or the process fails to start. ctx bounds only the start;
+// the process lives until the caller tears it down.
+func (p *plan) Start(ctx context.Context, env []string) (ports.Process, error) {
+	proc, err := start(ctx, p.l, p, env)
 	if err != nil {
 		return nil, err
 	}
-	return p, nil
+	return proc, nil
 }
 
-// validateWorkspace checks that dir is a non-empty absolute path naming an
-// existing directory.
+// validateWorkspace checks that dir is a non-empty, valid UTF-8, absolute
+// path naming an existing directory.
 func validateWorkspace(dir string) error {
 	if dir == "" {
 		return domain.NewError(domain.KindInvalidWorkspaceCWD, domain.MsgEmptyWorkspace)
+	}
+	if !utf8.ValidString(dir) {
+		return domain.WrapError(domain.KindInvalidWorkspaceCWD, msgWorkspaceNotUTF8,
+			fmt.Errorf("workspace %q", dir))
 	}
 	if !filepath.IsAbs(dir) {
 		return domain.WrapError(domain.KindInvalidWorkspaceCWD, msgWorkspaceNotAbsolute,

@@ -33,23 +33,28 @@ func writeScript(t *testing.T, dir, name, body string) string {
 	return path
 }
 
-// launch starts req (Workspace defaults to a fresh temp dir) and registers
-// a full teardown as a cleanup.
+// launch prepares and starts req (Workspace defaults to a fresh temp dir)
+// and registers a full teardown as a cleanup.
 func launch(t *testing.T, l *Launcher, req ports.LaunchRequest) ports.Process {
 	t.Helper()
-	return launchWith(t, l, req, true)
+	return launchWith(t, l, req, nil, true)
 }
 
-// launchWith is launch; checkRelease false leaves Release's result to the
-// test (its first result is what every later call returns).
-func launchWith(t *testing.T, l *Launcher, req ports.LaunchRequest, checkRelease bool) ports.Process {
+// launchWith is launch with env for Start; checkRelease false leaves
+// Release's result to the test (its first result is what every later call
+// returns).
+func launchWith(t *testing.T, l *Launcher, req ports.LaunchRequest, env []string, checkRelease bool) ports.Process {
 	t.Helper()
 	if req.Workspace == "" {
 		req.Workspace = t.TempDir()
 	}
-	p, err := l.Launch(context.Background(), req)
+	plan, err := l.Prepare(req)
 	if err != nil {
-		t.Fatalf("Launch(%q): %v", req.Command, err)
+		t.Fatalf("Prepare(%q): %v", req.Command, err)
+	}
+	p, err := plan.Start(context.Background(), env)
+	if err != nil {
+		t.Fatalf("Start(%q): %v", req.Command, err)
 	}
 	t.Cleanup(func() { teardown(t, p, checkRelease) })
 	return p
@@ -74,7 +79,7 @@ func teardown(t *testing.T, p ports.Process, checkRelease bool) {
 	if err := p.Release(); err != nil && checkRelease {
 		t.Errorf("Release: %v", err)
 	}
-	proctest.WaitGroupEmpty(t, p.PID(), bound)
+	proctest.WaitGroupEmpty(t, p.Identity().PID, bound)
 }
 
 func waitExited(t *testing.T, p ports.Process) {
@@ -82,7 +87,7 @@ func waitExited(t *testing.T, p ports.Process) {
 	select {
 	case <-p.Exited():
 	case <-time.After(bound):
-		t.Fatalf("process %d not reaped within %s", p.PID(), bound)
+		t.Fatalf("process %d not reaped within %s", p.Identity().PID, bound)
 	}
 }
 
@@ -132,6 +137,7 @@ func TestLaunchRejects(t *testing.T) {
 		ctx       context.Context
 		lookPath  func(string) (string, error)
 		req       ports.LaunchRequest
+		atStart   bool // the error comes from Start, not Prepare
 		wantKind  domain.ErrorKind
 		wantMsg   string
 		wantCause error // checked with errors.Is when set
@@ -170,11 +176,15 @@ func TestLaunchRejects(t *testing.T) {
 		{name: "relative path with slash missing", req: ports.LaunchRequest{Command: []string{"./acpdrive-no-such-agent"}, Workspace: tmp},
 			wantKind: domain.KindAgentNotFound, wantMsg: `agent command "./acpdrive-no-such-agent" was not found`,
 			wantCause: os.ErrNotExist},
+		{name: "workspace not UTF-8", req: ports.LaunchRequest{Command: sh, Workspace: tmp + "/\xff\xfe"},
+			wantKind: domain.KindInvalidWorkspaceCWD, wantMsg: "workspace path is not valid UTF-8"},
+		{name: "relative workspace not UTF-8", req: ports.LaunchRequest{Command: sh, Workspace: "dir\xc3"},
+			wantKind: domain.KindInvalidWorkspaceCWD, wantMsg: "workspace path is not valid UTF-8"},
 		{name: "context already done", ctx: cancelled, req: ports.LaunchRequest{Command: sh, Workspace: tmp},
-			wantKind: domain.KindPortExit, wantMsg: "failed to start subprocess", wantCause: context.Canceled},
+			atStart: true, wantKind: domain.KindTurnCancelled, wantMsg: "session start cancelled", wantCause: context.Canceled},
 		{name: "start fails", req: ports.LaunchRequest{Command: []string{"agent"}, Workspace: tmp},
 			lookPath: func(string) (string, error) { return file, nil }, // exists, not executable
-			wantKind: domain.KindPortExit, wantMsg: "failed to start subprocess", wantCause: os.ErrPermission},
+			atStart:  true, wantKind: domain.KindPortExit, wantMsg: "failed to start subprocess", wantCause: os.ErrPermission},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,13 +192,23 @@ func TestLaunchRejects(t *testing.T) {
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			p, err := New(Options{LookPath: tt.lookPath}).Launch(ctx, tt.req)
-			if err == nil {
-				teardown(t, p, true)
-				t.Fatal("Launch succeeded; want an error")
+			plan, err := New(Options{LookPath: tt.lookPath}).Prepare(tt.req)
+			if (err == nil) != tt.atStart {
+				t.Fatalf("Prepare error = %v; want an error from Prepare: %t", err, !tt.atStart)
 			}
-			if p != nil {
-				t.Errorf("Launch returned a process with its error")
+			if err != nil && plan != nil {
+				t.Errorf("Prepare returned a plan with its error")
+			}
+			if err == nil {
+				var p ports.Process
+				p, err = plan.Start(ctx, nil)
+				if err == nil {
+					teardown(t, p, true)
+					t.Fatal("Start succeeded; want an error")
+				}
+				if p != nil {
+					t.Errorf("Start returned a process with its error")
+				}
 			}
 			var ae *domain.AgentError
 			if !errors.As(err, &ae) {
@@ -237,7 +257,7 @@ func TestLaunchResolvesProgram(t *testing.T) {
 				t.Fatalf("stdout = %q, want %q", got, tt.want)
 			}
 			waitExited(t, p)
-			if got := p.ExitStatus(); got != "exit status 0" {
+			if got := p.Exit().String(); got != "exit status 0" {
 				t.Fatalf("ExitStatus = %q", got)
 			}
 		})
@@ -253,15 +273,46 @@ func TestLaunchEnvironmentAndDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	p := launch(t, New(Options{}), ports.LaunchRequest{
+	p := launchWith(t, New(Options{}), ports.LaunchRequest{
 		Command: []string{"/bin/sh", "-c",
 			`printf '%s\n' "$ACPDRIVE_LOCALEXEC_PARENT" "$ACPDRIVE_LOCALEXEC_EXTRA" "$ACPDRIVE_LOCALEXEC_OVERRIDE" "$(pwd -P)" "$PATH"`},
 		Workspace: workspace,
-		ExtraEnv:  []string{"ACPDRIVE_LOCALEXEC_EXTRA=from extra", "ACPDRIVE_LOCALEXEC_OVERRIDE=extra value"},
-	})
+	}, []string{"ACPDRIVE_LOCALEXEC_EXTRA=from extra", "ACPDRIVE_LOCALEXEC_OVERRIDE=extra value"}, true)
 	got := strings.Split(strings.TrimSuffix(readAll(t, p), "\n"), "\n")
 	want := []string{"from parent", "from extra", "extra value", wantDir, os.Getenv("PATH")}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("child saw %q, want %q", got, want)
+	}
+}
+
+func TestPlanStartsRepeatedly(t *testing.T) {
+	plan, err := New(Options{}).Prepare(ports.LaunchRequest{
+		Command:   []string{"/bin/sh", "-c", `printf '%s' "$ACPDRIVE_LOCALEXEC_RUN"`},
+		Workspace: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	if got := plan.Target(); got != (ports.Target{}) || got.Remote() {
+		t.Fatalf("Target = %+v, want the local zero Target", got)
+	}
+	pids := map[int]bool{}
+	for _, run := range []string{"first", "second"} {
+		p, err := plan.Start(context.Background(), []string{"ACPDRIVE_LOCALEXEC_RUN=" + run})
+		if err != nil {
+			t.Fatalf("Start %s: %v", run, err)
+		}
+		t.Cleanup(func() { teardown(t, p, true) })
+		if got := readAll(t, p); got != run {
+			t.Fatalf("start %s printed %q", run, got)
+		}
+		id := p.Identity()
+		if id.PID <= 0 || id.Host != "" || id.RemotePID != 0 {
+			t.Fatalf("Identity = %+v", id)
+		}
+		pids[id.PID] = true
+	}
+	if len(pids) != 2 {
+		t.Fatalf("two starts ran as %v; want two processes", pids)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"time"
 
@@ -43,11 +44,27 @@ const (
 	maxLoggedStderrLine = 1 << 10
 )
 
+// sigKind is a teardown signal, named independently of the platform.
+type sigKind int
+
+const (
+	// sigTerm asks a process to exit (SIGTERM).
+	sigTerm sigKind = iota
+	// sigKill ends it (SIGKILL).
+	sigKill
+)
+
 // process is a started runtime. It implements ports.Process.
 type process struct {
 	logger *slog.Logger
+	proc   *os.Process // the leader; Signal on it never reaches a reused PID
 	pid    int
 	pgid   int
+	tree   *tree // the contained tree, nil without containment
+
+	killWindow     time.Duration
+	resendInterval time.Duration
+	spare          func(pid int) bool // tests only: PIDs never signalled by PID
 
 	stdin  *stdinPipe
 	stdout *os.File
@@ -58,9 +75,8 @@ type process struct {
 	reaperDone chan struct{} // closed when the reaper goroutine returns
 	copierDone chan struct{} // closed when the stderr copier returns
 
-	mu         sync.Mutex
-	exitStatus string
-	exitCode   int
+	mu   sync.Mutex
+	exit domain.ExitStatus
 
 	stdoutOnce sync.Once
 	stdoutErr  error
@@ -73,14 +89,25 @@ type process struct {
 
 var _ ports.Process = (*process)(nil)
 
-// start creates the pipes, starts the program at path and the process's
-// two goroutines.
-func start(ctx context.Context, logger *slog.Logger, path string, req ports.LaunchRequest) (*process, error) {
+// start creates the pipes, starts the plan's program with env and starts
+// the process's two goroutines.
+func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, error) {
 	if err := platformCheck(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, domain.WrapError(domain.KindPortExit, msgStartFailed, err)
+		return nil, domain.WrapError(domain.KindTurnCancelled, msgStartCancelled, err)
+	}
+	var tr *tree
+	if l.contain {
+		t, err := newTree(l.logger)
+		if err != nil {
+			l.unsupportedOnce.Do(func() {
+				l.logger.Warn("process containment is unavailable", slog.String("error", err.Error()))
+			})
+		} else {
+			tr = t
+		}
 	}
 
 	var opened []*os.File
@@ -116,11 +143,17 @@ func start(ctx context.Context, logger *slog.Logger, path string, req ports.Laun
 	// The Cmd is built by hand: exec.Command would search PATH again, and
 	// the pipes are *os.File values, so exec starts no copying goroutines
 	// and the child is reaped without waiting on any pipe.
+	// os/exec keeps the last of duplicate variables, so env overrides the
+	// inherited environment and the containment tag overrides both.
+	cmdEnv := append(os.Environ(), env...)
+	if tr != nil {
+		cmdEnv = append(cmdEnv, tr.envEntry())
+	}
 	cmd := &exec.Cmd{
-		Path:        path,
-		Args:        append([]string(nil), req.Command...),
-		Env:         append(os.Environ(), req.ExtraEnv...),
-		Dir:         req.Workspace,
+		Path:        pl.path,
+		Args:        append([]string(nil), pl.args...),
+		Env:         cmdEnv,
+		Dir:         pl.dir,
 		Stdin:       inR,
 		Stdout:      outW,
 		Stderr:      errW,
@@ -136,35 +169,46 @@ func start(ctx context.Context, logger *slog.Logger, path string, req ports.Laun
 	_ = outW.Close()
 	_ = errW.Close()
 
-	p := &process{
-		logger:     logger,
-		pid:        cmd.Process.Pid,
-		pgid:       cmd.Process.Pid, // Setpgid with Pgid 0: the child leads its group
-		stdin:      &stdinPipe{f: inW},
-		stdout:     outR,
-		stderr:     errR,
-		exited:     make(chan struct{}),
-		reaperDone: make(chan struct{}),
-		copierDone: make(chan struct{}),
-		exitCode:   -1,
+	if tr != nil {
+		// Before the reaper starts: the leader cannot have been reaped
+		// yet, so its /proc entry is there to be read.
+		tr.attach(cmd.Process.Pid, cmd.Process.Pid)
 	}
-	go p.reap(cmd.Process)
+
+	p := &process{
+		logger:         l.logger,
+		proc:           cmd.Process,
+		pid:            cmd.Process.Pid,
+		pgid:           cmd.Process.Pid, // Setpgid with Pgid 0: the child leads its group
+		tree:           tr,
+		killWindow:     l.killWindow,
+		resendInterval: l.resendInterval,
+		spare:          l.spare,
+		stdin:          &stdinPipe{f: inW},
+		stdout:         outR,
+		stderr:         errR,
+		exited:         make(chan struct{}),
+		reaperDone:     make(chan struct{}),
+		copierDone:     make(chan struct{}),
+	}
+	go p.reap()
 	go p.copyStderr()
 	return p, nil
 }
 
 // reap waits for the direct child, records how it ended and closes exited.
-func (p *process) reap(proc *os.Process) {
+func (p *process) reap() {
 	defer close(p.reaperDone)
-	state, err := proc.Wait()
-	p.mu.Lock()
+	state, err := p.proc.Wait()
+	st := domain.ExitStatus{Exited: true, Code: -1}
 	if err != nil {
-		p.exitStatus = "wait failed: " + err.Error()
-		p.exitCode = -1
+		st.Message = "wait failed: " + err.Error()
 	} else {
-		p.exitStatus = state.String()
-		p.exitCode = state.ExitCode()
+		st.Code = state.ExitCode()
+		st.Signal = exitSignal(state)
 	}
+	p.mu.Lock()
+	p.exit = st
 	p.mu.Unlock()
 	close(p.exited)
 }
@@ -187,8 +231,8 @@ func (p *process) copyStderr() {
 	}
 }
 
-// PID returns the direct child's process ID.
-func (p *process) PID() int { return p.pid }
+// Identity names the leader by its process ID.
+func (p *process) Identity() ports.Identity { return ports.Identity{PID: p.pid} }
 
 // Stdin returns the child's standard input. Closing it more than once is
 // harmless.
@@ -200,20 +244,13 @@ func (p *process) Stdout() io.Reader { return p.stdout }
 // Exited is closed once the direct child has been reaped.
 func (p *process) Exited() <-chan struct{} { return p.exited }
 
-// ExitStatus reports how the child ended, in os.ProcessState's words, or
-// "" before it has been reaped.
-func (p *process) ExitStatus() string {
+// Exit reports how the leader ended: its exit code, or the name of the
+// signal that ended it ("killed", "terminated"). Before the leader has
+// been reaped it is the zero ExitStatus.
+func (p *process) Exit() domain.ExitStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.exitStatus
-}
-
-// ExitCode is the child's exit code, or -1 when it was signalled or has
-// not been reaped.
-func (p *process) ExitCode() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.exitCode
+	return p.exit
 }
 
 // StderrTail returns the last bytes (at most 8 KiB) written to standard
@@ -238,37 +275,121 @@ func (p *process) StderrTail() ([]byte, bool) {
 // stderrSettle bounds StderrTail's wait for the end of standard error.
 const stderrSettle = 250 * time.Millisecond
 
-// Terminate sends SIGTERM to the process group. A group that no longer
-// exists is not an error.
+// Terminate sends SIGTERM to the process group and to the leader by its
+// PID (a leader may have left its group), and with containment to every
+// process of the tree found. A group or leader that no longer exists is
+// not an error.
 func (p *process) Terminate() error {
-	if err := terminateGroup(p.pgid); err != nil {
-		return fmt.Errorf("localexec: terminate process group %d: %w", p.pgid, err)
-	}
-	return nil
+	_, err := p.signalAll(sigTerm)
+	return err
 }
 
-// Kill sends SIGKILL to the process group and re-sends it every
-// killResendInterval until no live member remains or killWindow has
-// passed. Zombies count as gone. Survivors after the window are logged
-// at Warn and reported in the error.
+// Kill sends SIGKILL to the process group, the leader and (with
+// containment) every process of the tree, and re-sends it every
+// resendInterval until none is alive or killWindow has passed. Zombies
+// count as gone. What is still alive after the window is logged once at
+// Warn and returned as a *domain.SurvivorsError.
 func (p *process) Kill() error {
-	deadline := time.Now().Add(killWindow)
+	deadline := time.Now().Add(p.killWindow)
+	var firstErr error
 	for {
-		if err := killGroup(p.pgid); err != nil {
-			return fmt.Errorf("localexec: kill process group %d: %w", p.pgid, err)
+		treeLive, err := p.signalAll(sigKill)
+		if err != nil && firstErr == nil {
+			firstErr = err
 		}
-		survivors := groupSurvivors(p.pgid)
+		survivors := p.survivors(treeLive)
 		if len(survivors) == 0 {
 			return nil
 		}
 		if !time.Now().Before(deadline) {
-			p.logger.Warn("process group survived force kill",
-				slog.Int("pgid", p.pgid), slog.Any("survivors", survivors))
-			return fmt.Errorf("localexec: process group %d survived SIGKILL for %s: pids %v",
-				p.pgid, killWindow, survivors)
+			return p.reportSurvivors(survivors, firstErr)
 		}
-		time.Sleep(killResendInterval)
+		time.Sleep(p.resendInterval)
 	}
+}
+
+// signalAll sends sig to the group, to the leader by PID and, with
+// containment, to the rest of the tree. It returns the processes of the
+// tree that were alive when it looked, and the errors of the signals that
+// failed for another reason than the target being gone.
+func (p *process) signalAll(sig sigKind) ([]domain.Survivor, error) {
+	var errs []error
+	if err := signalGroup(p.pgid, sig); err != nil {
+		errs = append(errs, fmt.Errorf("localexec: signal process group %d: %w", p.pgid, err))
+	}
+	if p.pid > 1 && (p.spare == nil || !p.spare(p.pid)) {
+		// After the reaper's Wait this reports os.ErrProcessDone instead of
+		// reaching whatever process reuses the PID.
+		if err := p.proc.Signal(osSignal(sig)); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			errs = append(errs, fmt.Errorf("localexec: signal process %d: %w", p.pid, err))
+		}
+	}
+	var live []domain.Survivor
+	if p.tree != nil {
+		var err error
+		live, err = p.tree.signal(sig, p.spare)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return live, errors.Join(errs...)
+}
+
+// survivors merges what is alive of the group, the leader and the tree,
+// in PID order.
+func (p *process) survivors(treeLive []domain.Survivor) []domain.Survivor {
+	byPID := map[int]domain.Survivor{}
+	for _, s := range treeLive {
+		byPID[s.PID] = s
+	}
+	for _, pid := range groupSurvivors(p.pgid) {
+		if _, ok := byPID[pid]; !ok {
+			byPID[pid] = domain.Survivor{PID: pid, Name: commandName(pid)}
+		}
+	}
+	if _, ok := byPID[p.pid]; !ok && p.leaderAlive() {
+		byPID[p.pid] = domain.Survivor{PID: p.pid, Name: commandName(p.pid)}
+	}
+	out := make([]domain.Survivor, 0, len(byPID))
+	for _, s := range byPID {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b domain.Survivor) int { return a.PID - b.PID })
+	return out
+}
+
+// leaderAlive reports whether the leader has neither been reaped nor
+// become a zombie.
+func (p *process) leaderAlive() bool {
+	select {
+	case <-p.exited:
+		return false
+	default:
+	}
+	return processAlive(p.pid)
+}
+
+// reportSurvivors logs the survivors once at Warn and returns them as the
+// error. cause is the first signal that failed, if any.
+func (p *process) reportSurvivors(survivors []domain.Survivor, cause error) error {
+	pids := make([]int, len(survivors))
+	names := make([]string, len(survivors))
+	for i, s := range survivors {
+		pids[i], names[i] = s.PID, s.Name
+	}
+	attrs := []any{
+		slog.Int("pid", p.pid),
+		slog.Int("pgid", p.pgid),
+		slog.Bool("contained", p.tree != nil),
+		slog.Duration("kill_window", p.killWindow),
+		slog.Any("survivor_pids", pids),
+		slog.Any("survivor_names", names),
+	}
+	if cause != nil {
+		attrs = append(attrs, slog.String("signal_error", cause.Error()))
+	}
+	p.logger.Warn("agent runtime processes survived the force kill", attrs...)
+	return &domain.SurvivorsError{Survivors: survivors}
 }
 
 // CloseStdout closes the read end of standard output, unblocking a pending

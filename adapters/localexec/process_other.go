@@ -4,16 +4,17 @@ package localexec
 
 import (
 	"errors"
+	"os"
 	"syscall"
 
 	"github.com/acpdrive/acpdrive/domain"
 )
 
 // errUnsupported is returned by the group operations on this platform.
-// They are unreachable: Launch never returns a process here.
+// They are unreachable: Start never returns a process here.
 var errUnsupported = errors.New("process groups are not supported on this platform yet")
 
-// platformCheck fails every launch: this platform has no process-group
+// platformCheck fails every start: this platform has no process-group
 // support yet (Windows would need a Job Object and CTRL_BREAK_EVENT).
 func platformCheck() error {
 	return domain.NewError(domain.KindPortExit, msgPlatformUnsupported)
@@ -22,11 +23,20 @@ func platformCheck() error {
 // sysProcAttr returns no attributes on this platform.
 func sysProcAttr() *syscall.SysProcAttr { return nil }
 
-// terminateGroup is not supported on this platform.
-func terminateGroup(int) error { return errUnsupported }
+// osSignal is the only signal os.Process can send here.
+func osSignal(sigKind) os.Signal { return os.Kill }
 
-// killGroup is not supported on this platform.
-func killGroup(int) error { return errUnsupported }
+// exitSignal reports no signal on this platform.
+func exitSignal(*os.ProcessState) string { return "" }
+
+// signalGroup is not supported on this platform.
+func signalGroup(int, sigKind) error { return errUnsupported }
 
 // groupSurvivors reports none on this platform.
 func groupSurvivors(int) []int { return nil }
+
+// processAlive reports nothing alive on this platform.
+func processAlive(int) bool { return false }
+
+// commandName knows no names on this platform.
+func commandName(int) string { return "" }

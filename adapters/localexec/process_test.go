@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/internal/proctest"
 	"github.com/acpdrive/acpdrive/ports"
 )
@@ -58,23 +59,23 @@ func waitMembers(t *testing.T, pgid, n int) []int {
 func TestExitStatus(t *testing.T) {
 	tests := []struct {
 		script     string
-		wantStatus string
-		wantCode   int
+		want       domain.ExitStatus
+		wantString string
 	}{
-		{"exit 0", "exit status 0", 0},
-		{"exit 3", "exit status 3", 3},
-		{"kill -KILL $$", "signal: killed", -1},
-		{"kill -TERM $$", "signal: terminated", -1},
+		{"exit 0", domain.ExitStatus{Exited: true, Code: 0}, "exit status 0"},
+		{"exit 3", domain.ExitStatus{Exited: true, Code: 3}, "exit status 3"},
+		{"kill -KILL $$", domain.ExitStatus{Exited: true, Code: -1, Signal: "killed"}, "signal: killed"},
+		{"kill -TERM $$", domain.ExitStatus{Exited: true, Code: -1, Signal: "terminated"}, "signal: terminated"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.script, func(t *testing.T) {
 			p := launchSh(t, New(Options{}), tt.script)
 			waitExited(t, p)
-			if got := p.ExitStatus(); got != tt.wantStatus {
-				t.Errorf("ExitStatus = %q, want %q", got, tt.wantStatus)
+			if got := p.Exit(); got != tt.want {
+				t.Errorf("Exit = %+v, want %+v", got, tt.want)
 			}
-			if got := p.ExitCode(); got != tt.wantCode {
-				t.Errorf("ExitCode = %d, want %d", got, tt.wantCode)
+			if got := p.Exit().String(); got != tt.wantString {
+				t.Errorf("Exit().String() = %q, want %q", got, tt.wantString)
 			}
 		})
 	}
@@ -82,8 +83,8 @@ func TestExitStatus(t *testing.T) {
 
 func TestStdinAndStatusBeforeExit(t *testing.T) {
 	p := launchSh(t, New(Options{}), `read line; echo "got $line"; read rest; echo "eof $?"`)
-	if p.ExitStatus() != "" || p.ExitCode() != -1 {
-		t.Fatalf("before exit: ExitStatus %q, ExitCode %d; want \"\", -1", p.ExitStatus(), p.ExitCode())
+	if got := p.Exit(); got != (domain.ExitStatus{}) {
+		t.Fatalf("before exit: Exit = %+v, want the zero ExitStatus", got)
 	}
 	if _, err := p.Stdin().Write([]byte("hello\n")); err != nil {
 		t.Fatalf("write stdin: %v", err)
@@ -101,8 +102,8 @@ func TestStdinAndStatusBeforeExit(t *testing.T) {
 		t.Fatalf("after closing stdin the child printed %q", rest)
 	}
 	waitExited(t, p)
-	if p.ExitStatus() != "exit status 0" || p.ExitCode() != 0 {
-		t.Fatalf("ExitStatus %q, ExitCode %d", p.ExitStatus(), p.ExitCode())
+	if got := p.Exit(); got != (domain.ExitStatus{Exited: true, Code: 0}) {
+		t.Fatalf("Exit = %+v", got)
 	}
 }
 
@@ -122,15 +123,15 @@ func TestProcessGroupTeardown(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := launchSh(t, New(Options{}), tt.script)
-			pgid := p.PID()
+			pgid := p.Identity().PID
 			if line, _ := readLine(t, p); line != "ready\n" {
 				t.Fatalf("first line = %q", line)
 			}
 			members := waitMembers(t, pgid, 3)
-			if !slices.Contains(members, p.PID()) {
-				t.Fatalf("child %d is not in its own group %d: %v", p.PID(), pgid, members)
+			if !slices.Contains(members, p.Identity().PID) {
+				t.Fatalf("child %d is not in its own group %d: %v", p.Identity().PID, pgid, members)
 			}
-			if own := proctest.GroupMembers(os.Getpid()); slices.Contains(own, p.PID()) {
+			if own := proctest.GroupMembers(os.Getpid()); slices.Contains(own, p.Identity().PID) {
 				t.Fatalf("child shares the test's process group")
 			}
 
@@ -140,10 +141,10 @@ func TestProcessGroupTeardown(t *testing.T) {
 			if tt.survivesTerm {
 				select {
 				case <-p.Exited():
-					t.Fatalf("child exited on SIGTERM it ignores: %s", p.ExitStatus())
+					t.Fatalf("child exited on SIGTERM it ignores: %s", p.Exit().String())
 				case <-time.After(100 * time.Millisecond):
 				}
-				if !proctest.Alive(p.PID()) {
+				if !proctest.Alive(p.Identity().PID) {
 					t.Fatalf("child died on SIGTERM it ignores")
 				}
 			} else {
@@ -158,7 +159,7 @@ func TestProcessGroupTeardown(t *testing.T) {
 				t.Fatalf("after Kill the group still has %v", left)
 			}
 			waitExited(t, p)
-			if got := p.ExitStatus(); got != tt.wantStatus {
+			if got := p.Exit().String(); got != tt.wantStatus {
 				t.Errorf("ExitStatus = %q, want %q", got, tt.wantStatus)
 			}
 			// Teardown steps are idempotent once the group is gone.
@@ -189,7 +190,7 @@ func TestExitWhileDescendantHoldsStdout(t *testing.T) {
 	}
 	// The child is reaped although the grandchild holds standard output.
 	waitExited(t, p)
-	if got := p.ExitStatus(); got != "exit status 0" {
+	if got := p.Exit().String(); got != "exit status 0" {
 		t.Fatalf("ExitStatus = %q", got)
 	}
 
@@ -222,7 +223,7 @@ func TestExitWhileDescendantHoldsStdout(t *testing.T) {
 	if err := p.CloseStdout(); err != nil {
 		t.Fatalf("second CloseStdout: %v", err)
 	}
-	if !slices.ContainsFunc(proctest.GroupMembers(p.PID()), func(pid int) bool { return pid != p.PID() }) {
+	if !slices.ContainsFunc(proctest.GroupMembers(p.Identity().PID), func(pid int) bool { return pid != p.Identity().PID }) {
 		t.Fatalf("the grandchild is gone before Kill; the test proves nothing")
 	}
 	if err := p.Kill(); err != nil {
@@ -288,8 +289,8 @@ func TestReleaseBounded(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := &captureHandler{}
 			p := launchWith(t, New(Options{Logger: slog.New(h)}),
-				ports.LaunchRequest{Command: []string{"/bin/sh", "-c", tt.script}}, tt.wantErr == "")
-			waitMembers(t, p.PID(), 1)
+				ports.LaunchRequest{Command: []string{"/bin/sh", "-c", tt.script}}, nil, tt.wantErr == "")
+			waitMembers(t, p.Identity().PID, 1)
 			if tt.kill {
 				if err := p.Kill(); err != nil {
 					t.Fatalf("Kill: %v", err)
@@ -355,8 +356,7 @@ func TestConcurrentTeardown(t *testing.T) {
 				t.Errorf("Kill: %v", err)
 			}
 			<-p.Exited()
-			_ = p.ExitStatus()
-			_ = p.ExitCode()
+			_ = p.Exit()
 			_, _ = p.StderrTail()
 			_ = p.CloseStdout()
 			if err := p.Release(); err != nil {
@@ -365,7 +365,7 @@ func TestConcurrentTeardown(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	proctest.WaitGroupEmpty(t, p.PID(), bound)
+	proctest.WaitGroupEmpty(t, p.Identity().PID, bound)
 }
 
 func TestStderrLinesLoggedAtDebug(t *testing.T) {
@@ -391,7 +391,7 @@ func TestStderrLinesLoggedAtDebug(t *testing.T) {
 					t.Fatalf("unexpected log %q", rec.Message)
 				}
 				a := attrs(rec)
-				if a["pid"] != int64(p.PID()) {
+				if a["pid"] != int64(p.Identity().PID) {
 					t.Errorf("pid attr = %v", a["pid"])
 				}
 				got = append(got, a["line"].(string))

@@ -3,12 +3,12 @@
 package localexec
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -20,21 +20,37 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 
-// terminateGroup sends SIGTERM to every member of the group.
-func terminateGroup(pgid int) error { return signalGroup(pgid, syscall.SIGTERM) }
+// unixSignal maps a teardown signal to its Unix signal.
+func unixSignal(sig sigKind) syscall.Signal {
+	if sig == sigKill {
+		return syscall.SIGKILL
+	}
+	return syscall.SIGTERM
+}
 
-// killGroup sends SIGKILL to every member of the group.
-func killGroup(pgid int) error { return signalGroup(pgid, syscall.SIGKILL) }
+// osSignal is sig as os.Process.Signal takes it.
+func osSignal(sig sigKind) os.Signal { return unixSignal(sig) }
+
+// exitSignal names the signal that ended the process in
+// syscall.Signal.String's words ("killed", "terminated"), "" when it
+// exited.
+func exitSignal(state *os.ProcessState) string {
+	ws, ok := state.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return ""
+	}
+	return ws.Signal().String()
+}
 
 // signalGroup signals the group; a group that no longer exists is not an
 // error.
-func signalGroup(pgid int, sig syscall.Signal) error {
+func signalGroup(pgid int, sig sigKind) error {
 	if pgid <= 1 {
 		// kill(-1) would reach every process this user may signal, and
 		// kill(0) our own group.
 		return fmt.Errorf("refusing to signal process group %d", pgid)
 	}
-	err := syscall.Kill(-pgid, sig)
+	err := syscall.Kill(-pgid, unixSignal(sig))
 	if errors.Is(err, syscall.ESRCH) {
 		return nil
 	}
@@ -71,34 +87,47 @@ func procGroupMembers(pgid int) (members []int, ok bool) {
 		if err != nil || pid <= 0 {
 			continue
 		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue // exited while we looked
-		}
-		state, pg, ok := parseProcStat(data)
-		if !ok || pg != pgid || state == 'Z' || state == 'X' {
-			continue
+		st, ok := readProcStat(pid)
+		if !ok || st.pgrp != pgid || st.gone() {
+			continue // exited while we looked, or not a member
 		}
 		members = append(members, pid)
 	}
 	return members, true
 }
 
-// parseProcStat extracts the state and process group from the contents of
-// /proc/<pid>/stat: "pid (comm) state ppid pgrp ...". comm may itself hold
-// spaces and parentheses, so the fields are read after its last ')'.
-func parseProcStat(data []byte) (state byte, pgrp int, ok bool) {
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, 0, false
-	}
-	fields := bytes.Fields(data[i+1:])
-	if len(fields) < 3 || len(fields[0]) != 1 {
-		return 0, 0, false
-	}
-	pg, err := strconv.Atoi(string(fields[2]))
+// readProcStat reads and parses /proc/<pid>/stat.
+func readProcStat(pid int) (procStat, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, 0, false
+		return procStat{}, false
 	}
-	return fields[0][0], pg, true
+	return parseProcStat(data)
+}
+
+// processAlive reports whether pid is a live process: on Linux one that
+// is not a zombie, elsewhere one that signal 0 reaches.
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if runtime.GOOS == "linux" {
+		if st, ok := readProcStat(pid); ok {
+			return !st.gone()
+		}
+		if _, err := os.Stat("/proc/self"); err == nil {
+			return false // /proc works and the process is not in it
+		}
+	}
+	return syscall.Kill(pid, 0) == nil
+}
+
+// commandName returns the process's command name from /proc, "" when it
+// cannot be read.
+func commandName(pid int) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(string(data), "\n")
 }

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // Request is an inbound request from the peer.
@@ -29,9 +28,11 @@ type Request struct {
 // Every method is called on the connection's single read goroutine, one call
 // at a time and in wire order. Nothing is queued: while a method runs, the
 // connection reads no further, which is how a slow consumer pushes back on
-// the peer. A method may call Conn.Notify, Conn.Reply and Conn.ReplyError, but
-// must not wait for the result of a Conn.Call: that result can only be read
-// after the method returns. Start a goroutine for such work instead.
+// the peer. A method may call Conn.Notify, Conn.Reply and Conn.ReplyError
+// (with a context that bounds the write: a peer that stops reading would
+// otherwise stall the read goroutine too), but must not wait for the result
+// of a Conn.Call: that result can only be read after the method returns.
+// Start a goroutine for such work instead.
 //
 // Slices handed to HandleNotification and HandleMalformed alias the
 // connection's read buffer and are valid only during the call: a handler that
@@ -47,14 +48,21 @@ type Handler interface {
 	HandleRequest(req Request)
 	// HandleMalformed receives a line that is not a JSON-RPC 2.0 message:
 	// invalid JSON, not an object, a missing or wrong "jsonrpc" version,
-	// neither "method" nor "id", an invalid id, or a response without
-	// exactly one of "result" and "error". line is the line without its
+	// neither "method" nor "id", an invalid id, a response with neither
+	// "result" nor "error", or an "error" that is not an error object. A
+	// response with both a non-null "result" and a non-null "error" comes
+	// here only when no Call waits for its id; a waiting Call fails with
+	// ErrAmbiguousResponse instead. line is the line without its
 	// terminator, valid only during the call; err says what is wrong. The
 	// connection goes on.
 	HandleMalformed(line []byte, err error)
-	// HandleOversize reports that a line longer than Options.MaxLineBytes
-	// was discarded; n is its length in bytes, terminator excluded. The
-	// connection goes on with the next line.
+	// HandleOversize reports a line longer than Options.MaxLineBytes. It is
+	// called as soon as the bound is certainly passed, without waiting for
+	// the line's newline (which may never come); the rest of the line is
+	// then discarded as it arrives, without being stored, and reading goes
+	// on after its newline. n is the number of bytes of the line seen when
+	// it was reported, terminator excluded: always more than the bound, and
+	// the full length only when the newline had already arrived.
 	HandleOversize(n int64)
 }
 
@@ -76,11 +84,26 @@ type callResult struct {
 // Conn is a JSON-RPC 2.0 connection over a newline-delimited stream. Its
 // methods are safe for concurrent use.
 //
-// Its life: NewConn starts the read goroutine; Call, Notify, Reply and
-// ReplyError write; Close stops writes; the owner ends the read side (for an
-// agent, its stdout reaches EOF when the process exits or the pipe is
-// closed), which ends the read goroutine, fails pending calls, and closes
-// Done; Wait returns once the goroutine has.
+// A Conn owns two goroutines: the read goroutine, which reads and dispatches
+// lines, and the writer goroutine, which makes every call to the writer's
+// Write. Call, Send, Notify, Reply and ReplyError hand a complete line to the
+// writer goroutine and return by their context's end at the latest, whether
+// or not the writer supports write deadlines; a write still blocked in Write
+// at that point leaves the stream broken (see Broken).
+//
+// The owner's contract, in order:
+//  1. Close: no new write starts.
+//  2. Close the writer (for an agent, its stdin). This unblocks a Write the
+//     writer goroutine may still be stuck in (an *os.File and an
+//     io.PipeWriter both make a pending Write return when closed).
+//  3. End the read side (for an agent, its stdout reaches EOF when the
+//     process exits or the pipe is closed). This ends the read goroutine,
+//     fails pending calls, and closes Done.
+//  4. Wait, which returns once both goroutines have.
+//
+// The writer goroutine also stops by itself once the read side has ended or
+// the stream broke, as soon as no Write is in progress, so Wait never hangs
+// once the writer is closed and the read side has ended.
 type Conn struct {
 	w      io.Writer
 	h      Handler
@@ -89,8 +112,14 @@ type Conn struct {
 	nextID atomic.Int64
 	closed atomic.Bool // Close was called
 
-	wmu  sync.Mutex // serializes writes; guards werr
-	werr error      // first write error; writes fail from then on
+	wq       chan *writeReq // lines for the writer goroutine (unbuffered)
+	stop     chan struct{}  // closed by Close
+	stopOnce sync.Once
+	wdone    chan struct{} // closed when the writer goroutine has returned
+
+	wmu    sync.Mutex    // guards werr
+	werr   error         // first write failure, wrapping ErrWriteFailed
+	broken chan struct{} // closed when werr is set
 
 	mu      sync.Mutex // guards pending, ended, err
 	pending map[int64]*Pending
@@ -106,8 +135,9 @@ type Conn struct {
 }
 
 // NewConn starts a connection that reads messages from r and writes messages
-// to w, and starts its read goroutine, which runs until r reports EOF or an
-// error. h receives notifications, requests, and bad lines; it must not be nil.
+// to w: it starts the read goroutine, which runs until r reports EOF or an
+// error, and the writer goroutine (see Conn for how both end). h receives
+// notifications, requests, and bad lines; it must not be nil.
 func NewConn(r io.Reader, w io.Writer, h Handler, opts Options) *Conn {
 	logger := opts.Logger
 	if logger == nil {
@@ -118,21 +148,30 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts Options) *Conn {
 		h:       h,
 		log:     logger,
 		lines:   newLineReader(r, opts.MaxLineBytes, readBufferSize),
+		wq:      make(chan *writeReq),
+		stop:    make(chan struct{}),
+		wdone:   make(chan struct{}),
+		broken:  make(chan struct{}),
 		pending: make(map[int64]*Pending),
 		done:    make(chan struct{}),
 	}
 	c.wg.Go(c.readLoop)
+	c.wg.Go(c.writeLoop)
 	return c
 }
 
 // Call sends a request with the next integer id and waits for its response.
 // It returns the raw result (a copy owned by the caller), or:
 //   - a *Error when the peer answers with an error response;
-//   - ctx.Err() when ctx ends first; the call is forgotten and a late
-//     response is dropped;
+//   - an error wrapping ErrAmbiguousResponse when the response carries both
+//     a result and an error;
+//   - ctx.Err() when ctx ends first (also while the request is waiting to
+//     be written, which leaves the stream intact); the call is forgotten
+//     and a late response is dropped;
 //   - an error wrapping ErrClosed when the connection ends first, or has
 //     already ended or been closed (then without sending anything);
-//   - an error wrapping ErrWriteFailed when the request cannot be written.
+//   - an error wrapping ErrWriteFailed when the request cannot be written,
+//     including when ctx ends while it is being written (see Notify).
 //
 // params is encoded with encoding/json (a json.RawMessage is sent as is,
 // compacted); nil omits "params".
@@ -162,32 +201,43 @@ func (c *Conn) forget(id int64) {
 	c.mu.Unlock()
 }
 
-// Notify sends a notification. params is encoded as for Call; nil omits
-// "params". Errors wrap ErrClosed after Close and ErrWriteFailed when the
-// write fails.
-func (c *Conn) Notify(method string, params any) error {
+// Notify sends a notification and returns once it was written, or by ctx's
+// end at the latest. params is encoded as for Call; nil omits "params".
+//
+// Errors:
+//   - ctx.Err() when ctx has ended before the line was handed to the writer
+//     goroutine (also while it waited behind other writes): nothing was
+//     written and the stream stays usable;
+//   - an error wrapping ErrWriteFailed and ctx.Err() when ctx ended while
+//     the line was being written: part of it may have reached the peer, so
+//     the stream is broken (see Broken); a deadline enforced by the writer
+//     itself also wraps os.ErrDeadlineExceeded;
+//   - an error wrapping ErrWriteFailed and the writer's error when the
+//     write failed, and the same error for every write after a failure;
+//   - an error wrapping ErrClosed after Close or after the read side ended.
+func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	line, err := buildMessage(nil, method, "params", params)
 	if err != nil {
 		return err
 	}
-	return c.write(line)
+	return c.write(ctx, line)
 }
 
 // Reply answers the inbound request id with a result (nil sends null). The id
-// is echoed in the form the peer sent it. Errors wrap ErrClosed after Close
-// and ErrWriteFailed when the write fails.
-func (c *Conn) Reply(id ID, result any) error {
+// is echoed in the form the peer sent it. The write is bounded by ctx, with
+// the errors of Notify.
+func (c *Conn) Reply(ctx context.Context, id ID, result any) error {
 	line, err := buildMessage(id.appendJSON(nil), "", "result", result)
 	if err != nil {
 		return err
 	}
-	return c.write(line)
+	return c.write(ctx, line)
 }
 
 // ReplyError answers the inbound request id with an error response. A nil e
-// sends an internal error. Errors wrap ErrClosed after Close and
-// ErrWriteFailed when the write fails.
-func (c *Conn) ReplyError(id ID, e *Error) error {
+// sends an internal error. The write is bounded by ctx, with the errors of
+// Notify.
+func (c *Conn) ReplyError(ctx context.Context, id ID, e *Error) error {
 	if e == nil {
 		e = &Error{Code: CodeInternalError, Message: "internal error"}
 	}
@@ -195,7 +245,7 @@ func (c *Conn) ReplyError(id ID, e *Error) error {
 	if err != nil {
 		return err
 	}
-	return c.write(line)
+	return c.write(ctx, line)
 }
 
 // Done returns a channel closed when the read loop has ended (EOF or a read
@@ -211,16 +261,20 @@ func (c *Conn) Err() error {
 }
 
 // Close stops accepting writes: later Call, Notify, Reply and ReplyError fail
-// with an error wrapping ErrClosed. It does not close the reader or the
-// writer, and does not stop the read loop: the owner ends the stream (for an
-// agent, by closing its stdout or letting it exit) and then calls Wait.
-// Close is idempotent and always returns nil.
+// with an error wrapping ErrClosed, and so do writes still waiting for their
+// turn. It lets the writer goroutine stop, but does not interrupt a Write in
+// progress, does not close the reader or the writer, and does not stop the
+// read loop: the owner closes the writer, ends the read side, and then calls
+// Wait (see Conn). Close is idempotent and always returns nil.
 func (c *Conn) Close() error {
 	c.closed.Store(true)
+	c.stopOnce.Do(func() { close(c.stop) })
 	return nil
 }
 
-// Wait blocks until the read goroutine has returned.
+// Wait blocks until the read goroutine and the writer goroutine have
+// returned. It does not hang once the owner has closed the writer and ended
+// the read side (see Conn).
 func (c *Conn) Wait() { c.wg.Wait() }
 
 var errClosedByClose = fmt.Errorf("%w: Close was called", ErrClosed)
@@ -229,46 +283,6 @@ var errClosedByClose = fmt.Errorf("%w: Close was called", ErrClosed)
 // read loop ended. c.mu must be held.
 func (c *Conn) closedErrLocked() error {
 	return fmt.Errorf("%w: %w", ErrClosed, c.err)
-}
-
-// write sends one complete line, serialized with other writes.
-func (c *Conn) write(line []byte) error {
-	return c.writeBy(line, time.Time{})
-}
-
-// writeDeadliner is a writer whose writes can be bounded in time, such as
-// an *os.File pipe.
-type writeDeadliner interface {
-	SetWriteDeadline(t time.Time) error
-}
-
-// writeBy is write bounded by deadline when it is set and the writer
-// supports write deadlines. A write that times out fails the stream like
-// any other write error (part of the line may have been written).
-func (c *Conn) writeBy(line []byte, deadline time.Time) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if wd, ok := c.w.(writeDeadliner); ok && !deadline.IsZero() {
-		if err := wd.SetWriteDeadline(deadline); err == nil {
-			defer func() { _ = wd.SetWriteDeadline(time.Time{}) }()
-		}
-	}
-	if c.closed.Load() {
-		return errClosedByClose
-	}
-	if c.werr != nil {
-		return fmt.Errorf("%w: %w", ErrWriteFailed, c.werr)
-	}
-	n, err := c.w.Write(line)
-	if err == nil && n < len(line) {
-		err = io.ErrShortWrite
-	}
-	if err != nil {
-		c.werr = err
-		c.log.Debug("write to peer failed", "error", err)
-		return fmt.Errorf("%w: %w", ErrWriteFailed, err)
-	}
-	return nil
 }
 
 // buildMessage encodes one message line: {"jsonrpc":"2.0"[,"id":id]

@@ -42,7 +42,7 @@ func TestInboundRequestReplyPreservesID(t *testing.T) {
 			p := newPeer(t, h, Options{})
 			h.onRequest = func(req Request) {
 				tt.check(t, req.ID)
-				if err := p.conn.Reply(req.ID, map[string]string{"echo": req.Method}); err != nil {
+				if err := p.conn.Reply(context.Background(), req.ID, map[string]string{"echo": req.Method}); err != nil {
 					t.Errorf("Reply: %v", err)
 				}
 			}
@@ -127,7 +127,7 @@ func TestReplyError(t *testing.T) {
 			if req.Params != nil {
 				t.Errorf("Params = %s, want nil", req.Params)
 			}
-			if err := p.conn.ReplyError(req.ID, tt.err); err != nil {
+			if err := p.conn.ReplyError(context.Background(), req.ID, tt.err); err != nil {
 				t.Fatalf("ReplyError: %v", err)
 			}
 			if got := p.recv(); got != tt.want {
@@ -470,9 +470,9 @@ func TestClose(t *testing.T) {
 		}
 	}
 	for name, err := range map[string]error{
-		"Notify":     p.conn.Notify("session/cancel", nil),
-		"Reply":      p.conn.Reply(IntID(1), nil),
-		"ReplyError": p.conn.ReplyError(IntID(1), &Error{Code: 1}),
+		"Notify":     p.conn.Notify(context.Background(), "session/cancel", nil),
+		"Reply":      p.conn.Reply(context.Background(), IntID(1), nil),
+		"ReplyError": p.conn.ReplyError(context.Background(), IntID(1), &Error{Code: 1}),
 		"Call":       second(p.conn.Call(context.Background(), "x", nil)),
 	} {
 		if !errors.Is(err, ErrClosed) {
@@ -534,9 +534,9 @@ func TestWriteFailure(t *testing.T) {
 			}
 			// The failure is sticky.
 			for name, err := range map[string]error{
-				"Notify":     c.Notify("session/cancel", map[string]string{"sessionId": "s"}),
-				"Reply":      c.Reply(StringID("x"), true),
-				"ReplyError": c.ReplyError(StringID("x"), &Error{Code: CodeMethodNotFound}),
+				"Notify":     c.Notify(context.Background(), "session/cancel", map[string]string{"sessionId": "s"}),
+				"Reply":      c.Reply(context.Background(), StringID("x"), true),
+				"ReplyError": c.ReplyError(context.Background(), StringID("x"), &Error{Code: CodeMethodNotFound}),
 			} {
 				if !errors.Is(err, ErrWriteFailed) || !errors.Is(err, tt.cause) {
 					t.Errorf("%s = %v, want ErrWriteFailed wrapping %v", name, err, tt.cause)
@@ -582,46 +582,46 @@ func TestEncoding(t *testing.T) {
 	}{
 		{
 			name: "notification without params",
-			send: func() error { return c.Notify("session/cancel", nil) },
+			send: func() error { return c.Notify(context.Background(), "session/cancel", nil) },
 			want: `{"jsonrpc":"2.0","method":"session/cancel"}` + "\n",
 		},
 		{
 			name: "raw params are compacted",
 			send: func() error {
-				return c.Notify("session/cancel", json.RawMessage("{\n  \"sessionId\": \"s\"\n}"))
+				return c.Notify(context.Background(), "session/cancel", json.RawMessage("{\n  \"sessionId\": \"s\"\n}"))
 			},
 			want: `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}` + "\n",
 		},
 		{
 			name: "strings with newlines and html stay on one line",
 			send: func() error {
-				return c.Notify("a\"b\n<c>", map[string]string{"text": "line1\nline2 <b>&"})
+				return c.Notify(context.Background(), "a\"b\n<c>", map[string]string{"text": "line1\nline2 <b>&"})
 			},
 			want: `{"jsonrpc":"2.0","method":"a\"b\n<c>","params":{"text":"line1\nline2 \u003cb\u003e\u0026"}}` + "\n",
 		},
 		{
 			name: "empty method is still written",
-			send: func() error { return c.Notify("", nil) },
+			send: func() error { return c.Notify(context.Background(), "", nil) },
 			want: `{"jsonrpc":"2.0","method":""}` + "\n",
 		},
 		{
 			name: "nil result is null",
-			send: func() error { return c.Reply(IntID(3), nil) },
+			send: func() error { return c.Reply(context.Background(), IntID(3), nil) },
 			want: `{"jsonrpc":"2.0","id":3,"result":null}` + "\n",
 		},
 		{
 			name: "null id",
-			send: func() error { return c.Reply(ID{}, json.RawMessage(`{}`)) },
+			send: func() error { return c.Reply(context.Background(), ID{}, json.RawMessage(`{}`)) },
 			want: `{"jsonrpc":"2.0","id":null,"result":{}}` + "\n",
 		},
 		{
 			name:    "invalid raw params",
-			send:    func() error { return c.Notify("x", json.RawMessage(`{bad`)) },
+			send:    func() error { return c.Notify(context.Background(), "x", json.RawMessage(`{bad`)) },
 			wantErr: true,
 		},
 		{
 			name:    "unencodable params",
-			send:    func() error { return c.Notify("x", make(chan int)) },
+			send:    func() error { return c.Notify(context.Background(), "x", make(chan int)) },
 			wantErr: true,
 		},
 	}
@@ -655,7 +655,7 @@ func TestConcurrentWritesStayWholeLines(t *testing.T) {
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 100 {
-				if err := c.Notify("n", map[string]string{"text": strings.Repeat("x", g*i)}); err != nil {
+				if err := c.Notify(context.Background(), "n", map[string]string{"text": strings.Repeat("x", g*i)}); err != nil {
 					t.Error(err)
 				}
 			}

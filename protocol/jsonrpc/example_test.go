@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/acpdrive/acpdrive/protocol/jsonrpc"
 )
@@ -31,8 +32,8 @@ func (printer) HandleOversize(n int64) {
 }
 
 // A client calls session/prompt on an agent; the agent streams an update
-// before it answers. Two io.Pipe pairs stand in for the agent's stdin and
-// stdout.
+// before it answers, and the client then stops it. Two io.Pipe pairs stand
+// in for the agent's stdin and stdout.
 func Example() {
 	agentStdoutR, agentStdoutW := io.Pipe()
 	agentStdinR, agentStdinW := io.Pipe()
@@ -52,6 +53,14 @@ func Example() {
 		_ = json.Unmarshal(in.Bytes(), &req)
 		fmt.Fprintln(agentStdoutW, `{"jsonrpc":"2.0","method":"session/update","params":{"text":"hello"}}`)
 		fmt.Fprintf(agentStdoutW, `{"jsonrpc":"2.0","id":%s,"result":{"stopReason":"end_turn"}}`+"\n", req.ID)
+		// Then it reads its stdin until the client closes it.
+		for in.Scan() {
+			var msg struct {
+				Method string `json:"method"`
+			}
+			_ = json.Unmarshal(in.Bytes(), &msg)
+			fmt.Println("agent got", msg.Method)
+		}
 	}()
 
 	conn := jsonrpc.NewConn(agentStdoutR, agentStdinW, printer{}, jsonrpc.Options{})
@@ -63,13 +72,23 @@ func Example() {
 	// Every update sent before the response has been handled by now.
 	fmt.Println("result", string(result))
 
+	// Tell the agent it may stop; every write is bounded by its context.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := conn.Notify(ctx, "session/cancel", map[string]string{"sessionId": "s1"}); err != nil {
+		fmt.Println("notify failed:", err)
+	}
+
+	// The owner's contract: Close, close the agent's stdin, let its stdout
+	// end, Wait.
 	_ = conn.Close()
+	_ = agentStdinW.Close()
 	<-agentDone
 	conn.Wait()
-	_ = agentStdinW.Close()
 	fmt.Println("ended:", conn.Err())
 	// Output:
 	// notification session/update {"text":"hello"}
 	// result {"stopReason":"end_turn"}
+	// agent got session/cancel
 	// ended: EOF
 }

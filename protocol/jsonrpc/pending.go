@@ -26,8 +26,9 @@ func (p *Pending) complete(res callResult) {
 func (p *Pending) Done() <-chan struct{} { return p.done }
 
 // Result returns the outcome once Done is closed: the raw result (owned by
-// the caller), a *Error for an error response, or an error wrapping ErrClosed
-// when the connection ended first. Before Done is closed it returns
+// the caller), a *Error for an error response, an error wrapping
+// ErrAmbiguousResponse for a response with both a result and an error, or an
+// error wrapping ErrClosed when the connection ended first. Before Done is closed it returns
 // ErrPending.
 func (p *Pending) Result() (json.RawMessage, error) {
 	select {
@@ -39,10 +40,13 @@ func (p *Pending) Result() (json.RawMessage, error) {
 }
 
 // Send writes a request with the next integer id and returns once the line
-// was handed to the peer, without waiting for the response. When ctx has a
-// deadline and the writer supports write deadlines (an *os.File pipe does),
-// the write is bounded by it. Errors are as for Call; a write that did not
-// complete in time wraps both ErrWriteFailed and os.ErrDeadlineExceeded.
+// was handed to the peer, without waiting for the response. The write is
+// bounded by ctx whether or not the writer supports write deadlines (when it
+// does, as an *os.File pipe does, ctx's deadline is set on it as well).
+// Errors are as for Call: a request whose ctx ended before it was handed to
+// the writer goroutine returns ctx.Err() and leaves the stream intact; one
+// whose ctx ended while it was being written breaks the stream and returns
+// an error wrapping ErrWriteFailed and ctx.Err() (see Conn.Notify).
 func (c *Conn) Send(ctx context.Context, method string, params any) (*Pending, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -65,8 +69,7 @@ func (c *Conn) Send(ctx context.Context, method string, params any) (*Pending, e
 	c.pending[id] = p
 	c.mu.Unlock()
 
-	deadline, _ := ctx.Deadline()
-	if err := c.writeBy(line, deadline); err != nil {
+	if err := c.write(ctx, line); err != nil {
 		c.Forget(p)
 		return nil, err
 	}

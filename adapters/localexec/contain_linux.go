@@ -1,0 +1,258 @@
+//go:build linux
+
+package localexec
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/acpdrive/acpdrive/domain"
+)
+
+// treeTagVar is the environment variable that carries a runtime's tag to
+// the runtime and, by inheritance, to its descendants.
+const treeTagVar = "ACPDRIVE_TREE_TAG"
+
+// The subreaper attribute belongs to the whole process and is set once.
+var (
+	subreaperOnce sync.Once
+	subreaperErr  error
+)
+
+// enableSubreaper makes this process a child subreaper, so that an
+// orphaned descendant of a runtime is reparented to it rather than to
+// init, and can be reaped here. A failure is logged once; containment
+// then still finds the tree, but orphans go to init.
+func enableSubreaper(logger *slog.Logger) {
+	subreaperOnce.Do(func() {
+		subreaperErr = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+		if subreaperErr != nil {
+			logger.Warn("child subreaper could not be enabled", slog.String("error", subreaperErr.Error()))
+		}
+	})
+}
+
+// tree is the contained process tree of one started runtime: the leader,
+// its process group, its descendants by parent, and every process that
+// carries the runtime's tag. It is safe for concurrent use.
+type tree struct {
+	entry string // treeTagVar=<tag>, as it appears in an environment
+	self  int    // this process, never a member
+
+	mu          sync.Mutex
+	attached    bool
+	leader      int
+	leaderStart uint64         // the leader's start time: members are never older
+	pgid        int            // the group the leader was started in
+	known       map[int]uint64 // every member last seen: PID → start time
+}
+
+// newTree prepares the containment of one runtime: a fresh random tag,
+// and this process made a child subreaper.
+func newTree(logger *slog.Logger) (*tree, error) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		return nil, fmt.Errorf("/proc cannot be read: %w", err)
+	}
+	enableSubreaper(logger)
+	return &tree{
+		entry: treeTagVar + "=" + rand.Text(),
+		self:  os.Getpid(),
+		known: map[int]uint64{},
+	}, nil
+}
+
+// envEntry is the variable to add to the runtime's environment.
+func (t *tree) envEntry() string { return t.entry }
+
+// attach records the started leader. It must run before the leader can
+// be reaped, while its /proc entry is certain to exist.
+func (t *tree) attach(pid, pgid int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.leader, t.pgid = pid, pgid
+	if st, ok := readProcStat(pid); ok {
+		t.leaderStart = st.start
+		t.attached = true
+	}
+}
+
+// signal finds the tree, sends sig to every live member but the leader
+// (which the caller signals through its os.Process) and the spared, and
+// reaps the members that are zombie children of this process. It returns
+// the members that were alive when it looked.
+func (t *tree) signal(sig sigKind, spare func(pid int) bool) ([]domain.Survivor, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	members, err := t.scan()
+	if err != nil {
+		return nil, err
+	}
+	var live []domain.Survivor
+	var errs []error
+	for _, m := range members {
+		if t.isLeader(m) {
+			continue // reaped by os/exec, signalled by the caller
+		}
+		if m.gone() {
+			if m.ppid == t.self {
+				reapOrphan(m)
+			}
+			continue
+		}
+		name := commandName(m.pid)
+		if name == "" {
+			name = m.comm
+		}
+		live = append(live, domain.Survivor{PID: m.pid, Name: name})
+		if spare != nil && spare(m.pid) {
+			continue
+		}
+		if err := signalProcess(m, unixSignal(sig)); err != nil {
+			errs = append(errs, fmt.Errorf("localexec: signal process %d: %w", m.pid, err))
+		}
+	}
+	return live, errors.Join(errs...)
+}
+
+// isLeader reports whether m is the leader itself, not a later process
+// that reuses its PID.
+func (t *tree) isLeader(m procStat) bool {
+	return t.attached && m.pid == t.leader && m.start == t.leaderStart
+}
+
+// scan reads the process table and returns the members of the tree in
+// PID order, zombies included. A process is a member when it is the
+// leader, is in the leader's group, was a member when last seen (same PID
+// and start time), carries the tag, or has a member as its parent. No
+// member is older than the leader, and this process and PID 1 never are.
+func (t *tree) scan() ([]procStat, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("localexec: read the process table: %w", err)
+	}
+	all := make(map[int]procStat, len(entries))
+	children := map[int][]int{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 1 || pid == t.self {
+			continue
+		}
+		st, ok := readProcStat(pid)
+		if !ok || st.start < t.leaderStart {
+			continue // gone while we looked, or older than the runtime
+		}
+		all[pid] = st
+		children[st.ppid] = append(children[st.ppid], pid)
+	}
+
+	member := map[int]bool{}
+	var queue []int
+	add := func(pid int) {
+		if !member[pid] {
+			member[pid] = true
+			queue = append(queue, pid)
+		}
+	}
+	for pid, st := range all {
+		start, seen := t.known[pid]
+		switch {
+		case t.isLeader(st),
+			t.attached && st.pgrp == t.pgid,
+			seen && start == st.start,
+			!st.gone() && hasEnvEntry(pid, t.entry):
+			add(pid)
+		}
+	}
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, child := range children[pid] {
+			add(child)
+		}
+	}
+
+	members := make([]procStat, 0, len(member))
+	known := make(map[int]uint64, len(member))
+	for pid := range member {
+		st := all[pid]
+		members = append(members, st)
+		known[pid] = st.start
+	}
+	t.known = known
+	slices.SortFunc(members, func(a, b procStat) int { return a.pid - b.pid })
+	return members, nil
+}
+
+// hasEnvEntry reports whether the environment pid started with holds
+// entry exactly. An environment that cannot be read holds nothing.
+func hasEnvEntry(pid int, entry string) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	want := []byte(entry)
+	for len(data) > 0 {
+		var e []byte
+		if i := bytes.IndexByte(data, 0); i >= 0 {
+			e, data = data[:i], data[i+1:]
+		} else {
+			e, data = data, nil
+		}
+		if bytes.Equal(e, want) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameProcess reports whether m's PID still names the process m was read
+// from.
+func sameProcess(m procStat) bool {
+	st, ok := readProcStat(m.pid)
+	return ok && st.start == m.start
+}
+
+// signalProcess sends sig to the process m names, never to a later
+// process that reuses its PID: through a pidfd, opened and then checked
+// against the start time, or, on a kernel without pidfds, by a check just
+// before the signal. A process already gone is not an error.
+func signalProcess(m procStat, sig unix.Signal) error {
+	fd, err := unix.PidfdOpen(m.pid, 0)
+	if err == nil {
+		defer func() { _ = unix.Close(fd) }()
+		if !sameProcess(m) {
+			return nil
+		}
+		err = unix.PidfdSendSignal(fd, sig, nil, 0)
+	} else if !errors.Is(err, unix.ESRCH) {
+		if !sameProcess(m) {
+			return nil
+		}
+		err = unix.Kill(m.pid, sig)
+	}
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// reapOrphan collects the exit status of m, a zombie member reparented to
+// this process, by its own PID only: a wildcard wait would take statuses
+// that os/exec and other sessions are waiting for.
+func reapOrphan(m procStat) {
+	if m.pid <= 1 || !sameProcess(m) {
+		return
+	}
+	var ws unix.WaitStatus
+	// ECHILD (someone else's child after all) leaves it be.
+	_, _ = unix.Wait4(m.pid, &ws, unix.WNOHANG|unix.WALL, nil)
+}
