@@ -68,10 +68,10 @@ func TestClaudeTextTurn(t *testing.T) {
 		script(srv)
 		sess := r.mustStart()
 		info := agentIs(t, sess, "@zed-industries/claude-agent-acp", "0.23.1")
-		sc := info.AgentCapabilities.SessionCapabilities
-		assert.True(t, sc.CanClose() && sc.CanResume() && sc.CanList(), "close, resume and list advertised")
-		assert.False(t, sc.CanDelete())
-		assert.Empty(t, info.AuthMethods)
+		adv := info.Advertised
+		assert.True(t, adv.Close && adv.Resume && adv.List, "close, resume and list advertised")
+		assert.False(t, adv.Delete)
+		assert.Empty(t, adv.AuthMethods)
 		assert.Equal(t, []domain.CapabilityLabel{domain.CapTokenCounts}, sess.Capabilities().Gaps())
 
 		_, took := libraryTurn(t, r, sess, "say hello", completed, want)

@@ -84,10 +84,10 @@ func TestCodexTextTurn(t *testing.T) {
 		script(srv)
 		sess := r.mustStart()
 		info := agentIs(t, sess, "codex-acp", "0.16.0")
-		assert.True(t, info.AgentCapabilities.MCPCapabilities.HTTP)
-		assert.False(t, info.AgentCapabilities.MCPCapabilities.SSE)
-		sc := info.AgentCapabilities.SessionCapabilities
-		assert.True(t, sc.CanClose() && sc.CanResume() && sc.CanList(), "close, resume and list advertised")
+		adv := info.Advertised
+		assert.True(t, adv.MCPHTTP)
+		assert.False(t, adv.MCPSSE)
+		assert.True(t, adv.Close && adv.Resume && adv.List, "close, resume and list advertised")
 		assert.Equal(t, []string{"chatgpt", "codex-api-key", "openai-api-key"}, authMethodIDs(info))
 		assert.Equal(t, []domain.CapabilityLabel{domain.CapTokenCounts}, sess.Capabilities().Gaps())
 

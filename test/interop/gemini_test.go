@@ -63,8 +63,8 @@ func TestGeminiTextTurn(t *testing.T) {
 		script(srv)
 		sess := r.mustStart()
 		info := agentIs(t, sess, "gemini-cli", "0.61.0")
-		assert.Equal(t, true, info.AgentCapabilities.MCPCapabilities.HTTP)
-		assert.Nil(t, info.AgentCapabilities.SessionCapabilities, "no close, resume or list")
+		assert.True(t, info.Advertised.MCPHTTP)
+		assert.Empty(t, info.Advertised.SessionMarkers, "no close, resume or list")
 		assert.Equal(t, []string{"oauth-personal", "gemini-api-key", "vertex-ai", "gateway"}, authMethodIDs(info))
 		assert.Equal(t, []domain.CapabilityLabel{domain.CapTokenCounts}, sess.Capabilities().Gaps())
 

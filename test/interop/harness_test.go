@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acpdrive/acpdrive/adapters/localexec"
+	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/internal/eventrec"
@@ -97,6 +98,10 @@ type rig struct {
 	// past holds the recorders of earlier phases (see phase), dumped on
 	// failure with the current ones.
 	past []rigPhase
+	// creations is the creation store every library session of the rig
+	// shares, so a load right after a creation waits out the
+	// creation-minute hold as one acpdrive process would.
+	creations app.CreationStore
 	// rewrite, when set, rewrites each line the runtime writes before
 	// acpdrive reads it (library sessions only; see maskInit).
 	rewrite func(line string) string
@@ -123,6 +128,7 @@ func newRig(t *testing.T, command ...string) *rig {
 		wire:        &wireLog{},
 		readTimeout: 30 * time.Second,
 		stopGrace:   5 * time.Second,
+		creations:   app.NewMemoryCreations(),
 	}
 	r.rec = &eventrec.Recorder{Normalize: r.normalize}
 	for _, d := range []string{r.home, r.workspace, r.tmp} {
@@ -218,6 +224,8 @@ func (r *rig) options(opts ...optFn) app.Options {
 		Config:    cfg,
 		Workspace: r.workspace,
 		Launcher:  &tapLauncher{inner: localexec.New(localexec.Options{Logger: logger}), wire: r.wire, rewrite: r.rewrite},
+		Clock:     sysclock.Clock{},
+		Creations: r.creations,
 		Logger:    logger,
 		OnEvent:   r.rec.Add,
 	}
@@ -459,18 +467,36 @@ type tapLauncher struct {
 	rewrite func(string) string
 }
 
-func (l *tapLauncher) Launch(ctx context.Context, req ports.LaunchRequest) (ports.Process, error) {
-	p, err := l.inner.Launch(ctx, req)
+// Prepare prepares through the inner launcher and wraps the plan so each
+// start it makes is tapped.
+func (l *tapLauncher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
+	plan, err := l.inner.Prepare(req)
 	if err != nil {
 		return nil, err
 	}
-	var stdout io.Reader = &tapReader{r: p.Stdout(), lines: lineSplitter{emit: func(s string) { l.wire.add(false, s) }}}
+	return &tapPlan{Plan: plan, l: l}, nil
+}
+
+// tapPlan is a plan whose every start records and, with rewrite set,
+// rewrites the streams of the process it starts.
+type tapPlan struct {
+	ports.Plan
+	l *tapLauncher
+}
+
+func (p *tapPlan) Start(ctx context.Context, env []string) (ports.Process, error) {
+	proc, err := p.Plan.Start(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	l := p.l
+	var stdout io.Reader = &tapReader{r: proc.Stdout(), lines: lineSplitter{emit: func(s string) { l.wire.add(false, s) }}}
 	if l.rewrite != nil {
-		stdout = &rewriteReader{r: p.Stdout(), rewrite: l.rewrite, emit: func(s string) { l.wire.add(false, s) }}
+		stdout = &rewriteReader{r: proc.Stdout(), rewrite: l.rewrite, emit: func(s string) { l.wire.add(false, s) }}
 	}
 	return &tapProcess{
-		Process: p,
-		stdin:   &tapWriter{w: p.Stdin(), lines: lineSplitter{emit: func(s string) { l.wire.add(true, s) }}},
+		Process: proc,
+		stdin:   &tapWriter{w: proc.Stdin(), lines: lineSplitter{emit: func(s string) { l.wire.add(true, s) }}},
 		stdout:  stdout,
 	}, nil
 }

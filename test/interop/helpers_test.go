@@ -15,7 +15,6 @@ import (
 
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/protocol/acpwire"
 )
 
 // Steps the runtime tests share: a turn through the library or the CLI
@@ -71,25 +70,19 @@ func assertGaps(t *testing.T, run cliRun, gaps ...string) {
 // agentIs logs what initialize advertised and the capability record, and
 // asserts the agent's name and version and that it advertised
 // loadSession; it returns the initialize response.
-func agentIs(t *testing.T, sess *app.Session, name, version string) acpwire.InitializeResponse {
+func agentIs(t *testing.T, sess *app.Session, name, version string) domain.AgentInfo {
 	t.Helper()
 	t.Log(capsLine(sess))
 	info := sess.AgentInfo()
-	require.NotNil(t, info.AgentInfo)
-	assert.Equal(t, name, info.AgentInfo.Name)
-	assert.Equal(t, version, info.AgentInfo.Version)
-	assert.True(t, info.AgentCapabilities.LoadSession)
+	require.True(t, info.Reported, "no agentInfo")
+	assert.Equal(t, name, info.Name)
+	assert.Equal(t, version, info.Version)
+	assert.True(t, info.Advertised.LoadSession)
 	return info
 }
 
 // authMethodIDs lists the ids of the authentication methods advertised.
-func authMethodIDs(info acpwire.InitializeResponse) []string {
-	var ids []string
-	for _, m := range info.AuthMethods {
-		ids = append(ids, m.ID)
-	}
-	return ids
-}
+func authMethodIDs(info domain.AgentInfo) []string { return info.Advertised.AuthMethods }
 
 // textTurn is the event sequence of a session's first turn: the gap
 // notice gaps, then the agent's reply in text.

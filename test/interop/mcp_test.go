@@ -67,11 +67,11 @@ func writeMCPWorkflow(t *testing.T, dir string, command []string) string {
 }
 
 // withMCP delivers the MCP configuration at path through the product's
-// renderer (adapters/mcp).
+// source (adapters/mcp).
 func withMCP(path string) optFn {
 	return func(o *app.Options) {
 		o.MCPConfigPath = path
-		o.MCPRenderer = mcp.New(mcp.Options{Logger: o.Logger})
+		o.MCPSource = mcp.New(mcp.Options{Logger: o.Logger})
 	}
 }
 

@@ -91,10 +91,10 @@ func sdkAgentTurnLibrary(t *testing.T, r *rig, want []string, permID string) {
 	sess := r.mustStart()
 	t.Log(capsLine(sess))
 	info := sess.AgentInfo()
-	assert.Nil(t, info.AgentInfo, "the SDK example agents send no agentInfo")
-	assert.False(t, info.AgentCapabilities.LoadSession)
-	sc := info.AgentCapabilities.SessionCapabilities
-	assert.False(t, sc.CanClose() || sc.CanResume() || sc.CanList(), "no session capability advertised")
+	assert.False(t, info.Reported, "the SDK example agents send no agentInfo")
+	assert.False(t, info.Advertised.LoadSession)
+	adv := info.Advertised
+	assert.False(t, adv.Close || adv.Resume || adv.List, "no session capability advertised")
 
 	libraryTurn(t, r, sess, "hello from acpdrive", completed, want)
 
