@@ -193,7 +193,7 @@ func TestClaudeIsSandboxPitfall(t *testing.T) {
 	var ae *domain.AgentError
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, domain.KindResponseError, ae.Kind)
-	assert.Equal(t, "session/new error -32603: Internal error", ae.Message)
+	assert.Equal(t, `session/new error -32603: Internal error (data: {"details":"Query closed before response received"})`, ae.Message)
 	resp, ok := r.wire.responseTo("session/new")
 	require.True(t, ok)
 	require.NotNil(t, resp.Error)

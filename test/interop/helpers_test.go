@@ -29,7 +29,7 @@ func libraryTurn(t *testing.T, r *rig, sess *app.Session, prompt string, wantOut
 	res := r.turn(sess, prompt)
 	took := r.stop(sess)
 	assert.Equal(t, wantOutcome, outcomeOf(res))
-	assert.Equal(t, want, r.shape())
+	assertShape(t, want, r.shape())
 	return res, took
 }
 
@@ -40,7 +40,7 @@ func cliCompleted(t *testing.T, r *rig, want []string, args ...string) cliRun {
 	t.Helper()
 	run := r.cli(args...)
 	require.Equal(t, 0, run.Code, run.Stderr)
-	assert.Equal(t, want, run.shape(r))
+	assertShape(t, want, run.shape(r))
 	assert.Equal(t, []outcome{completed}, run.outcomes())
 	return run
 }
@@ -53,7 +53,7 @@ func cliFailed(t *testing.T, r *rig, wantOutcome outcome, want []string, args ..
 	t.Helper()
 	run := r.cli(args...)
 	assert.Equal(t, 1, run.Code, run.Stderr)
-	assert.Equal(t, want, run.shape(r))
+	assertShape(t, want, run.shape(r))
 	assert.Equal(t, []outcome{wantOutcome}, run.outcomes())
 	require.Len(t, run.Results, 1)
 	require.NotNil(t, run.Results[0].Retryable)
@@ -168,7 +168,7 @@ func resumeHidden(t *testing.T, r *rig, id, who string, msgAndArgs ...any) (duri
 	sess := continueWithLibrary(t, r, id)
 	require.True(t, hid.Load(), who+" advertised loadSession true; the test hid it")
 	assert.Equal(t, "session/resume", sess.Route())
-	assert.Equal(t, continuedTurn, r.shape(), msgAndArgs...)
+	assertShape(t, continuedTurn, r.shape(), msgAndArgs...)
 	return continuedThrough(t, r, "session/resume")
 }
 
