@@ -106,7 +106,7 @@ func refusedToolTurn(gaps string) []string {
 		"notification*",
 		"notification:Let me write the file.",
 		refused,
-		"tool_result:execute:error:",
+		"tool_result:execute:error",
 		"notification*",
 		"notification:I did not write the file.",
 		"turn_completed",

@@ -96,6 +96,21 @@ func toolUpdates(t *testing.T, r *rig) (updates []string, permission bool) {
 	return updates, permission
 }
 
+// assertToolLifecycle asserts the one tool call's updates (toolUpdates):
+// announced by a tool_call, ended by one update reaching terminal, last.
+// How many updates it sends in between, and with which interim status,
+// is the runtime's.
+func assertToolLifecycle(t *testing.T, updates []string, terminal string) {
+	t.Helper()
+	require.NotEmpty(t, updates, "no tool update")
+	first := updates[0]
+	assert.True(t, first == "tool_call" || strings.HasPrefix(first, "tool_call:"), "announced by a tool_call: %q", updates)
+	assert.True(t, strings.HasSuffix(updates[len(updates)-1], ":"+terminal), "ends %s: %q", terminal, updates)
+	for _, u := range updates[:len(updates)-1] {
+		assert.False(t, strings.HasSuffix(u, ":completed") || strings.HasSuffix(u, ":failed"), "one terminal update: %q", updates)
+	}
+}
+
 // TestMCPGeminiStdioToolCall: Gemini CLI 0.61.0 with --approval-mode yolo
 // gets our MCP server as a stdio server (with an env pair) on session/new,
 // starts it, lists its tools (declared to the model as
@@ -176,7 +191,7 @@ func TestMCPGeminiStdioToolCall(t *testing.T) {
 		assert.Equal(t, "yolo", nr.Modes.Current)
 		updates, permission := toolUpdates(t, r)
 		assert.False(t, permission, "yolo: no permission request")
-		assert.Equal(t, []string{"tool_call:in_progress", "tool_call_update:completed"}, updates)
+		assertToolLifecycle(t, updates, "completed")
 		assert.Equal(t, []string{"initialize", "session/new", "session/prompt"}, r.wire.methodsOut())
 	})
 	t.Run("cli", func(t *testing.T) {
@@ -207,7 +222,7 @@ func TestMCPClaudeHTTPServer(t *testing.T) {
 		claudeGaps,
 		"notification*",
 		"notification:Let me note that.",
-		"tool_result:other:ok:",
+		"tool_result:other:ok",
 		"notification*",
 		"notification:Noted.",
 		"turn_completed",
@@ -278,7 +293,7 @@ func TestMCPClaudeHTTPServer(t *testing.T) {
 			"notification:Let me note that.",
 			refused,
 			"notification:" + domain.MsgToolServersGated,
-			"tool_result:other:error:",
+			"tool_result:other:error",
 			"notification*",
 			"notification:Noted.",
 			"turn_completed",
@@ -298,7 +313,7 @@ func TestMCPClaudeHTTPServer(t *testing.T) {
 		assert.Contains(t, last, `User refused permission to run tool`)
 		updates, permission := toolUpdates(t, r)
 		assert.True(t, permission)
-		assert.Equal(t, []string{"tool_call:pending", "tool_call_update", "tool_call_update:failed"}, updates)
+		assertToolLifecycle(t, updates, "failed")
 	})
 	t.Run("library allowed by the runtime's settings", func(t *testing.T) {
 		r, srv, hs, cfg := setup(t, true)
@@ -310,7 +325,7 @@ func TestMCPClaudeHTTPServer(t *testing.T) {
 		assert.Contains(t, last, `noted: `+noteText, "the tool's answer reaches the model")
 		updates, permission := toolUpdates(t, r)
 		assert.False(t, permission, "the runtime's settings allow the tool")
-		assert.Equal(t, []string{"tool_call:pending", "tool_call_update", "tool_call_update", "tool_call_update:completed"}, updates)
+		assertToolLifecycle(t, updates, "completed")
 	})
 	t.Run("cli", func(t *testing.T) {
 		r, srv, hs, cfg := setup(t, true)

@@ -45,7 +45,7 @@ func sdkTurnStart(intro string) []string {
 		gapNotice(domain.CapTokenCounts, domain.CapSessionContinuation, domain.CapAgentVersion),
 		"notification*",
 		"notification:" + intro,
-		"tool_result:read:ok:",
+		"tool_result:read:ok",
 	}
 }
 

@@ -24,8 +24,10 @@ import (
 //   - Between them, acpdrive's own events (its notices, tool results,
 //     reasoning and plan events, malformed input) must all be there, each as
 //     often as wanted, in any order: the runtime chooses how its text, its
-//     tool updates and its permission requests interleave. A tool_result
-//     compares on its tool name and error flag only.
+//     tool updates and its permission requests interleave. A wanted
+//     tool_result written "tool_result:<tool>:<ok|error>" (no third colon)
+//     compares on its tool name and error flag only; one written with a
+//     message compares exactly.
 //   - The agent's text compares as one string: a runtime may split a reply
 //     into messages (by messageId, or by a tool update between chunks) or
 //     not, and the text notifications, concatenated in order, must be the
@@ -63,15 +65,63 @@ func agentText(entry string) (string, bool) {
 	return msg, true
 }
 
-// eventKey is how an acpdrive event of a turn's body is compared.
-func eventKey(entry string) string {
-	if rest, ok := strings.CutPrefix(entry, "tool_result:"); ok {
-		parts := strings.SplitN(rest, ":", 3)
-		if len(parts) >= 2 {
-			return "tool_result:" + parts[0] + ":" + parts[1]
+// toolMatches reports whether a tool_result entry of a shape matches a
+// wanted one: exactly, or on name and error flag when want has no message.
+func toolMatches(want, got string) bool {
+	if strings.Count(want, ":") >= 3 {
+		return want == got
+	}
+	return strings.HasPrefix(got, want+":")
+}
+
+// eventProblems compares acpdrive's events of two turn bodies as
+// multisets, tool results by toolMatches.
+func eventProblems(want, got []string) []string {
+	var wantEv, gotEv, wantTools, gotTools []string
+	for _, e := range want {
+		if _, text := agentText(e); text || e == keepAlive {
+			continue
+		}
+		if strings.HasPrefix(e, "tool_result:") {
+			wantTools = append(wantTools, e)
+		} else {
+			wantEv = append(wantEv, e)
 		}
 	}
-	return entry
+	for _, e := range got {
+		if _, text := agentText(e); text || e == keepAlive {
+			continue
+		}
+		if strings.HasPrefix(e, "tool_result:") {
+			gotTools = append(gotTools, e)
+		} else {
+			gotEv = append(gotEv, e)
+		}
+	}
+	var out []string
+	slices.Sort(wantEv)
+	slices.Sort(gotEv)
+	if !slices.Equal(wantEv, gotEv) {
+		out = append(out, fmt.Sprintf("events (any order): want %q, got %q", wantEv, gotEv))
+	}
+	// Wanted tool results with a message first: they match one entry only.
+	slices.SortStableFunc(wantTools, func(a, b string) int {
+		return strings.Count(b, ":") - strings.Count(a, ":")
+	})
+	left := slices.Clone(gotTools)
+	var missing []string
+	for _, w := range wantTools {
+		i := slices.IndexFunc(left, func(g string) bool { return toolMatches(w, g) })
+		if i < 0 {
+			missing = append(missing, w)
+			continue
+		}
+		left = slices.Delete(left, i, i+1)
+	}
+	if len(missing) > 0 || len(left) > 0 {
+		out = append(out, fmt.Sprintf("tool results: missing %q, unexpected %q", missing, left))
+	}
+	return out
 }
 
 // isPermissionNotice reports whether entry is a permission answer notice.
@@ -149,19 +199,7 @@ func turnProblems(want, got []string) []string {
 	wantBody, gotBody := want[head:len(want)-1], got[head:len(got)-1]
 
 	// acpdrive's events, as multisets.
-	events := func(body []string) []string {
-		var ev []string
-		for _, e := range body {
-			if _, text := agentText(e); !text && e != keepAlive {
-				ev = append(ev, eventKey(e))
-			}
-		}
-		slices.Sort(ev)
-		return ev
-	}
-	if w, g := events(wantBody), events(gotBody); !slices.Equal(w, g) {
-		out = append(out, fmt.Sprintf("events (any order): want %q, got %q", w, g))
-	}
+	out = append(out, eventProblems(wantBody, gotBody)...)
 
 	// The agent's text, concatenated.
 	text := func(body []string) string {
@@ -204,9 +242,10 @@ func turnProblems(want, got []string) []string {
 func TestShapeMatcher(t *testing.T) {
 	gaps := gapNotice(domain.CapTokenCounts)
 	want := []string{started, gaps, keepAlive, "notification:Let me write the file.", refused,
-		"tool_result:execute:error:", keepAlive, "notification:I did not write the file.", "turn_completed"}
+		"tool_result:execute:error", keepAlive, "notification:I did not write the file.", "turn_completed"}
 	ok := map[string][]string{
-		"as wanted": want,
+		"in the wanted order": {started, gaps, keepAlive, "notification:Let me write the file.", refused,
+			"tool_result:execute:error:", keepAlive, "notification:I did not write the file.", "turn_completed"},
 		"text after the permission request, merged": {started, gaps, refused, keepAlive,
 			"tool_result:execute:error:echo", keepAlive, "notification:Let me write the file.I did not write the file.", "turn_completed"},
 		"tool result last, no keep-alives": {started, gaps, "notification:Let me write the file.", refused,
@@ -237,6 +276,10 @@ func TestShapeMatcher(t *testing.T) {
 	for name, got := range bad {
 		assert.NotEmpty(t, shapeProblems(want, got), name)
 	}
+	titled := []string{started, "tool_result:other:ok:note", "tool_result:other:ok", "turn_completed"}
+	assert.Empty(t, shapeProblems(titled, []string{started, "tool_result:other:ok:x", "tool_result:other:ok:note", "turn_completed"}))
+	assert.NotEmpty(t, shapeProblems(titled, []string{started, "tool_result:other:ok:x", "tool_result:other:ok:y", "turn_completed"}), "title differs")
+	assert.NotEmpty(t, shapeProblems(titled, []string{started, "tool_result:other:ok:note", "turn_completed"}), "one missing")
 	replay := []string{keepAlive, "notification:first", started, gaps, "notification:second", "turn_completed"}
 	assert.Empty(t, shapeProblems(replay, replay))
 	assert.NotEmpty(t, shapeProblems(replay, replay[2:]), "replay missing")
