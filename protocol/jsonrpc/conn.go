@@ -360,6 +360,9 @@ func (c *Conn) dispatch(line []byte) {
 	}
 	var env envelope
 	k, err := env.decode(line)
+	if errors.Is(err, errResultAndError) && c.deliverAmbiguous(env.id) {
+		return
+	}
 	if err != nil {
 		c.malformed(line, err)
 		return
@@ -412,6 +415,23 @@ func (c *Conn) deliver(rawID []byte, res callResult) {
 		return
 	}
 	c.log.Debug("dropped response for unknown id", "id", string(rawID))
+}
+
+// deliverAmbiguous fails the Call waiting for rawID with
+// ErrAmbiguousResponse; it reports false when no Call waits for it.
+func (c *Conn) deliverAmbiguous(rawID []byte) bool {
+	n, ok := parseInt64(rawID)
+	if !ok {
+		return false
+	}
+	c.mu.Lock()
+	p, found := c.pending[n]
+	delete(c.pending, n)
+	c.mu.Unlock()
+	if found {
+		p.complete(callResult{err: fmt.Errorf("%w (id %d)", ErrAmbiguousResponse, n)})
+	}
+	return found
 }
 
 // methodName returns the method as a string, reusing the previous one when

@@ -39,6 +39,12 @@ var ErrClosed = errors.New("jsonrpc: connection closed")
 // later write fails the same way.
 var ErrWriteFailed = errors.New("jsonrpc: write failed")
 
+// ErrAmbiguousResponse reports a response carrying both a non-null "result"
+// and a non-null "error": JSON-RPC forbids it, and neither member can be
+// trusted. A Call (or Pending) waiting for that id fails with an error
+// wrapping it; with no one waiting the line goes to Handler.HandleMalformed.
+var ErrAmbiguousResponse = errors.New(`jsonrpc: response has both "result" and "error"`)
+
 // Error is a JSON-RPC error object. It is returned by [Conn.Call] when the peer
 // answers with an error response, and sent by [Conn.ReplyError].
 type Error struct {
