@@ -3,8 +3,8 @@ package jsonrpc
 import (
 	"context"
 	"errors"
-	"time"
 	"testing"
+	"time"
 )
 
 // TestAmbiguousResponseFailsTheWaitingCall checks that a response carrying
