@@ -16,15 +16,16 @@ import (
 // permissionParams renders session/request_permission params offering
 // options of these kinds, with ids "<kind>-<index>".
 func permissionParams(kinds ...string) json.RawMessage {
-	opts := make([]acpwire.PermissionOption, len(kinds))
+	var b strings.Builder
+	b.WriteString(`{"sessionId":"s-1","options":[`)
 	for i, k := range kinds {
-		opts[i] = acpwire.PermissionOption{OptionID: fmt.Sprintf("%s-%d", k, i), Name: k, Kind: k}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"optionId":"%s-%d","name":"%s","kind":"%s"}`, k, i, k, k)
 	}
-	raw, err := json.Marshal(acpwire.RequestPermissionRequest{SessionID: "s-1", Options: opts})
-	if err != nil {
-		panic(err)
-	}
-	return raw
+	b.WriteString(`]}`)
+	return json.RawMessage(b.String())
 }
 
 // TestDecide is every row of docs/behaviour.md#permission-posture, as the

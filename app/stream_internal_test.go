@@ -209,8 +209,7 @@ func TestStreamNeverTerminalCallProducesNoResult(t *testing.T) {
 func TestStreamStoresAHugeTitleCut(t *testing.T) {
 	t.Parallel()
 	s := newRecordingStream(t)
-	title := strings.Repeat("t", 9<<20)
-	s.send(toolUpdate("tool_call", "big", "pending", title))
+	s.send(`{"sessionUpdate":"tool_call","toolCallId":"big","status":"pending","title":"` + strings.Repeat("t", 9<<20) + `"}`)
 	rec := s.tools["big"]
 	require.NotNil(t, rec)
 	assert.Equal(t, domain.MessageCap, utf8.RuneCountInString(rec.title))
