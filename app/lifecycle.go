@@ -483,6 +483,7 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 		res = s.runPrompt(ctx, t, prompt)
 	}
 
+	t.handedOver() // no prompt goes out after this point
 	s.stream.flush()
 	s.stream.endTurn()
 	s.meter.turnEnded(ctx, s, res)
@@ -517,7 +518,10 @@ func (s *Session) endForPerson(notice string) {
 	}
 	s.mu.Lock()
 	t := s.turn
-	if t == nil || t.answered() {
+	s.mu.Unlock()
+	answered := t != nil && t.answeredOnReader()
+	s.mu.Lock()
+	if t == nil || answered || s.turn != t {
 		if s.held == nil {
 			s.held = &e
 		}
@@ -537,11 +541,9 @@ func (s *Session) endForPerson(notice string) {
 // running turn or held for the next one.
 func (s *Session) endingPending() bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.held != nil {
-		return true
-	}
-	return s.turn != nil && !s.turn.answered() && s.turn.ended()
+	held, t := s.held != nil, s.turn
+	s.mu.Unlock()
+	return held || t != nil && t.ended() && !t.answeredOnReader()
 }
 
 // endTurn ends the running turn, if any, with e.
@@ -549,7 +551,7 @@ func (s *Session) endTurn(e ending) {
 	s.mu.Lock()
 	t := s.turn
 	s.mu.Unlock()
-	if t != nil && !t.answered() {
+	if t != nil && !t.answeredOnReader() {
 		t.end(e)
 	}
 }
