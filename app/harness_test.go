@@ -2,8 +2,11 @@ package app_test
 
 import (
 	"context"
+	"flag"
 	"log/slog"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,8 +27,18 @@ import (
 
 // TestMain builds the acpdrive binary on demand for the tests that need a
 // real process, removes it afterwards, and fails the run when a goroutine
-// leaked (goleak).
-func TestMain(m *testing.M) { testbin.Main(m) }
+// leaked (goleak). The tests mostly wait on pipes and bounds rather than
+// on a CPU, so unless -parallel is given, more of them run at once than
+// GOMAXPROCS.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(8, runtime.GOMAXPROCS(0))))
+	}
+	testbin.Main(m)
+}
 
 // waitFor bounds every wait of these tests on something that should happen
 // promptly; it is never the bound under test.

@@ -47,7 +47,7 @@ func TestStartupErrors(t *testing.T) {
 		message string // exact, or a prefix when it ends with "…"
 	}{
 		{"empty workspace", nil, func(o *app.Options) { o.Workspace = "" }, domain.KindInvalidWorkspaceCWD, domain.MsgEmptyWorkspace},
-		{"workspace not UTF-8", nil, func(o *app.Options) { o.Workspace = "/tmp/\xff" }, domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceNotUTF8},
+		{"workspace not UTF-8", nil, func(o *app.Options) { o.Workspace = "/ws-\xff" }, domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceNotUTF8},
 		{"relative workspace", nil, func(o *app.Options) { o.Workspace = "some/dir" }, domain.KindInvalidWorkspaceCWD, "workspace path is not absolute"},
 		{"missing workspace", nil, func(o *app.Options) { o.Workspace = "/nonexistent/acpdrive" }, domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceMissing},
 		{"workspace is a file", nil, func(o *app.Options) { o.Workspace = notDir }, domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceNotDir},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/acpdrive/acpdrive/adapters/localexec"
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/internal/fakeclock"
 )
 
 // scriptSession starts a session on one of the shell-script agents in
@@ -58,12 +59,20 @@ func TestPromptWriteFailsWithoutEndOfStream(t *testing.T) {
 	assert.Less(t, took, 3*bound+time.Second)
 }
 
+// TestConnectionEndedWhileProcessAlive runs on a fake clock: the start
+// waits 1 s (exitSettle) for the process to exit after its stream ended,
+// and the failed start's teardown waits out the exit window.
 func TestConnectionEndedWhileProcessAlive(t *testing.T) {
 	t.Parallel()
-	o, rec, _ := baseOptions(t, withStopGrace(300*time.Millisecond))
+	clock := fakeclock.New(epoch)
+	o, rec, _ := baseOptions(t, withClock(clock))
 	o.Config.Command = []string{testdata(t, "closes-stdout.sh")}
 	o.Launcher = localexec.New(localexec.Options{})
-	ae := startErr(t, o, rec)
+	sess, err := startDriven(clock, o)
+	require.Nil(t, sess)
+	var ae *domain.AgentError
+	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, domain.KindPortExit, ae.Kind)
 	assert.Equal(t, domain.MsgConnEndedBeforeResponding, ae.Message)
+	assert.Equal(t, []string{"startup_failed:" + domain.MsgConnEndedBeforeResponding}, rec.Shape())
 }
