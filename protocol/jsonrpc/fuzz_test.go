@@ -115,7 +115,9 @@ func FuzzConn(f *testing.F) {
 }
 
 // FuzzLineReader checks the bounded reader against the obvious definition,
-// with a tiny bufio buffer so that long-line paths run.
+// with a tiny bufio buffer so that long-line paths run. An oversize line may
+// be reported before all of it was read, with any length above the bound up
+// to its full length.
 func FuzzLineReader(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s, uint8(4), uint8(0))
@@ -128,7 +130,7 @@ func FuzzLineReader(f *testing.F) {
 			t.Fatalf("error = %v", err)
 		}
 		want := referenceLines(input, int(maxLine)+1)
-		if fmt.Sprint(got) != fmt.Sprint(want) {
+		if !sameItems(got, want, int(maxLine)+1) {
 			t.Fatalf("input %q max %d:\n got %v\nwant %v", input, int(maxLine)+1, got, want)
 		}
 	})
