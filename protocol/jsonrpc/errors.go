@@ -39,6 +39,12 @@ var ErrClosed = errors.New("jsonrpc: connection closed")
 // later write fails the same way.
 var ErrWriteFailed = errors.New("jsonrpc: write failed")
 
+// ErrAmbiguousResponse reports a response that carried both a non-null
+// "result" and a non-null "error", so that whether the call succeeded is
+// unknown. The waiting Call fails with an error wrapping it; when no call
+// waits for the id, the line goes to Handler.HandleMalformed instead.
+var ErrAmbiguousResponse = errors.New("jsonrpc: response carried both result and error")
+
 // Error is a JSON-RPC error object. It is returned by [Conn.Call] when the peer
 // answers with an error response, and sent by [Conn.ReplyError].
 type Error struct {
