@@ -34,9 +34,14 @@ const (
 var ErrClosed = errors.New("jsonrpc: connection closed")
 
 // ErrWriteFailed reports that writing a message to the peer failed. Errors
-// returned for that reason wrap both ErrWriteFailed and the writer's error.
-// A write failure is sticky: the stream may hold a partial line, so every
-// later write fails the same way.
+// returned for that reason wrap both ErrWriteFailed and the cause: the
+// writer's error, io.ErrShortWrite, or the context error of a write whose
+// context ended while it was in progress (context.DeadlineExceeded also when
+// the writer itself enforced the deadline, which then adds
+// os.ErrDeadlineExceeded). A write failure is sticky: the stream may hold a
+// partial line, so every later write fails at once with the same error (see
+// Conn.Broken and Conn.WriteErr). A write whose context ended before it
+// started is not a write failure.
 var ErrWriteFailed = errors.New("jsonrpc: write failed")
 
 // ErrAmbiguousResponse reports a response that carried both a non-null

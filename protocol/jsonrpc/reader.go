@@ -13,8 +13,9 @@ import (
 const DefaultMaxLineBytes = 10 << 20
 
 const (
-	// readBufferSize is the bufio buffer: lines up to this size are handed
-	// out without copying. 64 KiB matches the default Linux pipe capacity.
+	// readBufferSize is the bufio buffer (smaller when the line bound is):
+	// lines up to this size are handed out without copying. 64 KiB matches
+	// the default Linux pipe capacity.
 	readBufferSize = 64 << 10
 	// keepAccumulator is the largest long-line buffer kept for reuse;
 	// a larger one is released after its line has been handled.
