@@ -232,7 +232,7 @@ func (s *Session) promptResult(p *acpclient.Prompt) domain.TurnResult {
 	switch {
 	case errors.As(err, &callErr):
 		return domain.FailedResult(domain.WrapError(domain.KindResponseError, callErr.Error(), callErr))
-	case errors.Is(err, errAmbiguous):
+	case errors.Is(err, jsonrpc.ErrAmbiguousResponse):
 		return domain.FailedResult(domain.WrapError(domain.KindTurnOutcomeUnknown, domain.MsgPromptAmbiguous, err))
 	case errors.As(err, &decodeErr):
 		return domain.FailedResult(domain.WrapError(domain.KindTurnOutcomeUnknown, domain.MsgPromptUndecodable, err))
