@@ -29,8 +29,8 @@ const (
 
 // Teardown bounds.
 const (
-	// killWindow is how long Kill keeps re-sending SIGKILL while members
-	// of the group survive.
+	// killWindow is how long Kill keeps re-sending SIGKILL while any
+	// process of the runtime's tree survives.
 	killWindow = 2 * time.Second
 	// killResendInterval is the pause between SIGKILL rounds.
 	killResendInterval = 50 * time.Millisecond
