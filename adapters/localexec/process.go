@@ -29,8 +29,8 @@ const (
 
 // Teardown bounds.
 const (
-	// killWindow is how long Kill keeps re-sending SIGKILL while members
-	// of the group survive.
+	// killWindow is how long Kill keeps re-sending SIGKILL while any
+	// process of the runtime's tree survives.
 	killWindow = 2 * time.Second
 	// killResendInterval is the pause between SIGKILL rounds.
 	killResendInterval = 50 * time.Millisecond
@@ -142,9 +142,9 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 
 	// The Cmd is built by hand: exec.Command would search PATH again, and
 	// the pipes are *os.File values, so exec starts no copying goroutines
-	// and the child is reaped without waiting on any pipe.
-	// os/exec keeps the last of duplicate variables, so env overrides the
-	// inherited environment and the containment tag overrides both.
+	// and the child is reaped without waiting on any pipe. os/exec keeps
+	// the last of duplicate variables, so env overrides the inherited
+	// environment and the containment tag overrides both.
 	cmdEnv := append(os.Environ(), env...)
 	if tr != nil {
 		cmdEnv = append(cmdEnv, tr.envEntry())
