@@ -253,7 +253,7 @@ func (s *Session) loadMCPServers(ctx context.Context) ([]domain.MCPServer, error
 	for _, srv := range servers {
 		if srv.Name == s.opts.ReservedMCPName {
 			return nil, domain.NewError(domain.KindResponseError,
-				fmt.Sprintf("%s%s: declares the reserved server name %q", domain.MsgMCPParsePrefix, path, srv.Name))
+				fmt.Sprintf("%s%s: declares a server named %q, a name reserved for the caller's own tools", domain.MsgMCPParsePrefix, path, srv.Name))
 		}
 	}
 	return servers, nil
