@@ -220,7 +220,7 @@ func scenarios() []scenario {
 		{"line/10MiB-plus-1-outcome-unknown", lineRefused(lineBound + 1)},
 		{"line/endless-without-newline", func(t *testing.T) {
 			r := newRig(t, "endless-line")
-			stall := 20 * time.Second
+			stall := 8 * time.Second
 			r.opts.Config.StallTimeout = stall
 			r.mustStart()
 			res, elapsed := r.turn(context.Background(), "go")
