@@ -23,7 +23,6 @@ const (
 	earlyExit       = "the agent runtime exited before responding: "
 	connEnded       = "the agent's connection ended before a response arrived"
 	outputLost      = "the agent runtime exited before the session finished collecting its output"
-	sendFailed      = "failed to send the prompt to the agent"
 	lineOver        = "a line from the agent exceeded the connection's line bound"
 	timedOut        = "timed out waiting for a response"
 	startCancelled  = "session start cancelled"
@@ -376,7 +375,7 @@ func scenarios() []scenario {
 			r := newRig(t, "deaf-flood")
 			r.mustStart()
 			res, elapsed := r.turn(context.Background(), "go")
-			wantResult(t, res, domain.OutcomeFailed, domain.KindPortExit, sendFailed)
+			wantResult(t, res, domain.OutcomeFailed, domain.KindPortExit, domain.MsgWriteFailed)
 			within(t, "the turn", elapsed, readTimeout)
 			stopBound := 3 * time.Second
 			elapsed, _ = r.stop(stopBound)
