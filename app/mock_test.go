@@ -91,8 +91,8 @@ func TestStartNeverLaunchesAnEmptyCommand(t *testing.T) {
 func TestStartRefusesAnInvalidConfiguration(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		name   string
-		mutate func(*app.Options)
+		name    string
+		mutate  func(*app.Options)
 		message string
 		event   bool // a startup_failed event goes out (not without a clock)
 	}{
