@@ -69,15 +69,17 @@ type Session struct {
 // Options.VerifyCredential a short-lived verification session runs first.
 //
 // Before anything is launched, Options.Config goes through
-// domain.Config.Validate exactly as `acpdrive validate` runs it; a
-// configuration with errors returns a *domain.ConfigError. Every other
-// failure tears the process down in the fixed order, emits a
+// domain.Config.Validate exactly as `acpdrive validate` runs it. A failure
+// tears down whatever was started in the fixed order, emits a
 // startup_failed event and returns a *domain.AgentError whose kind is that
-// of docs/behaviour.md#start-up. Cancelling ctx cancels the start at once
+// of docs/behaviour.md#start-up (a refused configuration: agent_not_found). Cancelling ctx cancels the start at once
 // (turn_cancelled).
 func Start(ctx context.Context, opts Options) (*Session, error) {
 	opts.withDefaults()
 	if err := checkOptions(opts); err != nil {
+		if opts.Clock != nil {
+			opts.OnEvent(domain.Event{Type: domain.EventStartupFailed, Message: failureMessage(err), Time: opts.Clock.Now().UTC()})
+		}
 		return nil, err
 	}
 	if opts.VerifyCredential {
@@ -98,24 +100,30 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 	return s, nil
 }
 
-// checkOptions refuses what cannot start at all: no launcher or clock,
-// and a configuration that fails Validate. An empty command is left to
-// start-up step 2, which reports it as agent_not_found.
+// checkOptions refuses what cannot start at all (docs/behaviour.md#validation):
+// no launcher or clock, and a configuration with an error finding of
+// domain.Config.Validate — the function `acpdrive validate` runs — as
+// agent_not_found with the findings' text. An empty command is left to
+// start-up step 2, which reports it with its own message. Warnings are
+// logged.
 func checkOptions(opts Options) error {
 	if opts.Launcher == nil {
-		return &domain.ConfigError{Findings: []domain.Finding{{Severity: domain.SeverityError, Check: "app.launcher", Message: "app.Options.Launcher is required"}}}
+		return domain.NewError(domain.KindAgentNotFound, "app.Options.Launcher is required")
 	}
 	if opts.Clock == nil {
-		return &domain.ConfigError{Findings: []domain.Finding{{Severity: domain.SeverityError, Check: "app.clock", Message: "app.Options.Clock is required"}}}
+		return domain.NewError(domain.KindAgentNotFound, "app.Options.Clock is required")
 	}
 	var errs []domain.Finding
 	for _, f := range opts.Config.Validate() {
-		if f.Severity == domain.SeverityError && f.Check != domain.CheckCommandRequired {
+		switch {
+		case f.Severity != domain.SeverityError:
+			opts.Logger.Warn("configuration warning", "check", f.Check, "message", f.Message)
+		case f.Check != domain.CheckCommandRequired:
 			errs = append(errs, f)
 		}
 	}
-	if len(errs) > 0 {
-		return &domain.ConfigError{Findings: errs}
+	if err := domain.FindingsError(errs); err != nil {
+		return domain.WrapError(domain.KindAgentNotFound, err.Error(), err)
 	}
 	return nil
 }

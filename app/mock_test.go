@@ -91,14 +91,15 @@ func TestStartNeverLaunchesAnEmptyCommand(t *testing.T) {
 func TestStartRefusesAnInvalidConfiguration(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		name   string
-		mutate func(*app.Options)
-		check  string
+		name    string
+		mutate  func(*app.Options)
+		message string
+		event   bool // a startup_failed event goes out (not without a clock)
 	}{
-		{"stop grace zero", func(o *app.Options) { o.Config.StopGrace = 0 }, "agent.stop_grace_ms.non_positive"},
-		{"unsupported kind", func(o *app.Options) { o.Config.Kind = "codex" }, "agent.kind.unsupported"},
-		{"no clock", func(o *app.Options) { o.Clock = nil }, "app.clock"},
-		{"no launcher", func(o *app.Options) { o.Launcher = nil }, "app.launcher"},
+		{"stop grace zero", func(o *app.Options) { o.Config.StopGrace = 0 }, domain.MsgStopGraceNonPositive, true},
+		{"unsupported kind", func(o *app.Options) { o.Config.Kind = "codex" }, domain.KindUnsupportedMessage("codex"), true},
+		{"no clock", func(o *app.Options) { o.Clock = nil }, "app.Options.Clock is required", false},
+		{"no launcher", func(o *app.Options) { o.Launcher = nil }, "app.Options.Launcher is required", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -110,15 +111,20 @@ func TestStartRefusesAnInvalidConfiguration(t *testing.T) {
 			c.mutate(&o)
 			sess, err := app.Start(context.Background(), o)
 			require.Nil(t, sess)
-			var ce *domain.ConfigError
-			require.ErrorAs(t, err, &ce)
-			var checks []string
-			for _, f := range ce.Findings {
-				assert.Equal(t, domain.SeverityError, f.Severity)
-				checks = append(checks, f.Check)
+			// A configuration that can never start is agent_not_found
+			// (not retryable) with the findings' text, and nothing is
+			// launched (the mock launcher expects no call).
+			var ae *domain.AgentError
+			require.ErrorAs(t, err, &ae)
+			assert.Equal(t, domain.KindAgentNotFound, ae.Kind)
+			assert.Equal(t, c.message, ae.Message)
+			if c.event {
+				require.Len(t, rec.All(), 1)
+				assert.Equal(t, domain.EventStartupFailed, rec.All()[0].Type)
+				assert.Equal(t, c.message, rec.All()[0].Message)
+			} else {
+				assert.Empty(t, rec.All())
 			}
-			assert.Contains(t, checks, c.check)
-			assert.Empty(t, rec.All())
 		})
 	}
 }

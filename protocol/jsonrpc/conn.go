@@ -360,9 +360,6 @@ func (c *Conn) dispatch(line []byte) {
 	}
 	var env envelope
 	k, err := env.decode(line)
-	if errors.Is(err, errResultAndError) && c.deliverAmbiguous(env.id) {
-		return
-	}
 	if err != nil {
 		c.malformed(line, err)
 		return
@@ -389,6 +386,14 @@ func (c *Conn) dispatch(line []byte) {
 			return
 		}
 		c.deliver(env.id, callResult{err: rpcErr})
+	case kindAmbiguousResponse:
+		p := c.takePending(env.id)
+		if p == nil {
+			c.malformed(line, errResultAndError)
+			return
+		}
+		c.log.Debug("response carried both result and error", "id", string(env.id))
+		p.complete(callResult{err: fmt.Errorf("%w (id %s)", ErrAmbiguousResponse, env.id)})
 	}
 }
 
@@ -398,40 +403,30 @@ func (c *Conn) malformed(line []byte, reason error) {
 	c.h.HandleMalformed(line, &malformedError{reason: reason})
 }
 
+// takePending removes and returns the call waiting for the raw id, or nil.
+func (c *Conn) takePending(rawID []byte) *Pending {
+	n, ok := parseInt64(rawID)
+	if !ok {
+		return nil
+	}
+	c.mu.Lock()
+	p := c.pending[n]
+	delete(c.pending, n)
+	c.mu.Unlock()
+	return p
+}
+
 // deliver hands a response to the Call waiting for id, or drops it.
 func (c *Conn) deliver(rawID []byte, res callResult) {
-	if n, ok := parseInt64(rawID); ok {
-		c.mu.Lock()
-		p, found := c.pending[n]
-		delete(c.pending, n)
-		c.mu.Unlock()
-		if found {
-			p.complete(res) // only one completion per call
-			return
-		}
+	if p := c.takePending(rawID); p != nil {
+		p.complete(res) // only one completion per call
+		return
 	}
 	if res.err != nil {
 		c.log.Debug("dropped error response for unknown id", "id", string(rawID), "error", res.err)
 		return
 	}
 	c.log.Debug("dropped response for unknown id", "id", string(rawID))
-}
-
-// deliverAmbiguous fails the Call waiting for rawID with
-// ErrAmbiguousResponse; it reports false when no Call waits for it.
-func (c *Conn) deliverAmbiguous(rawID []byte) bool {
-	n, ok := parseInt64(rawID)
-	if !ok {
-		return false
-	}
-	c.mu.Lock()
-	p, found := c.pending[n]
-	delete(c.pending, n)
-	c.mu.Unlock()
-	if found {
-		p.complete(callResult{err: fmt.Errorf("%w (id %d)", ErrAmbiguousResponse, n)})
-	}
-	return found
 }
 
 // methodName returns the method as a string, reusing the previous one when
