@@ -20,9 +20,12 @@ PROMPT ?= hello from acpdrive
 run:
 	$(GO) run ./cmd/acpdrive run "$(PROMPT)"
 
-## test: every test, with the race detector
+## test: every unit and contract test, with the race detector (the fault
+## suite, test/faults, runs with make faults; the interop suite with make
+## interop)
+UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/test/faults$$')
 test:
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m $(UNIT_PKGS)
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
@@ -73,3 +76,19 @@ interop:
 	$(GO) test -tags interop -race -count=1 -timeout 15m -v ./test/interop/
 	cd test/sdkclient && $(GO) test -race -count=1 -timeout 5m ./...
 	cd test/mcpserver && $(GO) test -race -count=1 -timeout 5m ./...
+
+## faults: the fault suite: hostile runtimes that try to hang, leak or fool
+## acpdrive (test/faults); fuzz-short: every fuzz target for a few seconds
+FUZZTIME ?= 5s
+.PHONY: faults fuzz-short
+faults:
+	$(GO) test -race -count=1 ./test/faults/
+
+fuzz-short:
+	@fail=0; for file in $$(grep -rln --include='*_test.go' '^func Fuzz' . | grep -v '^\./bench/\|^\./test/sdkclient/\|^\./test/mcpserver/'); do \
+		pkg=./$$(dirname "$${file#./}"); \
+		for name in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$file"); do \
+			echo "$(GO) test -run '^$$' -fuzz '^$$name\$$' -fuzztime $(FUZZTIME) $$pkg"; \
+			$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) "$$pkg" || fail=1; \
+		done; \
+	done; exit $$fail

@@ -2,39 +2,41 @@ package app_test
 
 import (
 	"context"
-	"path/filepath"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/golang/mock/gomock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/ports/mocks"
+	"github.com/acpdrive/acpdrive/internal/fakeclock"
 )
 
-func testdata(t *testing.T, name string) string {
-	t.Helper()
-	abs, err := filepath.Abs(filepath.Join("testdata", name))
-	require.NoError(t, err)
-	return abs
+// startResult is what app.Start returned.
+type startResult struct {
+	s   *app.Session
+	err error
 }
 
-func withResume(id string) option { return func(o *app.Options) { o.ResumeSessionID = id } }
+func withCreations(c app.CreationStore) option { return func(o *app.Options) { o.Creations = c } }
 
+// TestContinuationRoutes runs every route on a fake clock: the replay's
+// confirmation wait and quiet period pass without real time.
 func TestContinuationRoutes(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
-		name    string
-		args    []string
-		route   string
-		id      string
-		gap     bool
-		sent    []string // methods the agent must have received, in order
-		notSent []string
-		logs    []string
+		name        string
+		args        []string
+		script      string
+		readTimeout time.Duration // real-time bounds (the negative control's)
+		route       string
+		id          string
+		gap         bool
+		sent        []string // methods the agent must have received, in order
+		notSent     []string
+		logs        []string
 	}{
 		{name: "load confirmed by replay", args: []string{"--scenario", "load"},
 			route: "session/load", id: "saved-1",
@@ -47,7 +49,7 @@ func TestContinuationRoutes(t *testing.T) {
 			route: "session/new", id: "ref-1", gap: true,
 			sent: []string{app.NegativeControlMethod, "session/load", "session/new"},
 			logs: []string{"verdict=broken", "call_code=-32603", "control_code=-32601"}},
-		{name: "load unimplemented", args: []string{"--script", "testdata/load-unimplemented.json"},
+		{name: "load unimplemented", script: "load-unimplemented.json",
 			route: "session/new", id: "ref-1", gap: true,
 			sent: []string{app.NegativeControlMethod, "session/load", "session/new"},
 			logs: []string{"verdict=unimplemented", "call_code=-32601", "control_code=-32601"}},
@@ -58,7 +60,7 @@ func TestContinuationRoutes(t *testing.T) {
 			route: "session/new", id: "ref-1", gap: true,
 			sent: []string{app.NegativeControlMethod, "session/resume", "session/new"},
 			logs: []string{"verdict=broken", "call_code=-32002"}},
-		{name: "negative control unanswered", args: []string{"--script", "testdata/control-unanswered.json"},
+		{name: "negative control unanswered", script: "control-unanswered.json", readTimeout: 300 * time.Millisecond,
 			route: "session/new", id: "ref-1", gap: true,
 			sent: []string{app.NegativeControlMethod, "session/new"}, notSent: []string{"session/load"},
 			logs: []string{"the negative control was not answered"}},
@@ -69,11 +71,16 @@ func TestContinuationRoutes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			args := c.args
-			if len(args) == 2 && args[0] == "--script" {
-				args = []string{"--script", testdata(t, filepath.Base(args[1]))}
+			if c.script != "" {
+				args = script(t, c.script)
 			}
-			h := start(t, args, withResume("saved-1"), withReadTimeout(time.Second))
+			rt := c.readTimeout
+			if rt == 0 {
+				rt = 3 * time.Second
+			}
+			h := start(t, args, withResume("saved-1"), withReadTimeout(rt), withClock(fakeclock.New(epoch)))
 			assert.Equal(t, c.route, h.sess.Route())
 			assert.Equal(t, c.id, h.sess.ID())
 			state := h.sess.Capabilities().State(domain.CapSessionContinuation)
@@ -106,25 +113,17 @@ func TestContinuationRoutes(t *testing.T) {
 	}
 }
 
-func indexOf(list []string, s string) int {
-	for i, v := range list {
-		if v == s {
-			return i
-		}
-	}
-	return -1
-}
-
 // TestReplayIsNotDatedIntoTheNextTurn checks that the message a
 // session/load replays is reported with the time of its last chunk, before
 // the next turn's session_started.
 func TestReplayIsNotDatedIntoTheNextTurn(t *testing.T) {
-	h := start(t, []string{"--scenario", "load"}, withResume("saved-1"))
-	time.Sleep(50 * time.Millisecond)
+	t.Parallel()
+	clock := fakeclock.New(epoch)
+	h := start(t, []string{"--scenario", "load"}, withResume("saved-1"), withClock(clock))
+	clock.Advance(50 * time.Millisecond)
 	h.turn("next")
-	events := h.rec.All()
 	var replayed, started domain.Event
-	for _, ev := range events {
+	for _, ev := range h.rec.All() {
 		if ev.Message == "(replayed answer)" {
 			replayed = ev
 		}
@@ -133,70 +132,80 @@ func TestReplayIsNotDatedIntoTheNextTurn(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, replayed.Type, "the replayed answer is reported")
+	assert.Equal(t, epoch, replayed.Time, "dated at its last chunk")
 	assert.True(t, replayed.Time.Before(started.Time), "replayed %v, turn started %v", replayed.Time, started.Time)
 }
 
-// TestLoadHoldsUntilTheCreationMinuteHasPassed uses a mocked clock: the
-// session is created at 12:00:30 UTC and loaded at 12:00:40, so the load is
-// held 20 s; the clock's After answers at once so the test does not sleep.
+// TestLoadHoldsUntilTheCreationMinuteHasPassed: the store remembers that
+// the session was created at 12:00:30 UTC; loaded at 12:00:40, the load is
+// held 20 s, measured on a fake clock.
 func TestLoadHoldsUntilTheCreationMinuteHasPassed(t *testing.T) {
-	ctrl := gomock.NewController(t)
-	clock := mocks.NewMockClock(ctrl)
-	var mu sync.Mutex
-	now := time.Date(2026, 11, 30, 12, 0, 30, 0, time.UTC)
-	var waits []time.Duration
-	clock.EXPECT().Now().DoAndReturn(func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return now
-	}).AnyTimes()
-	clock.EXPECT().After(gomock.Any()).DoAndReturn(func(d time.Duration) <-chan time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		waits = append(waits, d)
-		if d > 10*time.Second {
-			return time.After(time.Millisecond) // the hold: compressed
+	t.Parallel()
+	clock := fakeclock.New(epoch.Add(10 * time.Second))
+	store := app.NewMemoryCreations()
+	store.Remember("saved-1", epoch)
+	o, rec, logs, agentLg := agentOptions(t, []string{"--scenario", "load"},
+		withClock(clock), withCreations(store), withResume("saved-1"))
+	done := make(chan startResult, 1)
+	go func() {
+		s, err := app.Start(context.Background(), o)
+		done <- startResult{s, err}
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "holding session/load") }, waitFor, time.Millisecond)
+	assert.Contains(t, logs.String(), "wait=20s")
+	require.NoError(t, clock.WaitForTimers(context.Background(), 1))
+	clock.Advance(20*time.Second - time.Millisecond)
+	assert.Equal(t, 1, clock.Pending(), "the hold has not ended 1 ms before 12:01:00")
+	assert.Empty(t, received(t, agentLg, "session/load"), "held until 12:01:00")
+	clock.Advance(time.Millisecond)
+	var r startResult
+	drive(clock, func() bool {
+		select {
+		case r = <-done:
+			return true
+		default:
+			return false
 		}
-		return time.After(d)
-	}).AnyTimes()
-	withClock := func(o *app.Options) { o.Clock = clock }
-
-	first := start(t, []string{"--scenario", "load"}, withClock)
-	created := first.sess.ID()
-	first.stop()
-
-	mu.Lock()
-	now = now.Add(10 * time.Second)
-	waits = nil
-	mu.Unlock()
-	second := start(t, []string{"--scenario", "load"}, withClock, withResume(created))
-	assert.Equal(t, "session/load", second.sess.Route())
-	assert.Equal(t, created, second.sess.ID())
-	mu.Lock()
-	assert.Contains(t, waits, 20*time.Second, "held until 12:01:00")
-	mu.Unlock()
-	assert.Contains(t, second.logs.String(), "holding session/load until the UTC minute of the session's creation has passed")
-
-	// A session created in an earlier minute is not held.
-	mu.Lock()
-	now = now.Add(time.Minute)
-	waits = nil
-	mu.Unlock()
-	third := start(t, []string{"--scenario", "load"}, withClock, withResume(created))
-	assert.Equal(t, "session/load", third.sess.Route())
-	assert.NotContains(t, third.logs.String(), "holding session/load")
+	})
+	require.NoError(t, r.err)
+	h := &harness{t: t, sess: r.s, rec: rec, logs: logs, agentLg: agentLg, opts: o, clock: clock}
+	t.Cleanup(h.stop)
+	assert.Equal(t, "session/load", h.sess.Route())
+	assert.Equal(t, "saved-1", h.sess.ID())
+	assert.Len(t, received(t, agentLg, "session/load"), 1)
 }
 
-func TestSessionIDNotFromThisProcessIsNotHeld(t *testing.T) {
-	h := start(t, []string{"--scenario", "load"}, withResume("from-an-earlier-process"))
-	assert.Equal(t, "session/load", h.sess.Route())
-	assert.NotContains(t, h.logs.String(), "holding session/load")
+// TestLoadOfAnEarlierMinuteIsNotHeld: a session created in an earlier UTC
+// minute, and one this process did not create, are loaded at once.
+func TestLoadOfAnEarlierMinuteIsNotHeld(t *testing.T) {
+	t.Parallel()
+	for _, id := range []string{"earlier", "from-an-earlier-process"} {
+		store := app.NewMemoryCreations()
+		store.Remember("earlier", epoch.Add(-time.Minute))
+		h := start(t, []string{"--scenario", "load"}, withResume(id), withCreations(store), withClock(fakeclock.New(epoch)))
+		assert.Equal(t, "session/load", h.sess.Route())
+		assert.NotContains(t, h.logs.String(), "holding session/load")
+	}
+}
+
+// TestCreatedSessionsAreRemembered: session/new records the creation time
+// in the injected store.
+func TestCreatedSessionsAreRemembered(t *testing.T) {
+	t.Parallel()
+	store := app.NewMemoryCreations()
+	clock := fakeclock.New(epoch)
+	h := start(t, nil, withCreations(store), withClock(clock))
+	at, ok := store.CreatedAt(h.sess.ID())
+	require.True(t, ok)
+	assert.Equal(t, epoch, at)
 }
 
 func TestCredentialVerification(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		args    []string
+		script  string
 		opts    []option
 		kind    domain.ErrorKind // "" means verified
 		message string
@@ -210,24 +219,25 @@ func TestCredentialVerification(t *testing.T) {
 		{name: "session/new refused", args: []string{"--scenario", "auth-required"},
 			kind: domain.KindCredentialUnverified, message: "the agent runtime refused its credential: Authentication required",
 			sent: map[string]int{"session/new": 1, "session/prompt": 0}},
-		{name: "prompt refused", args: []string{"--script", "testdata/prompt-auth-required.json"},
+		{name: "prompt refused", script: "prompt-auth-required.json",
 			kind: domain.KindCredentialUnverified, message: "the agent runtime refused its credential: Authentication required",
 			sent: map[string]int{"session/new": 1, "session/prompt": 1}},
 		{name: "early exit keeps its kind", args: []string{"--scenario", "exit-before-init"},
 			kind: domain.KindPortExit},
 		{name: "not answered", args: []string{"--scenario", "slow-new"}, opts: []option{withReadTimeout(300 * time.Millisecond)},
 			kind: domain.KindCredentialUnverified, message: "the agent runtime did not complete a credential verification request: timed out waiting for a response"},
-		{name: "non-retryable kind kept", args: []string{"--script", "testdata/verify-refusal.json"},
+		{name: "non-retryable kind kept", script: "verify-refusal.json",
 			kind: domain.KindTurnRefused},
-		{name: "failed delete logged at warn", args: []string{"--script", "testdata/delete-fails.json"},
+		{name: "failed delete logged at warn", script: "delete-fails.json",
 			sent: map[string]int{"session/delete": 1},
 			logs: []string{"level=WARN msg=\"session delete failed; the verification session stays stored by the runtime\""}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			args := c.args
-			if len(args) == 2 && args[0] == "--script" {
-				args = []string{"--script", testdata(t, filepath.Base(args[1]))}
+			if c.script != "" {
+				args = script(t, c.script)
 			}
 			o, rec, logs, agentLg := agentOptions(t, args, c.opts...)
 			o.VerifyCredential = true
@@ -261,10 +271,37 @@ func TestCredentialVerification(t *testing.T) {
 
 // TestReplayAfterTheLoadResponseStaysBeforeTheTurn covers runtimes that
 // keep replaying after answering session/load (Gemini CLI does): the start
-// waits for the replay to go quiet, so a turn started right away does not
-// take the replayed reply for its own.
+// waits for the replay to go quiet. On a fake clock the quiet period cannot
+// pass until the test moves time, so the start is still waiting when the
+// last replayed chunk arrives (about 60 ms of the agent's own time after
+// its response), and the turn started next does not take it for its own.
 func TestReplayAfterTheLoadResponseStaysBeforeTheTurn(t *testing.T) {
-	h := start(t, []string{"--script", testdata(t, "load-replays-after.json")}, withResume("saved-1"))
+	t.Parallel()
+	clock := fakeclock.New(epoch)
+	o, rec, logs, agentLg := agentOptions(t, script(t, "load-replays-after.json"), withResume("saved-1"), withClock(clock))
+	done := make(chan startResult, 1)
+	go func() {
+		s, err := app.Start(context.Background(), o)
+		done <- startResult{s, err}
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(rec.Text(), "The word is apple.") }, waitFor, time.Millisecond)
+	select {
+	case <-done:
+		t.Fatal("the start returned before the replay went quiet")
+	default:
+	}
+	var r startResult
+	drive(clock, func() bool {
+		select {
+		case r = <-done:
+			return true
+		default:
+			return false
+		}
+	})
+	require.NoError(t, r.err)
+	h := &harness{t: t, sess: r.s, rec: rec, logs: logs, agentLg: agentLg, opts: o, clock: clock}
+	t.Cleanup(h.stop)
 	require.Equal(t, "session/load", h.sess.Route())
 	res := h.turn("next")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())

@@ -69,15 +69,17 @@ type Session struct {
 // Options.VerifyCredential a short-lived verification session runs first.
 //
 // Before anything is launched, Options.Config goes through
-// domain.Config.Validate exactly as `acpdrive validate` runs it; a
-// configuration with errors returns a *domain.ConfigError. Every other
-// failure tears the process down in the fixed order, emits a
+// domain.Config.Validate exactly as `acpdrive validate` runs it. A failure
+// tears down whatever was started in the fixed order, emits a
 // startup_failed event and returns a *domain.AgentError whose kind is that
-// of docs/behaviour.md#start-up. Cancelling ctx cancels the start at once
+// of docs/behaviour.md#start-up (a refused configuration: agent_not_found). Cancelling ctx cancels the start at once
 // (turn_cancelled).
 func Start(ctx context.Context, opts Options) (*Session, error) {
 	opts.withDefaults()
 	if err := checkOptions(opts); err != nil {
+		if opts.Clock != nil {
+			opts.OnEvent(domain.Event{Type: domain.EventStartupFailed, Message: failureMessage(err), Time: opts.Clock.Now().UTC()})
+		}
 		return nil, err
 	}
 	if opts.VerifyCredential {
@@ -98,24 +100,30 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 	return s, nil
 }
 
-// checkOptions refuses what cannot start at all: no launcher or clock,
-// and a configuration that fails Validate. An empty command is left to
-// start-up step 2, which reports it as agent_not_found.
+// checkOptions refuses what cannot start at all (docs/behaviour.md#validation):
+// no launcher or clock, and a configuration with an error finding of
+// domain.Config.Validate — the function `acpdrive validate` runs — as
+// agent_not_found with the findings' text. An empty command is left to
+// start-up step 2, which reports it with its own message. Warnings are
+// logged.
 func checkOptions(opts Options) error {
 	if opts.Launcher == nil {
-		return &domain.ConfigError{Findings: []domain.Finding{{Severity: domain.SeverityError, Check: "app.launcher", Message: "app.Options.Launcher is required"}}}
+		return domain.NewError(domain.KindAgentNotFound, "app.Options.Launcher is required")
 	}
 	if opts.Clock == nil {
-		return &domain.ConfigError{Findings: []domain.Finding{{Severity: domain.SeverityError, Check: "app.clock", Message: "app.Options.Clock is required"}}}
+		return domain.NewError(domain.KindAgentNotFound, "app.Options.Clock is required")
 	}
 	var errs []domain.Finding
 	for _, f := range opts.Config.Validate() {
-		if f.Severity == domain.SeverityError && f.Check != domain.CheckCommandRequired {
+		switch {
+		case f.Severity != domain.SeverityError:
+			opts.Logger.Warn("configuration warning", "check", f.Check, "message", f.Message)
+		case f.Check != domain.CheckCommandRequired:
 			errs = append(errs, f)
 		}
 	}
-	if len(errs) > 0 {
-		return &domain.ConfigError{Findings: errs}
+	if err := domain.FindingsError(errs); err != nil {
+		return domain.WrapError(domain.KindAgentNotFound, err.Error(), err)
 	}
 	return nil
 }
@@ -245,7 +253,7 @@ func (s *Session) loadMCPServers(ctx context.Context) ([]domain.MCPServer, error
 	for _, srv := range servers {
 		if srv.Name == s.opts.ReservedMCPName {
 			return nil, domain.NewError(domain.KindResponseError,
-				fmt.Sprintf("%s%s: declares the reserved server name %q", domain.MsgMCPParsePrefix, path, srv.Name))
+				fmt.Sprintf("%s%s: declares a server named %q, a name reserved for the caller's own tools", domain.MsgMCPParsePrefix, path, srv.Name))
 		}
 	}
 	return servers, nil
@@ -483,6 +491,7 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 		res = s.runPrompt(ctx, t, prompt)
 	}
 
+	t.handedOver() // no prompt goes out after this point
 	s.stream.flush()
 	s.stream.endTurn()
 	s.meter.turnEnded(ctx, s, res)
@@ -517,7 +526,10 @@ func (s *Session) endForPerson(notice string) {
 	}
 	s.mu.Lock()
 	t := s.turn
-	if t == nil || t.answered() {
+	s.mu.Unlock()
+	answered := t != nil && t.answeredOnReader()
+	s.mu.Lock()
+	if t == nil || answered || s.turn != t {
 		if s.held == nil {
 			s.held = &e
 		}
@@ -537,11 +549,9 @@ func (s *Session) endForPerson(notice string) {
 // running turn or held for the next one.
 func (s *Session) endingPending() bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.held != nil {
-		return true
-	}
-	return s.turn != nil && !s.turn.answered() && s.turn.ended()
+	held, t := s.held != nil, s.turn
+	s.mu.Unlock()
+	return held || t != nil && t.ended() && !t.answeredOnReader()
 }
 
 // endTurn ends the running turn, if any, with e.
@@ -549,7 +559,7 @@ func (s *Session) endTurn(e ending) {
 	s.mu.Lock()
 	t := s.turn
 	s.mu.Unlock()
-	if t != nil && !t.answered() {
+	if t != nil && !t.answeredOnReader() {
 		t.end(e)
 	}
 }

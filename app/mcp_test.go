@@ -16,13 +16,14 @@ import (
 	"github.com/acpdrive/acpdrive/domain"
 )
 
-func withMCP(t *testing.T, file string) option {
-	path := testdata(t, file)
+func withMCPPath(path string) option {
 	return func(o *app.Options) {
 		o.MCPConfigPath = path
-		o.MCPRenderer = mcp.New(mcp.Options{})
+		o.MCPSource = mcp.New(mcp.Options{})
 	}
 }
+
+func withMCP(t *testing.T, file string) option { return withMCPPath(testdata(t, file)) }
 
 // declared returns the mcpServers of the first request of this method the
 // agent received.
@@ -40,7 +41,7 @@ func declared(t *testing.T, agentLg, method string) []map[string]any {
 }
 
 func names(servers []map[string]any) []string {
-	var out []string
+	out := []string{}
 	for _, s := range servers {
 		out = append(out, s["name"].(string))
 	}
@@ -48,6 +49,7 @@ func names(servers []map[string]any) []string {
 }
 
 func TestMCPServersWithheldWithoutHTTPCapability(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil, withMCP(t, "mcp.json"))
 	servers := declared(t, h.agentLg, "session/new")
 	assert.Equal(t, []string{"files"}, names(servers), "the http server is withheld, the disabled one dropped")
@@ -63,6 +65,7 @@ func TestMCPServersWithheldWithoutHTTPCapability(t *testing.T) {
 }
 
 func TestMCPServersDeliveredWithHTTPCapability(t *testing.T) {
+	t.Parallel()
 	h := start(t, []string{"--scenario", "full-caps"}, withMCP(t, "mcp.json"))
 	servers := declared(t, h.agentLg, "session/new")
 	assert.Equal(t, []string{"files", "tracker"}, names(servers))
@@ -71,17 +74,26 @@ func TestMCPServersDeliveredWithHTTPCapability(t *testing.T) {
 	assert.Equal(t, domain.CapProtocol, h.sess.Capabilities().State(domain.CapToolServers))
 }
 
+func TestNoMCPConfigDeclaresAnEmptyList(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	reqs := received(t, h.agentLg, "session/new")
+	require.Len(t, reqs, 1)
+	assert.Contains(t, string(reqs[0].Message), `"mcpServers":[]`)
+}
+
 func TestMCPServersOnContinuation(t *testing.T) {
+	t.Parallel()
 	h := start(t, []string{"--scenario", "resume"}, withMCP(t, "mcp.json"), withResume("saved-1"))
 	assert.Equal(t, "session/resume", h.sess.Route())
 	assert.Equal(t, []string{"files"}, names(declared(t, h.agentLg, "session/resume")))
 }
 
 func TestBrokenMCPConfigFailsBeforeLaunch(t *testing.T) {
+	t.Parallel()
 	bad := filepath.Join(t.TempDir(), "mcp.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"mcpServers": {"x": `), 0o600))
-	o, rec, _, agentLg := agentOptions(t, nil)
-	o.MCPConfigPath, o.MCPRenderer = bad, mcp.New(mcp.Options{})
+	o, rec, _, agentLg := agentOptions(t, nil, withMCPPath(bad))
 	ae := startErr(t, o, rec)
 	assert.Equal(t, domain.KindResponseError, ae.Kind)
 	assert.True(t, strings.HasPrefix(ae.Message, "parse MCP config: "+bad), ae.Message)
@@ -90,7 +102,30 @@ func TestBrokenMCPConfigFailsBeforeLaunch(t *testing.T) {
 	assert.Zero(t, rec.All()[0].AgentPID)
 }
 
+func TestReservedMCPNameFailsBeforeLaunch(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "mcp.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"mcpServers": {"sortie-tools": {"command": "/bin/true"}}}`), 0o600))
+	o, rec, _, agentLg := agentOptions(t, nil, withMCPPath(file))
+	ae := startErr(t, o, rec)
+	assert.Equal(t, domain.KindResponseError, ae.Kind)
+	assert.Equal(t, "parse MCP config: "+file+`: declares a server named "sortie-tools", a name reserved for the caller's own tools`, ae.Message)
+	_, err := os.Stat(agentLg)
+	assert.True(t, os.IsNotExist(err), "no process was started")
+}
+
+// TestBadWorkspaceIsReportedBeforeABrokenMCPConfig: start-up steps 1 and 2
+// precede step 3 (S1).
+func TestBadWorkspaceIsReportedBeforeABrokenMCPConfig(t *testing.T) {
+	t.Parallel()
+	o, rec, _, _ := agentOptions(t, nil, withMCPPath(filepath.Join(t.TempDir(), "missing.json")))
+	o.Workspace = "/nonexistent/acpdrive"
+	ae := startErr(t, o, rec)
+	assert.Equal(t, domain.KindInvalidWorkspaceCWD, ae.Kind)
+}
+
 func TestToolServersGatedNoticeOncePerSession(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil, withMCP(t, "mcp.json"))
 	for range 2 {
 		res := h.turn("#permission-refusable")
@@ -107,6 +142,7 @@ func TestToolServersGatedNoticeOncePerSession(t *testing.T) {
 }
 
 func TestNoGatedNoticeWithoutToolServers(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	h.turn("#permission-refusable")
 	for _, ev := range h.rec.All() {
@@ -115,6 +151,7 @@ func TestNoGatedNoticeWithoutToolServers(t *testing.T) {
 }
 
 func TestVerificationSessionDeclaresNoServers(t *testing.T) {
+	t.Parallel()
 	o, _, _, agentLg := agentOptions(t, nil, withMCP(t, "mcp.json"))
 	o.VerifyCredential = true
 	sess, err := app.Start(context.Background(), o)

@@ -24,7 +24,8 @@ const Version = "0.1.0"
 // Options configures a session start.
 type Options struct {
 	// Config carries the command, the timeouts and the stop grace. It is
-	// checked by domain.Config.Validate, as `acpdrive validate` checks it;
+	// checked by domain.Config.Validate, as `acpdrive validate` checks it
+	// (an error finding refuses the start);
 	// start from domain.DefaultConfig. A non-positive ReadTimeout means
 	// the documented 30 s (docs/behaviour.md#configuration).
 	Config domain.Config

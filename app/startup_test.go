@@ -12,14 +12,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/acpdrive/acpdrive/adapters/localexec"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/internal/eventrec"
 	"github.com/acpdrive/acpdrive/internal/proctest"
 )
 
-// startErr starts a session expected to fail and returns its error and the
-// events it emitted.
+// startErr starts a session expected to fail and returns its error; the
+// start emitted exactly one startup_failed event with the same message.
 func startErr(t *testing.T, o app.Options, rec *eventrec.Recorder) *domain.AgentError {
 	t.Helper()
 	sess, err := app.Start(context.Background(), o)
@@ -34,8 +35,10 @@ func startErr(t *testing.T, o app.Options, rec *eventrec.Recorder) *domain.Agent
 }
 
 func TestStartupErrors(t *testing.T) {
+	t.Parallel()
 	notDir := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(notDir, []byte("x"), 0o600))
+	realLauncher := func(o *app.Options) { o.Launcher = localexec.New(localexec.Options{}) }
 	cases := []struct {
 		name    string
 		args    []string
@@ -44,10 +47,15 @@ func TestStartupErrors(t *testing.T) {
 		message string // exact, or a prefix when it ends with "…"
 	}{
 		{"empty workspace", nil, func(o *app.Options) { o.Workspace = "" }, domain.KindInvalidWorkspaceCWD, domain.MsgEmptyWorkspace},
+		{"workspace not UTF-8", nil, func(o *app.Options) { o.Workspace = "/ws-\xff" }, domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceNotUTF8},
+		{"relative workspace", nil, func(o *app.Options) { o.Workspace = "some/dir" }, domain.KindInvalidWorkspaceCWD, "workspace path is not absolute"},
 		{"missing workspace", nil, func(o *app.Options) { o.Workspace = "/nonexistent/acpdrive" }, domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceMissing},
 		{"workspace is a file", nil, func(o *app.Options) { o.Workspace = notDir }, domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceNotDir},
 		{"blank command", nil, func(o *app.Options) { o.Config.Command = []string{"  "} }, domain.KindAgentNotFound, domain.MsgEmptyCommand},
-		{"command not on PATH", nil, func(o *app.Options) { o.Config.Command = []string{"acpdrive-no-such-runtime"} }, domain.KindAgentNotFound, `agent command "acpdrive-no-such-runtime" was not found on PATH`},
+		{"command not on PATH", nil, func(o *app.Options) {
+			realLauncher(o)
+			o.Config.Command = []string{"acpdrive-no-such-runtime"}
+		}, domain.KindAgentNotFound, `agent command "acpdrive-no-such-runtime" was not found on PATH`},
 		{"wrong protocol version", []string{"--scenario", "wrong-version"}, nil, domain.KindResponseError, "agent reported protocol version 2, want 1"},
 		{"initialize error", []string{"--scenario", "init-error"}, nil, domain.KindResponseError, "initialize error -32603: …"},
 		{"session/new error", []string{"--scenario", "auth-required"}, nil, domain.KindResponseError, "session/new error -32000: Authentication required"},
@@ -57,7 +65,8 @@ func TestStartupErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			o, rec, _, _ := agentOptions(t, c.args)
+			t.Parallel()
+			o, rec, _, agentLg := agentOptions(t, c.args)
 			if c.mutate != nil {
 				c.mutate(&o)
 			}
@@ -69,31 +78,57 @@ func TestStartupErrors(t *testing.T) {
 				assert.Equal(t, c.message, ae.Message)
 			}
 			assert.True(t, errors.Is(ae, c.kind))
+			if c.kind == domain.KindInvalidWorkspaceCWD || c.kind == domain.KindAgentNotFound {
+				_, err := os.Stat(agentLg)
+				assert.True(t, os.IsNotExist(err), "nothing was launched")
+			}
 		})
 	}
 }
 
 func TestEarlyExitReportIsCleaned(t *testing.T) {
+	t.Parallel()
 	o, rec, _, _ := agentOptions(t, []string{"--scenario", "exit-before-init"})
 	ae := startErr(t, o, rec)
 	assert.NotContains(t, ae.Message, "\x1b", "ANSI escapes are stripped")
 	assert.Contains(t, ae.Message, " | ", "stderr lines are joined")
 }
 
+// TestStartCancelledWhileWaitingForInitialize uses a real process: the
+// cancelled start tears its process group down.
 func TestStartCancelledWhileWaitingForInitialize(t *testing.T) {
-	o, rec, _, _ := agentOptions(t, []string{"--scenario", "hang-init"})
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	t.Parallel()
+	o, rec, _, agentLg := procOptions(t, []string{"--scenario", "hang-init"})
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	go func() {
+		// Cancel once the agent holds the initialize request.
+		deadline := time.Now().Add(waitFor)
+		for time.Now().Before(deadline) {
+			if recs, err := readLogQuiet(agentLg); err == nil && len(recs) > 0 {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		cancel()
+	}()
+	began := time.Now()
 	sess, err := app.Start(ctx, o)
 	require.Nil(t, sess)
 	require.ErrorIs(t, err, domain.KindTurnCancelled)
+	var ae *domain.AgentError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "session start cancelled", ae.Message)
+	assert.Less(t, time.Since(began), waitFor, "the start ends at once on cancel")
 	require.Len(t, rec.OfType(domain.EventStartupFailed), 1)
 	pid := rec.OfType(domain.EventStartupFailed)[0].AgentPID
 	require.NotZero(t, pid)
 	proctest.WaitGroupEmpty(t, pid, 3*time.Second)
+	assert.Len(t, received(t, agentLg, "initialize"), 1)
 }
 
 func TestNoAgentInfoLowersAgentVersion(t *testing.T) {
+	t.Parallel()
 	h := start(t, []string{"--scenario", "no-agent-info"})
 	assert.Equal(t, domain.CapGap, h.sess.Capabilities().State(domain.CapAgentVersion))
 	h.turn("hi")
@@ -102,6 +137,7 @@ func TestNoAgentInfoLowersAgentVersion(t *testing.T) {
 }
 
 func TestContinuationAdvertisedKeepsCapability(t *testing.T) {
+	t.Parallel()
 	h := start(t, []string{"--scenario", "resume"})
 	caps := h.sess.Capabilities()
 	assert.Equal(t, domain.CapProtocol, caps.State(domain.CapSessionContinuation))
@@ -109,7 +145,9 @@ func TestContinuationAdvertisedKeepsCapability(t *testing.T) {
 }
 
 func TestUpdatesBeforeSessionIsKnown(t *testing.T) {
+	t.Parallel()
 	h := start(t, []string{"--scenario", "commands-after-new"})
 	res := h.turn("hi")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+	assert.Empty(t, h.rec.OfType(domain.EventMalformed))
 }

@@ -11,9 +11,11 @@ import (
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/internal/proctest"
+	"github.com/acpdrive/acpdrive/refagent"
 )
 
 func TestStopClosesThroughProtocolWhenAdvertised(t *testing.T) {
+	t.Parallel()
 	h := start(t, []string{"--scenario", "close"})
 	res := h.turn("hi")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
@@ -24,29 +26,73 @@ func TestStopClosesThroughProtocolWhenAdvertised(t *testing.T) {
 	assert.NotContains(t, h.logs.String(), "force-terminated")
 }
 
-func TestStopWithoutCloseSendsNoClose(t *testing.T) {
+// TestStopClosesStdinFirst: an agent that exits at the end of its stdin is
+// never signalled (docs/behaviour.md#teardown, decision 1).
+func TestStopClosesStdinFirst(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	h.turn("hi")
 	h.stop()
-	assert.Empty(t, received(t, h.agentLg, "session/close"))
-	var sawTerm bool
+	assert.Empty(t, received(t, h.agentLg, "session/close"), "not advertised")
+	var kinds []string
 	for _, r := range agentLog(t, h.agentLg) {
-		sawTerm = sawTerm || r.Kind == "signal" || r.Kind == "eof"
+		kinds = append(kinds, r.Kind)
 	}
-	assert.True(t, sawTerm, "the agent saw SIGTERM or the end of stdin")
+	assert.Contains(t, kinds, "eof")
+	assert.NotContains(t, kinds, "signal")
+}
+
+// logTime is when the agent logged its first record of kind.
+func logTime(t *testing.T, recs []refagent.LogRecord, kind string) time.Time {
+	t.Helper()
+	for _, r := range recs {
+		if r.Kind == kind {
+			at, err := time.Parse(time.RFC3339Nano, r.Time)
+			require.NoError(t, err)
+			return at
+		}
+	}
+	t.Fatalf("no %s record in %+v", kind, recs)
+	return time.Time{}
+}
+
+// TestStopWaitsOneSecondBeforeSigterm drives a real process that keeps
+// running after its stdin ends: SIGTERM follows the end of stdin after the
+// 1 s exit window, and the agent exits on it within the grace.
+func TestStopWaitsOneSecondBeforeSigterm(t *testing.T) {
+	t.Parallel()
+	h := startProc(t, []string{"--scenario", "ignore-eof"})
+	res := h.turn("hi")
+	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+	for _, ev := range h.rec.All() {
+		assert.Equal(t, h.sess.PID(), ev.AgentPID, "a real process's events carry its PID")
+	}
+	require.NotZero(t, h.sess.PID())
+	h.stop()
+	recs := agentLog(t, h.agentLg)
+	window := logTime(t, recs, "signal").Sub(logTime(t, recs, "eof"))
+	assert.GreaterOrEqual(t, window, 900*time.Millisecond, "SIGTERM came %v after the end of stdin", window)
+	assert.Less(t, window, time.Second+time.Second, "SIGTERM came %v after the end of stdin", window)
+	assert.NotContains(t, h.logs.String(), "force-terminated")
 }
 
 func TestStopForceKillsAnAgentIgnoringSigterm(t *testing.T) {
-	h := start(t, []string{"--scenario", "stubborn"}, withStopGrace(500*time.Millisecond))
+	t.Parallel()
+	const grace = 500 * time.Millisecond
+	h := startProc(t, []string{"--scenario", "stubborn"}, withStopGrace(grace))
 	h.turn("hi")
 	began := time.Now()
 	h.stop()
-	assert.Less(t, time.Since(began), 10*time.Second)
+	took := time.Since(began)
+	assert.GreaterOrEqual(t, took, grace, "the grace is waited out")
+	assert.Less(t, took, 3*grace+time.Second)
 	assert.Contains(t, h.logs.String(), "agent did not exit inside the graceful period and was force-terminated")
+	assert.Contains(t, h.logs.String(), "stop_grace=500ms")
 	proctest.WaitGroupEmpty(t, h.sess.PID(), time.Second)
 }
 
 func TestStopIsIdempotentAndConcurrentSafe(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	done := make(chan error, 2)
 	for range 2 {
@@ -54,22 +100,26 @@ func TestStopIsIdempotentAndConcurrentSafe(t *testing.T) {
 	}
 	require.NoError(t, <-done)
 	require.NoError(t, <-done)
+	require.NoError(t, h.sess.Stop(context.Background()), "a later call returns the first result")
 }
 
 func TestStopDuringTurnEndsIt(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
-	resCh := make(chan domain.TurnResult, 1)
-	go func() { resCh <- h.sess.Turn(context.Background(), "#wait-cancel") }()
-	require.Eventually(t, func() bool { return len(received(t, h.agentLg, "session/prompt")) == 1 }, 10*time.Second, 10*time.Millisecond)
+	resCh := h.turnAsync(context.Background(), "#wait-cancel")
+	h.waitReceived("session/prompt", 1)
 	h.stop()
 	res := <-resCh
 	assert.Equal(t, domain.KindPortExit, res.Err.Kind)
+	assert.Equal(t, domain.MsgConnEndedBeforeResult, res.Err.Message)
 }
 
 func TestStartFailureTearsDown(t *testing.T) {
-	o, rec, _, _ := agentOptions(t, []string{"--scenario", "wrong-version"})
+	t.Parallel()
+	o, rec, _, _ := procOptions(t, []string{"--scenario", "wrong-version"})
 	_, err := app.Start(context.Background(), o)
 	require.Error(t, err)
 	pid := rec.OfType(domain.EventStartupFailed)[0].AgentPID
+	require.NotZero(t, pid)
 	proctest.WaitGroupEmpty(t, pid, 3*time.Second)
 }

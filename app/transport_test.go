@@ -1,8 +1,8 @@
 package app_test
 
 import (
-	"context"
-	"path/filepath"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,51 +10,69 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/acpdrive/acpdrive/app"
+	"github.com/acpdrive/acpdrive/adapters/localexec"
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/internal/fakeclock"
 )
 
 // scriptSession starts a session on one of the shell-script agents in
-// testdata.
-func scriptSession(t *testing.T, script string, opts ...option) *harness {
+// testdata, a real process. Those agents end with `exec sleep 60`, which
+// ignores the end of stdin, so the stop grace is short: teardown reaches
+// SIGTERM quickly.
+func scriptSession(t *testing.T, name string, opts ...option) *harness {
 	t.Helper()
-	abs, err := filepath.Abs(filepath.Join("testdata", script))
-	require.NoError(t, err)
-	o, rec, logs, _ := agentOptions(t, nil, opts...)
-	o.Config.Command = []string{abs}
-	sess, err := app.Start(context.Background(), o)
-	require.NoError(t, err)
-	h := &harness{t: t, sess: sess, rec: rec, logs: logs, opts: o}
-	t.Cleanup(func() { h.stop() })
-	return h
+	o, rec, logs := baseOptions(t, append([]option{withStopGrace(300 * time.Millisecond)}, opts...)...)
+	o.Config.Command = []string{testdata(t, name)}
+	o.Launcher = localexec.New(localexec.Options{})
+	return startWith(t, o, rec, logs, "")
 }
 
 func TestPromptNotAcceptedInTime(t *testing.T) {
-	h := scriptSession(t, "stops-reading.sh", withReadTimeout(300*time.Millisecond))
+	t.Parallel()
+	const bound = 300 * time.Millisecond
+	h := scriptSession(t, "stops-reading.sh", withReadTimeout(bound))
 	began := time.Now()
 	res := h.turn(strings.Repeat("x", 4<<20)) // far beyond any pipe buffer
+	took := time.Since(began)
 	require.Equal(t, domain.OutcomeFailed, res.Outcome, res.Message())
 	assert.Equal(t, domain.KindResponseTimeout, res.Err.Kind)
 	assert.Equal(t, domain.MsgTimedOut, res.Err.Message)
-	assert.Less(t, time.Since(began), 10*time.Second)
+	assert.GreaterOrEqual(t, took, bound)
+	assert.Less(t, took, 3*bound+time.Second)
 }
 
 func TestPromptWriteFailsWithoutEndOfStream(t *testing.T) {
-	h := scriptSession(t, "closes-stdin.sh", withReadTimeout(300*time.Millisecond))
-	// Give the script time to close its input.
-	time.Sleep(200 * time.Millisecond)
+	t.Parallel()
+	const bound = 300 * time.Millisecond
+	h := scriptSession(t, "closes-stdin.sh", withReadTimeout(bound))
+	// Wait until the script has closed its input (it then execs sleep).
+	fd0 := "/proc/" + strconv.Itoa(h.sess.PID()) + "/fd/0"
+	require.Eventually(t, func() bool { _, err := os.Readlink(fd0); return err != nil }, waitFor, 2*time.Millisecond)
+	began := time.Now()
 	res := h.turn(strings.Repeat("y", 1<<20))
+	took := time.Since(began)
 	require.Equal(t, domain.OutcomeFailed, res.Outcome, res.Message())
 	assert.Equal(t, domain.KindPortExit, res.Err.Kind)
 	assert.Equal(t, domain.MsgPromptSendFailed, res.Err.Message)
+	// The stream's own end was awaited for read_timeout, and did not come.
+	assert.GreaterOrEqual(t, took, bound)
+	assert.Less(t, took, 3*bound+time.Second)
 }
 
+// TestConnectionEndedWhileProcessAlive runs on a fake clock: the start
+// waits 1 s (exitSettle) for the process to exit after its stream ended,
+// and the failed start's teardown waits out the exit window.
 func TestConnectionEndedWhileProcessAlive(t *testing.T) {
-	abs, err := filepath.Abs(filepath.Join("testdata", "closes-stdout.sh"))
-	require.NoError(t, err)
-	o, rec, _, _ := agentOptions(t, nil)
-	o.Config.Command = []string{abs}
-	ae := startErr(t, o, rec)
+	t.Parallel()
+	clock := fakeclock.New(epoch)
+	o, rec, _ := baseOptions(t, withClock(clock))
+	o.Config.Command = []string{testdata(t, "closes-stdout.sh")}
+	o.Launcher = localexec.New(localexec.Options{})
+	sess, err := startDriven(clock, o)
+	require.Nil(t, sess)
+	var ae *domain.AgentError
+	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, domain.KindPortExit, ae.Kind)
 	assert.Equal(t, domain.MsgConnEndedBeforeResponding, ae.Message)
+	assert.Equal(t, []string{"startup_failed:" + domain.MsgConnEndedBeforeResponding}, rec.Shape())
 }

@@ -52,13 +52,15 @@ type turnState struct {
 	lastEvent atomic.Int64                     // unix nanoseconds of the latest event (stall timer)
 	prompt    atomic.Pointer[acpclient.Prompt] // set once the prompt was handed over
 	endCh     chan struct{}                    // closed once an ending is decided
+	sent      chan struct{}                    // closed once the prompt's hand-over is over, whatever its outcome
+	sentOnce  sync.Once
 
 	mu sync.Mutex
 	e  *ending
 }
 
 func newTurn(now time.Time) *turnState {
-	t := &turnState{endCh: make(chan struct{})}
+	t := &turnState{endCh: make(chan struct{}), sent: make(chan struct{})}
 	t.lastEvent.Store(now.UnixNano())
 	return t
 }
@@ -75,6 +77,20 @@ func (t *turnState) quietFor(now time.Time) time.Duration {
 func (t *turnState) answered() bool {
 	p := t.prompt.Load()
 	return p != nil && p.Answered()
+}
+
+// handedOver records that the prompt's hand-over is over (the prompt is
+// stored, or will never be).
+func (t *turnState) handedOver() { t.sentOnce.Do(func() { close(t.sent) }) }
+
+// answeredOnReader is answered as the connection's reader goroutine sees it: the
+// runtime's answer can be read before SendPrompt returns, so it first waits
+// (bounded by the acceptance bound) for the hand-over to end. The reader is
+// then the only one that could complete the prompt, so the result says
+// exactly whether the answer came before the line being handled.
+func (t *turnState) answeredOnReader() bool {
+	<-t.sent
+	return t.answered()
 }
 
 // end records the first ending and wakes the turn; later endings are
@@ -138,10 +154,13 @@ func (s *Session) runPrompt(ctx context.Context, t *turnState, prompt string) do
 	acceptCtx, cancelAccept := context.WithTimeout(turnCtx, readTimeout)
 	p, err := s.client.SendPrompt(acceptCtx, params)
 	cancelAccept()
+	if err == nil {
+		t.prompt.Store(p)
+	}
+	t.handedOver()
 	if err != nil {
 		return s.sendFailure(turnCtx, err, readTimeout)
 	}
-	t.prompt.Store(p)
 
 	var stall <-chan time.Time
 	if cfg.StallTimeout > 0 {
@@ -232,7 +251,7 @@ func (s *Session) promptResult(p *acpclient.Prompt) domain.TurnResult {
 	switch {
 	case errors.As(err, &callErr):
 		return domain.FailedResult(domain.WrapError(domain.KindResponseError, callErr.Error(), callErr))
-	case errors.Is(err, errAmbiguous):
+	case errors.Is(err, jsonrpc.ErrAmbiguousResponse):
 		return domain.FailedResult(domain.WrapError(domain.KindTurnOutcomeUnknown, domain.MsgPromptAmbiguous, err))
 	case errors.As(err, &decodeErr):
 		return domain.FailedResult(domain.WrapError(domain.KindTurnOutcomeUnknown, domain.MsgPromptUndecodable, err))

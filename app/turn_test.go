@@ -14,15 +14,17 @@ import (
 
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/internal/fakeclock"
 )
 
 const gapNotice = "notification:this session started with a declared capability gap in: token counts, session continuation"
 
-func TestEchoTurnsOnOneProcess(t *testing.T) {
+func TestEchoTurnsOnOneSession(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
-	pid, id := h.sess.PID(), h.sess.ID()
-	require.NotZero(t, pid)
+	id := h.sess.ID()
 	require.Equal(t, "ref-1", id)
+	require.Equal(t, "session/new", h.sess.Route())
 
 	res := h.turn("hello from the first turn")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
@@ -38,10 +40,8 @@ func TestEchoTurnsOnOneProcess(t *testing.T) {
 	assert.Equal(t, "hello from the first turn", h.rec.Text())
 	started := h.rec.OfType(domain.EventSessionStarted)[0]
 	assert.Equal(t, id, started.SessionID)
-	assert.Equal(t, pid, started.AgentPID)
 	for _, ev := range h.rec.All() {
 		assert.Equal(t, time.UTC, ev.Time.Location())
-		assert.Equal(t, pid, ev.AgentPID)
 	}
 
 	h.rec.Reset()
@@ -49,13 +49,13 @@ func TestEchoTurnsOnOneProcess(t *testing.T) {
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
 	// The capability notice is once per session.
 	assert.Equal(t, []string{"session_started:session started", "notification*", "notification:second", "turn_completed"}, h.rec.Shape())
-	assert.Equal(t, pid, h.sess.PID())
 	assert.Len(t, received(t, h.agentLg, "session/prompt"), 2)
 	assert.Len(t, received(t, h.agentLg, "session/new"), 1)
 	assert.Equal(t, "second", h.sess.LastMessage().Text)
 }
 
 func TestMessagesSplitByMessageID(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	res := h.turn("#two-messages")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
@@ -69,6 +69,7 @@ func TestMessagesSplitByMessageID(t *testing.T) {
 }
 
 func TestLongMessageCappedAt500Runes(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	res := h.turn("#long-message")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
@@ -80,9 +81,11 @@ func TestLongMessageCappedAt500Runes(t *testing.T) {
 	}
 	assert.Equal(t, 500, len([]rune(long)))
 	assert.True(t, strings.HasSuffix(long, "…"))
+	assert.Equal(t, long, h.sess.LastMessage().Text)
 }
 
 func TestToolCallsOfEveryKind(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	res := h.turn("#tools")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
@@ -99,14 +102,39 @@ func TestToolCallsOfEveryKind(t *testing.T) {
 }
 
 func TestToolUpdateWithoutToolCall(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	res := h.turn("#unannounced-tool")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
 	results := h.rec.OfType(domain.EventToolResult)
-	require.NotEmpty(t, results)
+	require.Len(t, results, 1)
+	assert.Equal(t, "ghost finished", results[0].Message)
+	assert.False(t, results[0].ToolError)
+}
+
+// TestToolCallLeftOpenProducesNoResult: a call never terminally updated
+// produces no tool_result; it is dropped with a Debug log when its turn
+// ends (docs/behaviour.md#tool-results, decision 5).
+func TestToolCallLeftOpenProducesNoResult(t *testing.T) {
+	t.Parallel()
+	h := start(t, script(t, "tool-left-open.json"))
+	res := h.turn("go")
+	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+	assert.Empty(t, h.rec.OfType(domain.EventToolResult))
+	assert.Contains(t, h.logs.String(), "tool call was still open when the turn ended")
+	assert.Contains(t, h.logs.String(), "tool_call_id=open-1")
+	// A later update for the dropped call opens a new record; its terminal
+	// update is one result, timed from that update.
+	res = h.turn("#finish")
+	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+	results := h.rec.OfType(domain.EventToolResult)
+	require.Len(t, results, 1)
+	assert.Equal(t, "execute", results[0].ToolName)
+	assert.Equal(t, "finished late", results[0].Message)
 }
 
 func TestUpdatesMapping(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	res := h.turn("#updates")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
@@ -115,6 +143,8 @@ func TestUpdatesMapping(t *testing.T) {
 	assert.Contains(t, shape, "other_message:plan update")
 	assert.Contains(t, shape, "malformed:received a session update of an unrecognized kind")
 	assert.Contains(t, shape, "malformed:agent sent a message chunk this client does not render")
+	// The debug-only updates do not end the message.
+	assert.Contains(t, shape, "notification:Before the debug-only updates. After the debug-only updates.")
 	for _, ev := range h.rec.All() {
 		assert.NotContains(t, ev.Message, "other session", "an update for another session must be dropped")
 	}
@@ -122,6 +152,7 @@ func TestUpdatesMapping(t *testing.T) {
 }
 
 func TestStopReasons(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		prompt  string
 		outcome domain.Outcome
@@ -135,7 +166,7 @@ func TestStopReasons(t *testing.T) {
 		{"#stop-max_turn_requests", domain.OutcomeFailed, "turn_failed", domain.KindTurnRequestLimit, domain.MsgStopMaxTurnRequests},
 		{"#stop-cancelled", domain.OutcomeFailed, "turn_failed", domain.KindTurnFailed, domain.MsgUnaskedCancel},
 		{"#stop-unknown", domain.OutcomeFailed, "turn_failed", domain.KindTurnOutcomeUnknown, `agent reported an unrecognized stop reason: "paused"`},
-		{"#prompt-error", domain.OutcomeFailed, "turn_ended_with_error", domain.KindResponseError, ""},
+		{"#prompt-error", domain.OutcomeFailed, "turn_ended_with_error", domain.KindResponseError, "session/prompt error -32603: Internal error: scripted failure"},
 		{"#bad-result", domain.OutcomeFailed, "turn_ended_with_error", domain.KindTurnOutcomeUnknown, domain.MsgPromptUndecodable},
 	}
 	h := start(t, nil)
@@ -146,23 +177,24 @@ func TestStopReasons(t *testing.T) {
 			assert.Equal(t, c.outcome, res.Outcome)
 			shape := h.rec.Shape()
 			last := shape[len(shape)-1]
-			assert.True(t, strings.HasPrefix(last, c.event), "last event %q", last)
+			want := c.event
+			if c.message != "" {
+				want += ":" + c.message
+			}
+			assert.Equal(t, want, last)
 			if c.kind == "" {
 				assert.Nil(t, res.Err)
 				return
 			}
 			require.NotNil(t, res.Err)
 			assert.Equal(t, c.kind, res.Err.Kind)
-			if c.message != "" {
-				assert.Equal(t, c.message, res.Err.Message)
-			} else {
-				assert.True(t, strings.HasPrefix(res.Err.Message, "session/prompt error "), res.Err.Message)
-			}
+			assert.Equal(t, c.message, res.Err.Message)
 		})
 	}
 }
 
 func TestPermissionRefusedTurnGoesOn(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	res := h.turn("#permission-refusable")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
@@ -182,19 +214,23 @@ func TestPermissionRefusedTurnGoesOn(t *testing.T) {
 	assert.Equal(t, "reject-once", msg.Result.Outcome.OptionID)
 	// The agent reports the outcome it received as a chunk.
 	assert.Contains(t, h.rec.Text(), "permission outcome: selected reject-once")
+	assert.Empty(t, received(t, h.agentLg, "session/cancel"))
 }
 
 func TestPermissionWithoutRefusalNeedsPerson(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	res := h.turn("#permission-no-reject")
 	require.Equal(t, domain.OutcomeInputRequired, res.Outcome, res.Message())
 	require.NotNil(t, res.Err)
 	assert.Equal(t, domain.KindTurnInputRequired, res.Err.Kind)
-	assert.True(t, strings.HasPrefix(res.Err.Message, domain.MsgInputRequired), res.Err.Message)
+	assert.Equal(t, domain.MsgInputRequired+": a permission request offered no option to refuse", res.Err.Message)
 	assert.False(t, res.Err.Kind.Retryable())
 	shape := h.rec.Shape()
-	assert.Contains(t, shape, "notification:"+domain.MsgPermissionUngrantable)
-	assert.True(t, strings.HasPrefix(shape[len(shape)-1], "turn_input_required"))
+	notice := indexOf(shape, "notification:"+domain.MsgPermissionUngrantable)
+	require.NotEqual(t, -1, notice, "%q", shape)
+	assert.Less(t, notice, len(shape)-1, "the notice precedes the outcome")
+	assert.Equal(t, "turn_input_required:"+res.Err.Message, shape[len(shape)-1])
 	answers := received(t, h.agentLg, "session/request_permission")
 	require.Len(t, answers, 1)
 	assert.Contains(t, string(answers[0].Message), `"outcome":"cancelled"`)
@@ -202,9 +238,11 @@ func TestPermissionWithoutRefusalNeedsPerson(t *testing.T) {
 }
 
 func TestElicitationNeedsPerson(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	res := h.turn("#elicitation")
 	require.Equal(t, domain.OutcomeInputRequired, res.Outcome, res.Message())
+	assert.Equal(t, domain.MsgInputRequired+": an answer to a question", res.Err.Message)
 	assert.Contains(t, h.rec.Shape(), "notification:"+domain.MsgElicitation)
 	answers := received(t, h.agentLg, "elicitation/create")
 	require.Len(t, answers, 1)
@@ -212,6 +250,7 @@ func TestElicitationNeedsPerson(t *testing.T) {
 }
 
 func TestUnimplementedClientMethod(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	res := h.turn("#fs-call")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
@@ -219,105 +258,169 @@ func TestUnimplementedClientMethod(t *testing.T) {
 	answers := received(t, h.agentLg, "fs/read_text_file")
 	require.Len(t, answers, 1)
 	assert.Contains(t, string(answers[0].Message), `"code":-32601`)
+	assert.Contains(t, string(answers[0].Message), `"data":{"method":"fs/read_text_file"}`)
 }
 
 func TestBetweenTurnsEndingIsHeld(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	res := h.turn("#between-turns")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
-	// Wait until the between-turns permission request was answered.
-	require.Eventually(t, func() bool {
-		return len(received(t, h.agentLg, "session/request_permission")) == 1
-	}, 10*time.Second, 20*time.Millisecond)
+	// The agent reports the answer it got as a chunk; once the client has
+	// read that chunk, it has handled the request before it.
+	h.waitText("permission outcome: cancelled")
 	h.rec.Reset()
 	res = h.turn("this prompt is never sent")
 	require.Equal(t, domain.OutcomeInputRequired, res.Outcome, res.Message())
-	// The agent reports the answer it got as a chunk; that report may be
-	// flushed when the turn starts or ends, so leave it out here.
-	var shape []string
-	for _, s := range h.rec.Shape() {
-		if s != "notification:permission outcome: cancelled" && s != "notification*" {
-			shape = append(shape, s)
-		}
-	}
+	// "An update between turns." was reported when the report's chunk
+	// (another messageId) arrived, before the reset.
 	assert.Equal(t, []string{
+		"notification:permission outcome: cancelled",
 		"session_started:session started",
 		"notification:" + domain.MsgPermissionUngrantable,
 		"turn_input_required:" + res.Err.Message,
-	}, shape)
+	}, withoutKeepAlives(h.rec.Shape()))
 	assert.Len(t, received(t, h.agentLg, "session/prompt"), 1, "the held ending sends no prompt")
+	// Only the first ending is held: the turn after runs normally.
+	res = h.turn("now it is sent")
+	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+	assert.Len(t, received(t, h.agentLg, "session/prompt"), 2)
 }
 
 func TestCallerCancellation(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan domain.TurnResult, 1)
-	go func() { done <- h.sess.Turn(ctx, "#wait-cancel") }()
-	require.Eventually(t, func() bool { return len(received(t, h.agentLg, "session/prompt")) == 1 }, 10*time.Second, 10*time.Millisecond)
+	done := h.turnAsync(ctx, "#wait-cancel")
+	h.waitReceived("session/prompt", 1)
 	cancel()
 	res := <-done
 	require.Equal(t, domain.OutcomeCancelled, res.Outcome, res.Message())
 	assert.Equal(t, domain.KindTurnCancelled, res.Err.Kind)
 	assert.Equal(t, domain.MsgTurnCancelled, res.Err.Message)
 	assert.Len(t, received(t, h.agentLg, "session/cancel"), 1)
+	shape := h.rec.Shape()
+	assert.Equal(t, "turn_cancelled:turn cancelled", shape[len(shape)-1])
 	// The session goes on.
 	h.rec.Reset()
 	res = h.turn("after the cancel")
 	assert.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
 }
 
-func TestCancelAnsweredWithRequestCancelled(t *testing.T) {
+func TestTurnCancelledBeforeThePromptIsWritten(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan domain.TurnResult, 1)
-	go func() { done <- h.sess.Turn(ctx, "#cancel-error") }()
-	require.Eventually(t, func() bool { return len(received(t, h.agentLg, "session/prompt")) == 1 }, 10*time.Second, 10*time.Millisecond)
+	cancel()
+	res := h.sess.Turn(ctx, "never sent")
+	require.Equal(t, domain.OutcomeCancelled, res.Outcome, res.Message())
+	assert.Empty(t, received(t, h.agentLg, "session/prompt"))
+	assert.Empty(t, received(t, h.agentLg, "session/cancel"), "no session/cancel for a prompt never written")
+}
+
+func TestCancelAnsweredWithRequestCancelled(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := h.turnAsync(ctx, "#cancel-error")
+	h.waitReceived("session/prompt", 1)
 	cancel()
 	res := <-done
 	assert.Equal(t, domain.OutcomeCancelled, res.Outcome, res.Message())
+	assert.Equal(t, domain.KindTurnCancelled, res.Err.Kind, "-32800 after our cancel is its acknowledgment")
 }
 
 func TestCancelIgnoredStopReasonIsOverridden(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan domain.TurnResult, 1)
-	go func() { done <- h.sess.Turn(ctx, "#cancel-ignore") }()
-	require.Eventually(t, func() bool { return len(received(t, h.agentLg, "session/prompt")) == 1 }, 10*time.Second, 10*time.Millisecond)
+	done := h.turnAsync(ctx, "#cancel-ignore")
+	h.waitReceived("session/prompt", 1)
 	cancel()
 	res := <-done
 	assert.Equal(t, domain.OutcomeCancelled, res.Outcome, "the runtime answered end_turn, but this side cancelled")
 	assert.NotContains(t, h.logs.String(), "agent did not answer the prompt after session/cancel")
 }
 
+// TestUnansweredCancelIsBoundedByReadTimeout runs on a fake clock with
+// read_timeout 0, which means 30 s (decision 7): the turn waits exactly
+// that long for the runtime's answer after session/cancel.
 func TestUnansweredCancelIsBoundedByReadTimeout(t *testing.T) {
-	h := start(t, nil, withReadTimeout(500*time.Millisecond))
+	t.Parallel()
+	clock := fakeclock.New(epoch)
+	h := start(t, nil, withClock(clock), withReadTimeout(0))
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan domain.TurnResult, 1)
-	go func() { done <- h.sess.Turn(ctx, "#no-response") }()
-	require.Eventually(t, func() bool { return len(received(t, h.agentLg, "session/prompt")) == 1 }, 10*time.Second, 10*time.Millisecond)
+	done := h.turnAsync(ctx, "#no-response")
+	h.waitReceived("session/prompt", 1)
 	cancel()
-	res := <-done
+	h.waitReceived("session/cancel", 1)
+	require.NoError(t, clock.WaitForTimers(context.Background(), 1))
+	clock.Advance(30*time.Second - time.Millisecond)
+	select {
+	case res := <-done:
+		t.Fatalf("the turn ended before 30 s: %s", res.Message())
+	case <-time.After(20 * time.Millisecond):
+	}
+	clock.Advance(time.Millisecond)
+	var res domain.TurnResult
+	select {
+	case res = <-done:
+	case <-time.After(waitFor):
+		t.Fatal("the turn did not end at 30 s")
+	}
 	assert.Equal(t, domain.OutcomeCancelled, res.Outcome, res.Message())
 	assert.Contains(t, h.logs.String(), "agent did not answer the prompt after session/cancel")
+	assert.Contains(t, h.logs.String(), "read_timeout=30s")
 }
 
 func TestTurnTimeout(t *testing.T) {
-	h := start(t, nil, func(o *app.Options) { o.Config.TurnTimeout = 300 * time.Millisecond })
+	t.Parallel()
+	const bound = 300 * time.Millisecond
+	h := start(t, nil, withConfig(func(c *domain.Config) { c.TurnTimeout = bound }))
+	began := time.Now()
 	res := h.turn("#wait-cancel")
+	took := time.Since(began)
 	require.Equal(t, domain.OutcomeFailed, res.Outcome, res.Message())
 	assert.Equal(t, domain.KindTurnTimeout, res.Err.Kind)
+	assert.Equal(t, "the turn exceeded turn_timeout_ms", res.Err.Message)
+	assert.Len(t, received(t, h.agentLg, "session/cancel"), 1)
+	assert.GreaterOrEqual(t, took, bound)
+	assert.Less(t, took, 3*bound+time.Second)
+	shape := h.rec.Shape()
+	assert.Equal(t, "turn_ended_with_error:"+res.Err.Message, shape[len(shape)-1])
+}
+
+// TestStallTimeout runs on a fake clock: an event re-arms the stall timer,
+// and the turn ends once stall_timeout_ms pass without one.
+func TestStallTimeout(t *testing.T) {
+	t.Parallel()
+	const stall = 5 * time.Minute
+	clock := fakeclock.New(epoch)
+	h := start(t, nil, withClock(clock), withConfig(func(c *domain.Config) { c.StallTimeout = stall }))
+	done := h.turnAsync(context.Background(), "#wait-cancel")
+	h.waitText("Waiting for a cancel.") // the turn's one chunk arrived at the turn's start time
+	require.NoError(t, clock.WaitForTimers(context.Background(), 1))
+	clock.Advance(stall - time.Second)
+	select {
+	case res := <-done:
+		t.Fatalf("the turn ended before the stall bound: %s", res.Message())
+	case <-time.After(20 * time.Millisecond):
+	}
+	clock.Advance(time.Second)
+	var res domain.TurnResult
+	select {
+	case res = <-done:
+	case <-time.After(waitFor):
+		t.Fatal("the turn did not end at the stall bound")
+	}
+	require.Equal(t, domain.OutcomeFailed, res.Outcome, res.Message())
+	assert.Equal(t, domain.KindTurnTimeout, res.Err.Kind)
+	assert.Equal(t, "the agent produced no event within stall_timeout_ms", res.Err.Message)
 	assert.Len(t, received(t, h.agentLg, "session/cancel"), 1)
 }
 
-func TestStallTimeout(t *testing.T) {
-	h := start(t, nil, func(o *app.Options) { o.Config.StallTimeout = 300 * time.Millisecond })
-	res := h.turn("#wait-cancel")
-	require.Equal(t, domain.OutcomeFailed, res.Outcome, res.Message())
-	assert.Equal(t, domain.KindTurnTimeout, res.Err.Kind)
-	assert.Contains(t, res.Err.Message, "stall_timeout_ms")
-}
-
 func TestSecondConcurrentTurnRefused(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -327,29 +430,43 @@ func TestSecondConcurrentTurnRefused(t *testing.T) {
 		defer wg.Done()
 		h.sess.Turn(ctx, "#wait-cancel")
 	}()
-	require.Eventually(t, func() bool { return len(received(t, h.agentLg, "session/prompt")) == 1 }, 10*time.Second, 10*time.Millisecond)
+	h.waitReceived("session/prompt", 1)
+	before := len(h.rec.All())
 	res := h.sess.Turn(context.Background(), "second")
 	require.Equal(t, domain.OutcomeFailed, res.Outcome)
 	assert.Equal(t, domain.KindResponseError, res.Err.Kind)
 	assert.Equal(t, domain.MsgTurnInFlight, res.Err.Message)
+	for _, ev := range h.rec.All()[before:] {
+		assert.NotEqual(t, domain.EventSessionStarted, ev.Type, "the refused call emits nothing")
+	}
 	cancel()
 	wg.Wait()
 	assert.Len(t, received(t, h.agentLg, "session/prompt"), 1, "the refused turn sent nothing")
 }
 
 func TestGarbageLinesAreMalformedAndTheTurnGoesOn(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	res := h.turn("#garbage")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
-	assert.Contains(t, h.rec.Shape(), "malformed:"+domain.MsgUnparseableLine)
+	n := 0
+	for _, s := range h.rec.Shape() {
+		if s == "malformed:"+domain.MsgUnparseableLine {
+			n++
+		}
+	}
+	assert.Equal(t, 3, n)
 }
 
 func TestHugeLineEndsTurnOutcomeUnknown(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	res := h.turn("#huge-line")
 	require.Equal(t, domain.OutcomeFailed, res.Outcome, res.Message())
 	assert.Equal(t, domain.KindTurnOutcomeUnknown, res.Err.Kind)
 	assert.Equal(t, domain.MsgLineTooLong, res.Err.Message)
+	assert.Contains(t, h.rec.Shape(), "malformed:"+domain.MsgLineTooLong)
+	assert.Contains(t, h.logs.String(), "agent sent a line over the line bound")
 	// This side ended the turn and the runtime's own answer was awaited
 	// (after at most one session/cancel, none when the answer had already
 	// arrived), so the next turn finds the runtime idle.
@@ -361,6 +478,7 @@ func TestHugeLineEndsTurnOutcomeUnknown(t *testing.T) {
 }
 
 func TestCrashMidTurn(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
 	res := h.turn("#crash")
 	require.Equal(t, domain.OutcomeFailed, res.Outcome, res.Message())
@@ -369,11 +487,26 @@ func TestCrashMidTurn(t *testing.T) {
 	assert.True(t, res.Err.Kind.Retryable())
 	res = h.turn("after the crash")
 	assert.Equal(t, domain.KindPortExit, res.Err.Kind)
+	assert.Equal(t, domain.MsgConnEndedBeforeResult, res.Err.Message)
+	assert.Len(t, received(t, h.agentLg, "session/prompt"), 1)
 }
 
+// TestExitLeavingDescendantHoldingStdout needs a real process (a
+// descendant holding stdout); the drain bound runs on a fake clock.
 func TestExitLeavingDescendantHoldingStdout(t *testing.T) {
-	h := start(t, nil, func(o *app.Options) { o.DrainBound = 700 * time.Millisecond })
-	res := h.turn("#orphan-stdout")
+	t.Parallel()
+	clock := fakeclock.New(epoch)
+	h := startProc(t, nil, withClock(clock), func(o *app.Options) { o.DrainBound = 700 * time.Millisecond })
+	done := h.turnAsync(context.Background(), "#orphan-stdout")
+	require.NoError(t, clock.WaitForTimers(context.Background(), 1))
+	clock.Advance(700*time.Millisecond - time.Millisecond)
+	select {
+	case res := <-done:
+		t.Fatalf("the turn ended before the drain bound: %s", res.Message())
+	case <-time.After(20 * time.Millisecond):
+	}
+	clock.Advance(time.Millisecond)
+	res := <-done
 	require.Equal(t, domain.OutcomeFailed, res.Outcome, res.Message())
 	assert.Equal(t, domain.KindPortExit, res.Err.Kind)
 	assert.Equal(t, domain.MsgOutputNotCollected, res.Err.Message)
@@ -385,8 +518,11 @@ func TestExitLeavingDescendantHoldingStdout(t *testing.T) {
 }
 
 func TestBurstLosesNothing(t *testing.T) {
+	t.Parallel()
 	h := start(t, nil)
-	const n = 50000
+	// The million-notification burst runs in the bench module; here enough
+	// to overrun every pipe buffer many times over.
+	const n = 10000
 	var chunks int
 	res := h.turn(fmt.Sprintf("#burst %d", n))
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())

@@ -2,7 +2,13 @@ package test
 
 import (
 	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -105,6 +111,8 @@ func violation(from, imp string) string {
 	case (from == "ports" || strings.HasPrefix(from, "protocol/") || from == "app") &&
 		(strings.HasPrefix(to, "adapters/") || to == "wiring" || to == "cmd"):
 		return "the inner layers never import adapters, wiring or cmd"
+	case from == "ports" && to != "domain" && to != "ports":
+		return "ports/ imports the domain and the standard library only"
 	case from == "refagent" && to != "refagent":
 		return "the reference agent stays independent of the client it tests"
 	}
@@ -130,11 +138,98 @@ func TestViolationRules(t *testing.T) {
 		{"app", module + "/adapters/localexec", true},
 		{"wiring", module + "/adapters/localexec", false},
 		{"refagent", module + "/domain", true},
+		{"ports", module + "/protocol/acpwire", true},
+		{"ports", module + "/domain", false},
+		{"adapters/sshexec", module + "/adapters/localexec", true},
 	}
 	for _, c := range cases {
 		got := violation(c.from, c.imp) != ""
 		if got != c.bad {
 			t.Errorf("violation(%q, %q) = %t, want %t", c.from, c.imp, got, c.bad)
 		}
+	}
+}
+
+// TestAppAPISpeaksTheDomain checks that app's exported API (every exported
+// name, signature and field, as `go doc -all` prints it) mentions no wire
+// or connection type: an orchestrator never imports protocol/.
+func TestAppAPISpeaksTheDomain(t *testing.T) {
+	cmd := exec.Command("go", "doc", "-all", "-short=false", "./app")
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	if err != nil {
+		cmd = exec.Command("go", "doc", "-all", "./app")
+		cmd.Dir = ".."
+		if out, err = cmd.Output(); err != nil {
+			t.Fatalf("go doc ./app: %v", err)
+		}
+	}
+	if len(out) < 1000 {
+		t.Fatalf("go doc printed only %d bytes", len(out))
+	}
+	for i, line := range strings.Split(string(out), "\n") {
+		for _, pkg := range []string{"acpwire.", "jsonrpc.", "acpclient."} {
+			if strings.Contains(line, pkg) && !strings.HasPrefix(strings.TrimSpace(line), "//") {
+				t.Errorf("app's exported API mentions %s (line %d: %q)", strings.TrimSuffix(pkg, "."), i+1, strings.TrimSpace(line))
+			}
+		}
+	}
+}
+
+// TestAppHoldsNoPackageState checks that app declares no package-level
+// variable (an interface assertion `var _ T = v` excepted): every piece of
+// state belongs to a Session or is injected.
+func TestAppHoldsNoPackageState(t *testing.T) {
+	for _, msg := range packageVars(t, "../app") {
+		t.Error(msg)
+	}
+}
+
+// packageVars lists the package-level variables of the non-test files in
+// dir, blank ones excepted.
+func packageVars(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no Go files in %s: %v", dir, err)
+	}
+	fset := token.NewFileSet()
+	var out []string
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatalf("parse %s: %v", f, err)
+		}
+		for _, decl := range file.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.VAR {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				for _, name := range spec.(*ast.ValueSpec).Names {
+					if name.Name != "_" {
+						out = append(out, fmt.Sprintf("%s: package-level variable %s", fset.Position(name.Pos()), name.Name))
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestPackageStateRuleCatchesAVariable checks the state rule itself on a
+// file that declares one, so it cannot pass by accident.
+func TestPackageStateRuleCatchesAVariable(t *testing.T) {
+	dir := t.TempDir()
+	src := "package x\n\nvar _ error = nil\n\nvar counter int\n"
+	if err := os.WriteFile(filepath.Join(dir, "x.go"), []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := packageVars(t, dir)
+	if len(got) != 1 || !strings.Contains(got[0], "counter") {
+		t.Fatalf("packageVars = %v, want one finding naming counter", got)
 	}
 }

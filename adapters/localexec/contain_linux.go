@@ -88,23 +88,35 @@ func (t *tree) attach(pid, pgid int) {
 // signal finds the tree, sends sig to every live member but the leader
 // (which the caller signals through its os.Process) and the spared, and
 // reaps the members that are zombie children of this process. It returns
-// the members that were alive when it looked.
-func (t *tree) signal(sig sigKind, spare func(pid int) bool) ([]domain.Survivor, error) {
+// the members that were alive when it looked, and pending: a zombie
+// member is about to become reapable here (its parent was itself a member
+// when it looked, so it is being reparented here; or it is a zombie child
+// of this process not yet ready to be waited for), so another round can
+// reap it.
+func (t *tree) signal(sig sigKind, spare func(pid int) bool) (live []domain.Survivor, pending bool, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	members, err := t.scan()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	var live []domain.Survivor
+	isMember := make(map[int]bool, len(members))
+	for _, m := range members {
+		isMember[m.pid] = true
+	}
 	var errs []error
 	for _, m := range members {
 		if t.isLeader(m) {
 			continue // reaped by os/exec, signalled by the caller
 		}
 		if m.gone() {
-			if m.ppid == t.self {
-				reapOrphan(m)
+			switch {
+			case m.ppid == t.self:
+				if !reapOrphan(m) {
+					pending = true
+				}
+			case isMember[m.ppid]:
+				pending = true
 			}
 			continue
 		}
@@ -120,7 +132,7 @@ func (t *tree) signal(sig sigKind, spare func(pid int) bool) ([]domain.Survivor,
 			errs = append(errs, fmt.Errorf("localexec: signal process %d: %w", m.pid, err))
 		}
 	}
-	return live, errors.Join(errs...)
+	return live, pending, errors.Join(errs...)
 }
 
 // isLeader reports whether m is the leader itself, not a later process
@@ -247,12 +259,18 @@ func signalProcess(m procStat, sig unix.Signal) error {
 
 // reapOrphan collects the exit status of m, a zombie member reparented to
 // this process, by its own PID only: a wildcard wait would take statuses
-// that os/exec and other sessions are waiting for.
-func reapOrphan(m procStat) {
+// that os/exec and other sessions are waiting for. It reports false when
+// m is not reapable yet: /proc shows a multi-threaded process as a zombie
+// while its other threads are still exiting, and until they have, the
+// wait finds nothing.
+func reapOrphan(m procStat) bool {
 	if m.pid <= 1 || !sameProcess(m) {
-		return
+		return true // reaped meanwhile
 	}
 	var ws unix.WaitStatus
-	// ECHILD (someone else's child after all) leaves it be.
-	_, _ = unix.Wait4(m.pid, &ws, unix.WNOHANG|unix.WALL, nil)
+	pid, err := unix.Wait4(m.pid, &ws, unix.WNOHANG|unix.WALL, nil)
+	if err != nil {
+		return true // ECHILD: someone else's child after all; leave it be
+	}
+	return pid == m.pid
 }

@@ -22,4 +22,6 @@ func (*tree) envEntry() string { return "" }
 
 func (*tree) attach(int, int) {}
 
-func (*tree) signal(sigKind, func(int) bool) ([]domain.Survivor, error) { return nil, nil }
+func (*tree) signal(sigKind, func(int) bool) ([]domain.Survivor, bool, error) {
+	return nil, false, nil
+}

@@ -1,27 +1,68 @@
-// Package localexec launches the agent runtime as a local subprocess and
-// implements ports.Launcher and ports.Process.
+// Package localexec runs the agent runtime as a local subprocess. It
+// implements ports.Launcher, ports.Plan and ports.Process.
 //
-// A launch validates the workspace (non-empty, absolute, an existing
-// directory), resolves the command's program from PATH with no default to
-// fall back to, and starts it with the full parent environment plus the
-// request's extra variables, in the workspace directory and in a process
-// group of its own. Standard input, output and error are plain pipes this
-// package creates itself, so reaping the child never waits on a pipe that a
-// descendant may still hold open.
+// Prepare validates the workspace (non-empty, valid UTF-8 since ACP
+// carries paths as JSON strings, absolute, an existing directory) and
+// resolves the command's program from PATH with no default to fall back
+// to; it starts nothing. A Plan's Start, which may run more than once,
+// starts the program with the full parent environment plus the caller's
+// variables (which override inherited ones), in the workspace directory
+// and in a process group of its own. Standard input, output and error are
+// plain pipes this package creates itself, so reaping the child never
+// waits on a pipe that a descendant may still hold open.
 //
 // Each Process owns two goroutines: a reaper, which closes Exited once the
-// direct child has been reaped, and a copier, which keeps the last 8 KiB of
-// standard error. Release awaits both (each bounded), so a caller that runs
-// the full teardown order leaves nothing running behind it.
+// direct child (the leader) has been reaped, and a copier, which keeps the
+// last 8 KiB of standard error. Release awaits both (each bounded), so a
+// caller that runs the full teardown order leaves nothing running behind
+// it.
 //
 // Teardown is driven by the caller, one step per method: Terminate sends
-// SIGTERM to the group, Kill sends SIGKILL to the group and keeps re-sending
-// it for up to two seconds until no live member remains, CloseStdout gives
-// up on standard output, and Release drains standard error and closes every
-// remaining pipe. On Linux, group liveness is read from /proc and zombies
-// count as gone, because an orphaned descendant may never be reaped when
-// the machine's init does not reap orphans.
+// SIGTERM, Kill sends SIGKILL and keeps re-sending it for up to two seconds
+// until nothing it knows of is alive, CloseStdout gives up on standard
+// output, and Release drains standard error and closes every remaining
+// pipe. Both signals go to the process group and to the leader by its own
+// PID, since a leader may move itself to another group; the leader is
+// signalled through its os.Process, which never reaches a later process
+// that reuses the PID, and no signal ever goes to PID 1 or group 1 or
+// below. On Linux, liveness is read from /proc and zombies count as gone,
+// because an orphaned descendant may never be reaped when the machine's
+// init does not reap orphans. What is still alive when the window ends is
+// logged once at Warn and returned as a *domain.SurvivorsError naming each
+// process with its command name.
 //
-// Only Unix-like systems are supported today; elsewhere Launch fails with
-// port_exit after validating its request.
+// # Containment
+//
+// A descendant that leaves the group (setsid, setpgid, a double fork) is
+// out of reach of a group signal. With Options.Contain on Linux, Start
+// gives the runtime a random tag in the ACPDRIVE_TREE_TAG environment
+// variable, which its descendants inherit, and makes this process a child
+// subreaper (PR_SET_CHILD_SUBREAPER), so that orphans of the tree are
+// reparented here rather than to init. Terminate and each round of Kill
+// then read the process table and signal, besides the group and the
+// leader, every process that is in the leader's group, carries the tag,
+// was seen as a member before (same PID and start time), or descends by
+// parent PID from any of those. Each is signalled through a pidfd checked
+// against its start time, so a reused PID is never hit; no process older
+// than the leader is ever a member. Kill reaps the members that became
+// zombie children of this process, each by its own PID with wait4 (never a
+// wildcard wait, which would take statuses that os/exec and other
+// sessions' reapers are waiting for), and runs another round while such a
+// zombie is about to become reapable.
+//
+// Limits: a descendant that both scrubs or replaces its environment and
+// leaves the group escapes containment unless a scan saw it while its
+// parent chain still led to the runtime (Terminate's scan, run while the
+// leader is usually alive, is what catches most double forks); a process
+// that exits before any scan saw it and is not in the group stays a zombie
+// child of this process until this process exits; a process of another
+// user is not found by its tag and may not be signalled; and the
+// subreaper attribute is process-wide, so orphans of unrelated
+// subprocesses are reparented here too and are not reaped by this
+// package. Off Linux, Contain has no effect (a Warn says so at a
+// Launcher's first Start) and teardown reaches the group and the leader
+// only.
+//
+// Only Unix-like systems are supported today; elsewhere Start fails with
+// port_exit after Prepare has validated the request.
 package localexec

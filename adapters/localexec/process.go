@@ -29,8 +29,8 @@ const (
 
 // Teardown bounds.
 const (
-	// killWindow is how long Kill keeps re-sending SIGKILL while members
-	// of the group survive.
+	// killWindow is how long Kill keeps re-sending SIGKILL while any
+	// process of the runtime's tree survives.
 	killWindow = 2 * time.Second
 	// killResendInterval is the pause between SIGKILL rounds.
 	killResendInterval = 50 * time.Millisecond
@@ -142,9 +142,9 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 
 	// The Cmd is built by hand: exec.Command would search PATH again, and
 	// the pipes are *os.File values, so exec starts no copying goroutines
-	// and the child is reaped without waiting on any pipe.
-	// os/exec keeps the last of duplicate variables, so env overrides the
-	// inherited environment and the containment tag overrides both.
+	// and the child is reaped without waiting on any pipe. os/exec keeps
+	// the last of duplicate variables, so env overrides the inherited
+	// environment and the containment tag overrides both.
 	cmdEnv := append(os.Environ(), env...)
 	if tr != nil {
 		cmdEnv = append(cmdEnv, tr.envEntry())
@@ -280,28 +280,33 @@ const stderrSettle = 250 * time.Millisecond
 // process of the tree found. A group or leader that no longer exists is
 // not an error.
 func (p *process) Terminate() error {
-	_, err := p.signalAll(sigTerm)
+	_, _, err := p.signalAll(sigTerm)
 	return err
 }
 
 // Kill sends SIGKILL to the process group, the leader and (with
 // containment) every process of the tree, and re-sends it every
 // resendInterval until none is alive or killWindow has passed. Zombies
-// count as gone. What is still alive after the window is logged once at
-// Warn and returned as a *domain.SurvivorsError.
+// count as gone; with containment a round also reaps the tree's orphans
+// reparented here, and one more round runs while a zombie is about to be
+// reparented. What is still alive after the window is logged once at Warn
+// and returned as a *domain.SurvivorsError.
 func (p *process) Kill() error {
 	deadline := time.Now().Add(p.killWindow)
 	var firstErr error
 	for {
-		treeLive, err := p.signalAll(sigKill)
+		treeLive, pending, err := p.signalAll(sigKill)
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
 		survivors := p.survivors(treeLive)
-		if len(survivors) == 0 {
+		if len(survivors) == 0 && !pending {
 			return nil
 		}
 		if !time.Now().Before(deadline) {
+			if len(survivors) == 0 {
+				return nil // only zombies left, which count as gone
+			}
 			return p.reportSurvivors(survivors, firstErr)
 		}
 		time.Sleep(p.resendInterval)
@@ -310,9 +315,11 @@ func (p *process) Kill() error {
 
 // signalAll sends sig to the group, to the leader by PID and, with
 // containment, to the rest of the tree. It returns the processes of the
-// tree that were alive when it looked, and the errors of the signals that
-// failed for another reason than the target being gone.
-func (p *process) signalAll(sig sigKind) ([]domain.Survivor, error) {
+// tree that were alive when it looked, whether a zombie of the tree is
+// about to become this process's to reap (see tree.signal), and the
+// errors of the signals that failed for another reason than the target
+// being gone.
+func (p *process) signalAll(sig sigKind) ([]domain.Survivor, bool, error) {
 	var errs []error
 	if err := signalGroup(p.pgid, sig); err != nil {
 		errs = append(errs, fmt.Errorf("localexec: signal process group %d: %w", p.pgid, err))
@@ -325,14 +332,15 @@ func (p *process) signalAll(sig sigKind) ([]domain.Survivor, error) {
 		}
 	}
 	var live []domain.Survivor
+	var pending bool
 	if p.tree != nil {
 		var err error
-		live, err = p.tree.signal(sig, p.spare)
+		live, pending, err = p.tree.signal(sig, p.spare)
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
-	return live, errors.Join(errs...)
+	return live, pending, errors.Join(errs...)
 }
 
 // survivors merges what is alive of the group, the leader and the tree,

@@ -343,29 +343,34 @@ func TestReleaseBounded(t *testing.T) {
 }
 
 func TestConcurrentTeardown(t *testing.T) {
-	p := launchSh(t, New(Options{}), `sleep 300 & sleep 300 & echo ready; wait`)
-	if line, _ := readLine(t, p); line != "ready\n" {
-		t.Fatalf("first line = %q", line)
-	}
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			_ = p.Terminate()
-			_ = p.Stdin().Close()
-			if err := p.Kill(); err != nil {
-				t.Errorf("Kill: %v", err)
+	// Contain is a no-op off Linux; on Linux it adds the tree scans.
+	for _, contain := range []bool{false, true} {
+		t.Run(map[bool]string{false: "uncontained", true: "contained"}[contain], func(t *testing.T) {
+			p := launchSh(t, New(Options{Contain: contain}), `sleep 300 & sleep 300 & echo ready; wait`)
+			if line, _ := readLine(t, p); line != "ready\n" {
+				t.Fatalf("first line = %q", line)
 			}
-			<-p.Exited()
-			_ = p.Exit()
-			_, _ = p.StderrTail()
-			_ = p.CloseStdout()
-			if err := p.Release(); err != nil {
-				t.Errorf("Release: %v", err)
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Go(func() {
+					_ = p.Terminate()
+					_ = p.Stdin().Close()
+					if err := p.Kill(); err != nil {
+						t.Errorf("Kill: %v", err)
+					}
+					<-p.Exited()
+					_ = p.Exit()
+					_, _ = p.StderrTail()
+					_ = p.CloseStdout()
+					if err := p.Release(); err != nil {
+						t.Errorf("Release: %v", err)
+					}
+				})
 			}
+			wg.Wait()
+			proctest.WaitGroupEmpty(t, p.Identity().PID, bound)
 		})
 	}
-	wg.Wait()
-	proctest.WaitGroupEmpty(t, p.Identity().PID, bound)
 }
 
 func TestStderrLinesLoggedAtDebug(t *testing.T) {

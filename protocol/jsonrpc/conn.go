@@ -386,6 +386,14 @@ func (c *Conn) dispatch(line []byte) {
 			return
 		}
 		c.deliver(env.id, callResult{err: rpcErr})
+	case kindAmbiguousResponse:
+		p := c.takePending(env.id)
+		if p == nil {
+			c.malformed(line, errResultAndError)
+			return
+		}
+		c.log.Debug("response carried both result and error", "id", string(env.id))
+		p.complete(callResult{err: fmt.Errorf("%w (id %s)", ErrAmbiguousResponse, env.id)})
 	}
 }
 
@@ -395,17 +403,24 @@ func (c *Conn) malformed(line []byte, reason error) {
 	c.h.HandleMalformed(line, &malformedError{reason: reason})
 }
 
+// takePending removes and returns the call waiting for the raw id, or nil.
+func (c *Conn) takePending(rawID []byte) *Pending {
+	n, ok := parseInt64(rawID)
+	if !ok {
+		return nil
+	}
+	c.mu.Lock()
+	p := c.pending[n]
+	delete(c.pending, n)
+	c.mu.Unlock()
+	return p
+}
+
 // deliver hands a response to the Call waiting for id, or drops it.
 func (c *Conn) deliver(rawID []byte, res callResult) {
-	if n, ok := parseInt64(rawID); ok {
-		c.mu.Lock()
-		p, found := c.pending[n]
-		delete(c.pending, n)
-		c.mu.Unlock()
-		if found {
-			p.complete(res) // only one completion per call
-			return
-		}
+	if p := c.takePending(rawID); p != nil {
+		p.complete(res) // only one completion per call
+		return
 	}
 	if res.err != nil {
 		c.log.Debug("dropped error response for unknown id", "id", string(rawID), "error", res.err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestInboundRequestReplyPreservesID(t *testing.T) {
@@ -672,5 +673,68 @@ func TestConcurrentWritesStayWholeLines(t *testing.T) {
 		if !json.Valid([]byte(l)) {
 			t.Fatalf("interleaved line %q", l)
 		}
+	}
+}
+
+func TestAmbiguousResponseFailsTheWaitingCall(t *testing.T) {
+	tests := []struct {
+		name     string
+		response string // %d is the request id
+	}{
+		{name: "result and error", response: `{"jsonrpc":"2.0","id":%d,"result":{"stopReason":"end_turn"},"error":{"code":-32603,"message":"boom"}}`},
+		{name: "error first", response: `{"jsonrpc":"2.0","error":{"code":1,"message":"m"},"id":%d,"result":false}`},
+		{name: "error not an error object", response: `{"jsonrpc":"2.0","id":%d,"result":1,"error":"boom"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &recorder{}
+			p := newPeer(t, h, Options{})
+			done := make(chan error, 1)
+			go func() {
+				_, err := p.conn.Call(context.Background(), "session/prompt", nil)
+				done <- err
+			}()
+			req := p.recvRequest()
+			p.send(fmt.Sprintf(tt.response, req.ID))
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("Call still waiting after an ambiguous response")
+			}
+			var rpcErr *Error
+			if !errors.Is(err, ErrAmbiguousResponse) || errors.As(err, &rpcErr) {
+				t.Errorf("Call = %v, want ErrAmbiguousResponse and no *Error", err)
+			}
+			if !strings.Contains(err.Error(), "both result and error") {
+				t.Errorf("error text %q does not say what happened", err)
+			}
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if len(h.malformed) != 0 {
+				t.Errorf("malformed = %v", h.malformed)
+			}
+			p.conn.mu.Lock()
+			defer p.conn.mu.Unlock()
+			if len(p.conn.pending) != 0 {
+				t.Errorf("%d calls still pending", len(p.conn.pending))
+			}
+		})
+	}
+}
+
+func TestAmbiguousResponseWithoutWaitingCallIsMalformed(t *testing.T) {
+	h := &recorder{}
+	p := newPeer(t, h, Options{})
+	line := `{"jsonrpc":"2.0","id":5,"result":1,"error":{"code":1,"message":"m"}}`
+	p.send(line)
+	p.send(`{"jsonrpc":"2.0","method":"after"}`)
+	p.end()
+	p.conn.Wait()
+	if len(h.malformed) != 1 || h.malformed[0].line != line || !errors.Is(h.malformed[0].err, errResultAndError) {
+		t.Errorf("malformed = %v", h.malformed)
+	}
+	if len(h.notifications) != 1 {
+		t.Errorf("notifications = %v", h.notifications)
 	}
 }

@@ -34,10 +34,21 @@ const (
 var ErrClosed = errors.New("jsonrpc: connection closed")
 
 // ErrWriteFailed reports that writing a message to the peer failed. Errors
-// returned for that reason wrap both ErrWriteFailed and the writer's error.
-// A write failure is sticky: the stream may hold a partial line, so every
-// later write fails the same way.
+// returned for that reason wrap both ErrWriteFailed and the cause: the
+// writer's error, io.ErrShortWrite, or the context error of a write whose
+// context ended while it was in progress (context.DeadlineExceeded also when
+// the writer itself enforced the deadline, which then adds
+// os.ErrDeadlineExceeded). A write failure is sticky: the stream may hold a
+// partial line, so every later write fails at once with the same error (see
+// Conn.Broken and Conn.WriteErr). A write whose context ended before it
+// started is not a write failure.
 var ErrWriteFailed = errors.New("jsonrpc: write failed")
+
+// ErrAmbiguousResponse reports a response that carried both a non-null
+// "result" and a non-null "error", so that whether the call succeeded is
+// unknown. The waiting Call fails with an error wrapping it; when no call
+// waits for the id, the line goes to Handler.HandleMalformed instead.
+var ErrAmbiguousResponse = errors.New("jsonrpc: response carried both result and error")
 
 // Error is a JSON-RPC error object. It is returned by [Conn.Call] when the peer
 // answers with an error response, and sent by [Conn.ReplyError].

@@ -2,10 +2,13 @@ package jsonrpc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 )
@@ -15,6 +18,8 @@ var fuzzSeeds = []string{
 	`{}`,
 	`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi \"there\"\n"}}}}`,
 	`{"jsonrpc":"2.0","id":0,"result":{"stopReason":"end_turn"}}`,
+	`{"jsonrpc":"2.0","id":0,"result":{"stopReason":"end_turn"},"error":{"code":-32603,"message":"m"}}`,
+	`{"jsonrpc":"2.0","id":0,"result":null,"error":{"code":1,"message":"m"}}`,
 	`{"jsonrpc":"2.0","id":"0","method":"fs/read_text_file","params":{"path":"/a"}}`,
 	`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error","data":[1,2.5e-3,true,false,null]}}`,
 	`{"m\u0065thod":"x","jsonrpc":"2.0"}`,
@@ -72,28 +77,62 @@ func FuzzScanEnvelope(f *testing.F) {
 			}
 		}
 		// Classification never panics and agrees on the version rule.
-		if _, cerr := env.classify(); cerr == nil {
+		k, cerr := env.classify()
+		if cerr == nil {
 			var v string
 			if json.Unmarshal(m["jsonrpc"], &v) != nil || v != "2.0" {
 				t.Fatalf("%q classified with version %s", line, m["jsonrpc"])
 			}
 		}
+		// A response is ambiguous exactly when it has both a non-null
+		// result and a non-null error.
+		if cerr == nil && (k == kindResponse || k == kindAmbiguousResponse) {
+			_, hasMethod := m["method"]
+			both := m["result"] != nil && string(m["result"]) != "null" &&
+				m["error"] != nil && string(m["error"]) != "null"
+			if hasMethod || m["id"] == nil || both != (k == kindAmbiguousResponse) {
+				t.Fatalf("%q classified as %d", line, k)
+			}
+		}
 	})
 }
 
-// FuzzConn feeds arbitrary bytes to a connection: it must never panic, must
-// end cleanly at EOF, and every non-blank line must come out as exactly one
-// of the handler calls or a dropped response.
+// FuzzConn feeds arbitrary bytes to a connection while a call with id 0
+// waits: it must never panic, must end cleanly at EOF, the call must be
+// completed (by a response, or with ErrClosed at the end), and every
+// non-blank line must come out as at most one of the handler calls, the
+// call's response, or a dropped response.
 func FuzzConn(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add([]byte(s), uint8(16))
+		f.Add([]byte(s), uint8(255))
 	}
 	f.Fuzz(func(t *testing.T, input []byte, maxLine uint8) {
 		h := &recorder{}
-		c := NewConn(bytes.NewReader(input), io.Discard, h, Options{MaxLineBytes: int(maxLine) + 1})
+		r, w := io.Pipe()
+		c := NewConn(r, io.Discard, h, Options{MaxLineBytes: int(maxLine) + 1})
+		call, err := c.Send(context.Background(), "m", nil)
+		if err != nil {
+			t.Fatalf("Send = %v", err)
+		}
+		var feeding sync.WaitGroup
+		feeding.Go(func() {
+			_, _ = w.Write(input)
+			_ = w.Close()
+		})
 		c.Wait()
+		feeding.Wait()
 		if c.Err() != io.EOF {
 			t.Fatalf("Err() = %v", c.Err())
+		}
+		answered := 0
+		select {
+		case <-call.Done():
+			if _, err := call.Result(); !errors.Is(err, ErrClosed) {
+				answered = 1
+			}
+		default:
+			t.Fatal("the waiting call was never completed")
 		}
 		for _, m := range h.malformed {
 			if m.err == nil {
@@ -107,7 +146,7 @@ func FuzzConn(f *testing.F) {
 				nonBlank++
 			}
 		}
-		handled := len(h.notifications) + len(h.requests) + len(h.malformed) + len(h.oversize)
+		handled := len(h.notifications) + len(h.requests) + len(h.malformed) + len(h.oversize) + answered
 		if handled > nonBlank {
 			t.Fatalf("%d handler calls for %d non-blank lines", handled, nonBlank)
 		}
@@ -115,7 +154,9 @@ func FuzzConn(f *testing.F) {
 }
 
 // FuzzLineReader checks the bounded reader against the obvious definition,
-// with a tiny bufio buffer so that long-line paths run.
+// with a tiny bufio buffer so that long-line paths run. An oversize line may
+// be reported before all of it was read, with any length above the bound up
+// to its full length.
 func FuzzLineReader(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s, uint8(4), uint8(0))
@@ -128,7 +169,7 @@ func FuzzLineReader(f *testing.F) {
 			t.Fatalf("error = %v", err)
 		}
 		want := referenceLines(input, int(maxLine)+1)
-		if fmt.Sprint(got) != fmt.Sprint(want) {
+		if !sameItems(got, want, int(maxLine)+1) {
 			t.Fatalf("input %q max %d:\n got %v\nwant %v", input, int(maxLine)+1, got, want)
 		}
 	})

@@ -131,6 +131,10 @@ const (
 	kindNotification kind = iota + 1
 	kindRequest
 	kindResponse
+	// kindAmbiguousResponse is a response with both a non-null "result"
+	// and a non-null "error"; whether it is malformed depends on whether a
+	// call waits for its id.
+	kindAmbiguousResponse
 )
 
 // decode scans line into env and classifies it.
@@ -173,7 +177,7 @@ func (env *envelope) classify() (kind, error) {
 	}
 	switch {
 	case env.err != nil && env.result != nil && string(env.result) != "null":
-		return 0, errResultAndError
+		return kindAmbiguousResponse, nil
 	case env.err != nil:
 		env.result = nil
 	case env.result == nil:

@@ -42,6 +42,7 @@ func TestMalformedLines(t *testing.T) {
 		{name: "response without result or error", line: `{"jsonrpc":"2.0","id":0}`, reason: errNoResultOrError},
 		{name: "response with only null error", line: `{"jsonrpc":"2.0","id":0,"error":null}`, reason: errNoResultOrError},
 		{name: "response with result and error", line: `{"jsonrpc":"2.0","id":0,"result":1,"error":{"code":1,"message":"m"}}`, reason: errResultAndError},
+		{name: "response with result and a bad error, no call waiting", line: `{"jsonrpc":"2.0","id":"0","result":{},"error":"boom"}`, reason: errResultAndError},
 		{name: "error not an object", line: `{"jsonrpc":"2.0","id":0,"error":"boom"}`, reason: errBadErrorObject},
 		{name: "error without code", line: `{"jsonrpc":"2.0","id":0,"error":{"message":"boom"}}`, reason: errBadErrorObject},
 		{name: "error with fractional code", line: `{"jsonrpc":"2.0","id":0,"error":{"code":1.5,"message":"boom"}}`, reason: errBadErrorObject},

@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 )
@@ -12,8 +13,9 @@ import (
 const DefaultMaxLineBytes = 10 << 20
 
 const (
-	// readBufferSize is the bufio buffer: lines up to this size are handed
-	// out without copying. 64 KiB matches the default Linux pipe capacity.
+	// readBufferSize is the bufio buffer (smaller when the line bound is):
+	// lines up to this size are handed out without copying. 64 KiB matches
+	// the default Linux pipe capacity.
 	readBufferSize = 64 << 10
 	// keepAccumulator is the largest long-line buffer kept for reuse;
 	// a larger one is released after its line has been handled.
@@ -22,32 +24,56 @@ const (
 
 // lineReader reads '\n'-terminated lines with a bound on their length. A line
 // that fits in the bufio buffer is returned as a slice of that buffer; a
-// longer one is assembled in a reusable accumulator until it either ends or
-// exceeds the bound, at which point the rest of it is skipped without being
-// stored.
+// longer one is assembled in a reusable accumulator, from whatever bytes
+// have arrived, until it either ends or certainly exceeds the bound. Then it
+// is reported at once, without waiting for its newline, and the rest of it is
+// skipped as it arrives, without being stored.
 type lineReader struct {
 	br  *bufio.Reader
 	max int
 	acc []byte // reusable buffer for lines longer than the bufio buffer
-	err error  // error to report on the next call (after a final partial line)
+	// err is the error to report on the next call (after a final partial
+	// line), or errSkipRest when the next call must first skip the rest of
+	// a line reported as oversize.
+	err error
 }
 
+// errSkipRest marks a line that was reported as oversize before its end.
+var errSkipRest = errors.New("jsonrpc: skipping the rest of an oversize line")
+
+// newLineReader reads r with a bufio buffer of bufSize bytes, or of
+// maxLine+1 bytes when that is smaller (but at least bufio's minimum), so
+// that a line without a newline leaves the fast path as soon as it could
+// exceed the bound.
 func newLineReader(r io.Reader, maxLine, bufSize int) *lineReader {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
+	}
+	if maxLine < bufSize {
+		bufSize = maxLine + 1
 	}
 	return &lineReader{br: bufio.NewReaderSize(r, bufSize), max: maxLine}
 }
 
 // next returns the next line without its "\n" or "\r\n" terminator. The slice
 // is valid only until the following call. When a line longer than the bound
-// was skipped, next returns a nil line and its length (terminator excluded)
-// in oversize. A final line without '\n' before EOF is returned as a line;
-// err is io.EOF at a clean end, or the read error that ended the stream (a
-// partial line before a read error other than EOF is dropped).
+// was found, next returns a nil line and in oversize the bytes of it seen so
+// far, terminator excluded: the full length when its newline had arrived,
+// otherwise at least the bound plus one (the following call skips the rest
+// of that line through its newline). A final line without '\n' before EOF is
+// returned as a line; err is io.EOF at a clean end, or the read error that
+// ended the stream (a partial line before a read error other than EOF is
+// dropped).
 func (lr *lineReader) next() (line []byte, oversize int64, err error) {
 	if lr.err != nil {
-		return nil, 0, lr.err
+		if lr.err != errSkipRest {
+			return nil, 0, lr.err
+		}
+		if err := lr.skipRest(); err != nil {
+			lr.err = err
+			return nil, 0, err
+		}
+		lr.err = nil
 	}
 	if cap(lr.acc) > keepAccumulator {
 		lr.acc = nil
@@ -75,69 +101,71 @@ func (lr *lineReader) bounded(line []byte) ([]byte, int64, error) {
 }
 
 // long continues a line that did not fit in the bufio buffer; first is its
-// first fragment.
+// first fragment. It checks the bound after every read, so that a line that
+// never ends is reported as soon as it is certainly too long.
 func (lr *lineReader) long(first []byte) ([]byte, int64, error) {
 	total := int64(len(first))
-	var tail [2]byte // the last two bytes of the line so far, to size its terminator
-	tail = pushTail(tail, first)
-	// The accumulator may hold the bound plus a "\r\n" terminator; past
-	// that the line is certainly too long. bounded makes the exact check.
-	keeping := len(first) <= lr.max+2
-	if keeping {
-		lr.acc = append(lr.acc[:0], first...)
-	}
+	last := first[len(first)-1] // the last byte of the line so far
+	lr.acc = append(lr.acc[:0], first...)
 	for {
-		frag, err := lr.br.ReadSlice('\n')
-		total += int64(len(frag))
-		tail = pushTail(tail, frag)
-		if keeping {
-			lr.acc = append(lr.acc, frag...)
-			if len(lr.acc) > lr.max+2 {
-				keeping = false
-				lr.acc = lr.acc[:0]
+		// Without a newline yet, the line holds at least total bytes, or
+		// total-1 when the last one is a '\r' that a '\n' may follow.
+		seen := total
+		if last == '\r' {
+			seen--
+		}
+		if seen > int64(lr.max) {
+			lr.acc = lr.acc[:0]
+			lr.err = errSkipRest
+			return nil, seen, nil
+		}
+		frag, complete, err := lr.more()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				return nil, 0, err
 			}
-		}
-		switch {
-		case err == nil:
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF):
 			lr.err = err
-		default:
-			return nil, 0, err
+			break
 		}
-		if keeping {
-			return lr.bounded(trimEOL(lr.acc))
+		total += int64(len(frag))
+		last = frag[len(frag)-1]
+		lr.acc = append(lr.acc, frag...)
+		if complete {
+			break
 		}
-		return nil, total - int64(eolLen(tail)), nil
 	}
+	return lr.bounded(trimEOL(lr.acc))
 }
 
-// pushTail shifts the bytes of frag into the two-byte window tail.
-func pushTail(tail [2]byte, frag []byte) [2]byte {
-	switch n := len(frag); n {
-	case 0:
-		return tail
-	case 1:
-		return [2]byte{tail[1], frag[0]}
-	default:
-		return [2]byte{frag[n-2], frag[n-1]}
+// more returns the bytes of the current line that have arrived: through the
+// next '\n' (complete is then true) or everything buffered, reading once from
+// the underlying reader when nothing is. Unlike ReadSlice it does not wait
+// for the buffer to fill. The slice is valid until the next read.
+func (lr *lineReader) more() (frag []byte, complete bool, err error) {
+	n := lr.br.Buffered()
+	if n == 0 {
+		if _, err := lr.br.Peek(1); err != nil {
+			return nil, false, err
+		}
+		n = lr.br.Buffered()
 	}
+	frag, _ = lr.br.Peek(n)
+	if i := bytes.IndexByte(frag, '\n'); i >= 0 {
+		frag, complete = frag[:i+1], true
+	}
+	_, _ = lr.br.Discard(len(frag))
+	return frag, complete, nil
 }
 
-// eolLen is how many of the final bytes tail trimEOL would remove. It is only
-// used for lines longer than two bytes.
-func eolLen(tail [2]byte) int {
-	n := 0
-	if tail[1] == '\n' {
-		n = 1
-		if tail[0] == '\r' {
-			n = 2
+// skipRest discards the rest of a line already reported as oversize, through
+// its newline, without storing it.
+func (lr *lineReader) skipRest() error {
+	for {
+		_, err := lr.br.ReadSlice('\n')
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return err // nil at the newline; EOF or a read error otherwise
 		}
-	} else if tail[1] == '\r' {
-		n = 1
 	}
-	return n
 }
 
 // trimEOL removes a trailing "\n" and then a trailing "\r".

@@ -62,6 +62,29 @@ func referenceLines(input string, maxLine int) []item {
 	return items
 }
 
+// sameItems reports whether got matches the reference want for a bound of
+// max: the same lines, and an oversize report wherever want has one, giving
+// a length above the bound and at most the line's full length (a line can be
+// reported before all of it has been read).
+func sameItems(got, want []item, max int) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i, w := range want {
+		g := got[i]
+		if w.oversize > 0 {
+			if g.oversize <= int64(max) || g.oversize > w.oversize {
+				return false
+			}
+			continue
+		}
+		if g != w {
+			return false
+		}
+	}
+	return true
+}
+
 func TestLineReader(t *testing.T) {
 	long := strings.Repeat("x", 40)
 	tests := []struct {
@@ -87,7 +110,10 @@ func TestLineReader(t *testing.T) {
 		{name: "cr split from lf at buffer end", input: strings.Repeat("y", 15) + "\r\nz\n", max: 15, want: []item{{line: strings.Repeat("y", 15)}, {line: "z"}}},
 		{name: "cr split from lf, skipped", input: strings.Repeat("y", 31) + "\r\nz\n", max: 16, want: []item{{oversize: 31}, {line: "z"}}},
 		{name: "long partial final line", input: "a\n" + long, max: 64, want: []item{{line: "a"}, {line: long}}},
-		{name: "long partial final line skipped", input: "a\n" + long + "\r", max: 8, want: []item{{line: "a"}, {oversize: 40}}},
+		{name: "long partial final line skipped", input: "a\n" + long + "\r", max: 8, want: []item{{line: "a"}, {oversize: 16}}},
+		{name: "long partial final line skipped at EOF", input: "a\n" + strings.Repeat("y", 13) + "\r", max: 16, want: []item{{line: "a"}, {line: strings.Repeat("y", 13)}}},
+		{name: "reported before the rest", input: "a\n" + long + "\nz\n", max: 8, want: []item{{line: "a"}, {oversize: 16}, {line: "z"}}},
+		{name: "cr at the bound is not yet over", input: strings.Repeat("y", 16) + "\r\nz\n", max: 16, want: []item{{line: strings.Repeat("y", 16)}, {line: "z"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,7 +125,7 @@ func TestLineReader(t *testing.T) {
 			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Errorf("items = %v\nwant    %v", got, tt.want)
 			}
-			if ref := referenceLines(tt.input, tt.max); fmt.Sprint(ref) != fmt.Sprint(tt.want) {
+			if ref := referenceLines(tt.input, tt.max); !sameItems(tt.want, ref, tt.max) {
 				t.Errorf("reference = %v (test table is wrong)", ref)
 			}
 			// EOF stays EOF.
@@ -148,17 +174,19 @@ func TestOversizeLine(t *testing.T) {
 				methods = append(methods, n.method)
 			}
 			if tt.oversize {
-				if len(h.oversize) != 1 || h.oversize[0] != int64(tt.lineLen) {
-					t.Errorf("oversize = %v, want [%d]", h.oversize, tt.lineLen)
+				// Reported once the bound was passed, with the bytes
+				// seen by then.
+				maxLine := tt.max
+				if maxLine == 0 {
+					maxLine = DefaultMaxLineBytes
+				}
+				if len(h.oversize) != 1 || h.oversize[0] <= int64(maxLine) || h.oversize[0] > int64(tt.lineLen) {
+					t.Errorf("oversize = %v, want one in (%d, %d]", h.oversize, maxLine, tt.lineLen)
 				}
 				if fmt.Sprint(methods) != "[before after]" {
 					t.Errorf("methods = %v", methods)
 				}
 				// The discarded line was not buffered whole.
-				maxLine := tt.max
-				if maxLine == 0 {
-					maxLine = DefaultMaxLineBytes
-				}
 				if limit := maxLine + 2 + readBufferSize; cap(c.lines.acc) > limit {
 					t.Errorf("accumulator grew to %d bytes, bound %d", cap(c.lines.acc), limit)
 				}
@@ -206,7 +234,7 @@ func TestOversizeLineThroughPipe(t *testing.T) {
 	if writeErr != nil {
 		t.Fatal(writeErr)
 	}
-	if len(h.oversize) != 1 || h.oversize[0] != 3<<20 || len(h.notifications) != 2 {
+	if len(h.oversize) != 1 || h.oversize[0] <= 4096 || h.oversize[0] > 3<<20 || len(h.notifications) != 2 {
 		t.Errorf("oversize %v, notifications %d", h.oversize, len(h.notifications))
 	}
 }
@@ -271,5 +299,97 @@ func TestBurstOfNotificationsThroughPipe(t *testing.T) {
 	}
 	if len(h.malformed) != 0 || len(h.oversize) != 0 {
 		t.Errorf("malformed %d, oversize %d", len(h.malformed), len(h.oversize))
+	}
+}
+
+// oversizeWatcher is a recorder that also signals every oversize report.
+type oversizeWatcher struct {
+	recorder
+	reported chan int64
+}
+
+func (w *oversizeWatcher) HandleOversize(n int64) {
+	w.recorder.HandleOversize(n)
+	w.reported <- n
+}
+
+func TestOversizeReportedBeforeTheNewline(t *testing.T) {
+	tests := []struct {
+		name string
+		max  int
+		// first is sent, then nothing until the report; n is the report.
+		first string
+		n     int64
+		// quiet is sent before first and must not be reported: with a
+		// trailing '\r', max bytes may still be a line that fits.
+		quiet string
+	}{
+		{name: "bound below the read buffer", max: 4096, first: strings.Repeat("a", 4097), n: 4097},
+		{name: "bound above the read buffer", max: 100_000, first: strings.Repeat("a", 100_001), n: 100_001},
+		{name: "bound a multiple of the read buffer", max: 2 * readBufferSize, first: strings.Repeat("a", 2*readBufferSize+1), n: 2*readBufferSize + 1},
+		{name: "cr at the bound waits for one more byte", max: 4096, quiet: strings.Repeat("a", 4096) + "\r", first: "b", n: 4098},
+		{name: "cr at the bound above the read buffer", max: 100_000, quiet: strings.Repeat("a", 100_000) + "\r", first: "b", n: 100_002},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &oversizeWatcher{reported: make(chan int64, 4)}
+			connR, peerW := io.Pipe()
+			c := NewConn(connR, io.Discard, h, Options{MaxLineBytes: tt.max})
+			defer func() {
+				_ = peerW.Close()
+				_ = c.Close()
+				c.Wait()
+			}()
+			send := func(s string) {
+				t.Helper()
+				if _, err := io.WriteString(peerW, s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.quiet != "" {
+				send(tt.quiet)
+				select {
+				case n := <-h.reported:
+					t.Fatalf("reported %d bytes before the bound was certainly passed", n)
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+			send(tt.first) // and then nothing: no newline, the pipe stays open
+			select {
+			case n := <-h.reported:
+				if n != tt.n {
+					t.Errorf("HandleOversize(%d), want %d (the bytes seen so far)", n, tt.n)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("HandleOversize not called while the line is still arriving")
+			}
+
+			// The rest of the line is discarded as it arrives, then reading
+			// goes on with the next line.
+			for range 4 {
+				send(strings.Repeat("z", 50_000))
+			}
+			send("\n" + `{"jsonrpc":"2.0","method":"after"}` + "\n")
+			_ = peerW.Close()
+			c.Wait()
+			if len(h.oversize) != 1 || len(h.malformed) != 0 {
+				t.Errorf("oversize %v, malformed %v", h.oversize, h.malformed)
+			}
+			if len(h.notifications) != 1 || h.notifications[0].method != "after" {
+				t.Errorf("notifications = %v", h.notifications)
+			}
+			if limit := tt.max + 2 + readBufferSize; cap(c.lines.acc) > limit {
+				t.Errorf("accumulator grew to %d bytes, bound %d", cap(c.lines.acc), limit)
+			}
+		})
+	}
+}
+
+func TestOversizeLineEndingAtEOFWhileSkipped(t *testing.T) {
+	// Reported early, then the stream ends before the newline: one report,
+	// and a clean EOF.
+	h := readAll(t, `{"jsonrpc":"2.0","method":"before"}`+"\n"+strings.Repeat("a", 200_000), Options{MaxLineBytes: 70_000})
+	if len(h.oversize) != 1 || h.oversize[0] <= 70_000 || len(h.notifications) != 1 {
+		t.Errorf("oversize %v, notifications %v", h.oversize, h.notifications)
 	}
 }

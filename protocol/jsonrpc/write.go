@@ -47,8 +47,9 @@ type writeDeadliner interface {
 // write sends one complete line and returns by ctx's end at the latest.
 //
 //   - ctx already ended: ctx.Err(), nothing is sent.
-//   - Close was called, the read side ended, or the stream is broken: the
-//     matching error at once (ErrClosed or the sticky ErrWriteFailed).
+//   - Close was called, the read side ended, or the stream is broken, before
+//     the line was handed to the writer goroutine: the matching error at
+//     once (ErrClosed or the sticky ErrWriteFailed).
 //   - ctx ends before the writer goroutine started writing the line:
 //     ctx.Err(); nothing of the line was written and the stream stays usable.
 //   - ctx ends while the line is being written: the stream is broken, and
@@ -68,6 +69,8 @@ func (c *Conn) write(ctx context.Context, line []byte) error {
 		return ctx.Err()
 	case <-c.broken:
 		return c.WriteErr()
+	case <-c.stop:
+		return errClosedByClose
 	case <-c.wdone:
 		return c.stoppedErr()
 	}

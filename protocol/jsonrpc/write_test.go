@@ -336,3 +336,32 @@ func TestWaitReturnsWhenOnlyTheReadSideEnds(t *testing.T) {
 		t.Errorf("WriteErr() = %v", c.WriteErr())
 	}
 }
+
+func TestCloseFailsWritesQueuedBehindAStuckOne(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	g := newGateWriter()
+	inR, inW := io.Pipe()
+	c := NewConn(inR, g, &recorder{}, Options{})
+	first := make(chan error, 1)
+	go func() { first <- c.Notify(context.Background(), "first", nil) }()
+	<-g.entered
+	queued := make(chan error, 1)
+	go func() { queued <- c.Notify(context.Background(), "queued", nil) }()
+	time.Sleep(20 * time.Millisecond) // let it queue
+
+	_ = c.Close()
+	select {
+	case err := <-queued:
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("queued Notify = %v, want ErrClosed", err)
+		}
+	case <-time.After(slack):
+		t.Fatal("queued Notify still waiting after Close")
+	}
+	close(g.release) // the owner closing the writer, for this writer
+	if err := <-first; err != nil {
+		t.Errorf("first Notify = %v", err)
+	}
+	_ = inW.Close()
+	waitReturns(t, 5*time.Second, "Wait", c.Wait)
+}

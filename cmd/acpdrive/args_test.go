@@ -1,0 +1,107 @@
+package main_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acpdrive/acpdrive/internal/testbin"
+)
+
+// TestRunFlagsAfterPrompts checks that flags are taken anywhere on the
+// command line and that "--" ends them.
+func TestRunFlagsAfterPrompts(t *testing.T) {
+	cases := []struct {
+		name    string
+		args    []string
+		prompts []string // the user chunks the reference agent echoes, in order
+	}{
+		{"flag after the prompt", []string{"run", "hello", "--json"}, []string{"hello"}},
+		{"valued flag after the prompt", []string{"run", "one", "--read-timeout", "3s", "two", "--json"}, []string{"one", "two"}},
+		{"flag=value form", []string{"run", "--json", "one", "--stop-grace=2s"}, []string{"one"}},
+		{"-- ends the flags", []string{"run", "--json", "--", "--json", "-x"}, []string{"--json", "-x"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			lines, stderr, code := run(t, c.args...)
+			require.Equal(t, 0, code, stderr)
+			results := ofType(lines, "turn_result")
+			require.Len(t, results, len(c.prompts), "one turn per prompt: %v", c.prompts)
+			last := lines[len(lines)-1]
+			assert.Equal(t, "run_result", last.Type)
+			assert.Equal(t, len(c.prompts), last.Turns)
+		})
+	}
+}
+
+func TestRunCommandEmptyIsAUsageError(t *testing.T) {
+	for _, cmd := range []string{"", "   "} {
+		_, stderr, code := run(t, "run", "--command", cmd, "hello")
+		assert.Equal(t, 2, code)
+		assert.Contains(t, stderr, "--command: the command is empty")
+	}
+}
+
+// TestRunSIGINTDuringStartupCancelsAtOnce starts a runtime that never
+// answers initialize (whose bound is 60 s) and interrupts the start.
+func TestRunSIGINTDuringStartupCancelsAtOnce(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			command := testbin.Path(t) + " agent --scenario hang-init"
+			cmd := exec.Command(testbin.Path(t), "run", "--json", "--log-level", "info", "--command", command, "hello")
+			cmd.Dir = t.TempDir()
+			stderr, err := cmd.StderrPipe()
+			require.NoError(t, err)
+			stdout, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			// The process-started record says initialize is under way.
+			sc := bufio.NewScanner(stderr)
+			for sc.Scan() && !strings.Contains(sc.Text(), "agent process started") {
+			}
+			began := time.Now()
+			require.NoError(t, cmd.Process.Signal(sig))
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			var lines []line
+			out := bufio.NewScanner(stdout)
+			for out.Scan() {
+				var l line
+				require.NoError(t, json.Unmarshal(out.Bytes(), &l), out.Text())
+				lines = append(lines, l)
+			}
+			_ = cmd.Wait()
+			elapsed := time.Since(began)
+			assert.Equal(t, 3, cmd.ProcessState.ExitCode())
+			// Teardown of a runtime that ignores nothing takes well under
+			// its 5 s grace; the initialize bound is 60 s.
+			assert.Less(t, elapsed, 15*time.Second)
+			failed := ofType(lines, "startup_failed")
+			require.Len(t, failed, 1, "lines: %+v", lines)
+			assert.Equal(t, "turn_cancelled", failed[0].ErrorKind)
+		})
+	}
+}
+
+func TestRunRefusesARemoteConfiguration(t *testing.T) {
+	dir := t.TempDir()
+	path := writeWorkflow(t, dir, "WORKFLOW.md",
+		"agent:",
+		"  kind: agent-client-protocol",
+		"  command: never-run-locally --acp",
+		"worker:",
+		"  ssh_hosts: [build-7]",
+	)
+	_, stderr, code := runIn(t, dir, "run", "--workflow", path, "hello")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "no SSH transport")
+}
