@@ -50,7 +50,6 @@ type eventStream struct {
 // toolRecord tracks one tool call from its first update to its terminal one.
 type toolRecord struct {
 	kind  domain.ToolKind
-	title string // cut on receipt to what a tool_result can carry
 	began time.Time
 }
 
@@ -223,15 +222,17 @@ func (s *eventStream) toolCall(tc *acpwire.ToolCall, now time.Time) {
 	if tc.Kind != nil {
 		rec.kind = domain.NormalizeToolKind(*tc.Kind)
 	}
+	// Only the terminal update's own title is reported (empty when it has
+	// none); nothing of a title is kept beyond what can be emitted.
+	title := ""
 	if tc.Title != nil {
-		rec.title = domain.TruncateRunes(*tc.Title, domain.MessageCap)
+		title = domain.TruncateRunes(*tc.Title, domain.MessageCap)
 	}
 	terminal := tc.Status != nil &&
 		(*tc.Status == acpwire.ToolStatusCompleted || *tc.Status == acpwire.ToolStatusFailed)
 	if terminal {
 		delete(s.tools, tc.ToolCallID)
 	}
-	title := rec.title
 	s.mu.Unlock()
 	if !terminal {
 		s.activity(now)

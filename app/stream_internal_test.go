@@ -206,19 +206,27 @@ func TestStreamNeverTerminalCallProducesNoResult(t *testing.T) {
 	assert.Less(t, strings.Index(logs, "tool_call_id=c1"), strings.Index(logs, "tool_call_id=c2"), "logged in id order")
 }
 
-func TestStreamStoresAHugeTitleCut(t *testing.T) {
+// TestStreamKeepsNoTitle checks the memory bound on titles: an open call
+// keeps no title at all (only the terminal update's own title is ever
+// reported), and a huge terminal title is reported cut to the cap.
+func TestStreamKeepsNoTitle(t *testing.T) {
 	t.Parallel()
 	s := newRecordingStream(t)
-	s.send(`{"sessionUpdate":"tool_call","toolCallId":"big","status":"pending","title":"` + strings.Repeat("t", 9<<20) + `"}`)
-	rec := s.tools["big"]
-	require.NotNil(t, rec)
-	assert.Equal(t, domain.MessageCap, utf8.RuneCountInString(rec.title))
-	assert.LessOrEqual(t, len(rec.title), domain.MessageCap*utf8.UTFMax, "the stored title is cut on receipt")
+	huge := strings.Repeat("t", 9<<20)
+	s.send(`{"sessionUpdate":"tool_call","toolCallId":"big","status":"pending","title":"` + huge + `"}`)
+	require.NotNil(t, s.tools["big"])
 	s.send(toolUpdate("tool_call_update", "big", "completed", ""))
 	res := s.ofType(domain.EventToolResult)
 	require.Len(t, res, 1)
-	assert.Equal(t, rec.title, res[0].Message, "an update without a title keeps the stored one")
-	assert.True(t, strings.HasSuffix(res[0].Message, "…"))
+	assert.Empty(t, res[0].Message, "the terminal update carried no title of its own")
+
+	s.send(toolUpdate("tool_call", "big2", "pending", "short"))
+	s.send(`{"sessionUpdate":"tool_call_update","toolCallId":"big2","status":"failed","title":"` + huge + `"}`)
+	res = s.ofType(domain.EventToolResult)
+	require.Len(t, res, 2)
+	assert.Equal(t, domain.MessageCap, utf8.RuneCountInString(res[1].Message))
+	assert.True(t, strings.HasSuffix(res[1].Message, "…"))
+	assert.True(t, res[1].ToolError)
 }
 
 func TestStreamUnknownVariantIsMalformed(t *testing.T) {
