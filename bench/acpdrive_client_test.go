@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/acpdrive/acpdrive/adapters/localexec"
+	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
 )
@@ -51,6 +52,7 @@ func startAcpdrive(countEvents bool) starter {
 			Config:      cfg,
 			Workspace:   workspace,
 			Launcher:    localexec.New(localexec.Options{}),
+			Clock:       sysclock.Clock{},
 			OnEvent:     onEvent,
 			OnAgentText: func(_, text string) { s.chunk(text) },
 		})

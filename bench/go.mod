@@ -9,3 +9,5 @@ require (
 	github.com/coder/acp-go-sdk v0.13.5
 	go.uber.org/goleak v1.3.0
 )
+
+require golang.org/x/sys v0.50.0 // indirect

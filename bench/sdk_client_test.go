@@ -27,8 +27,11 @@ type sdkClient struct {
 
 // startSDK is the Go SDK starter.
 func startSDK(ctx context.Context, s *sink) (burstClient, error) {
-	proc, err := localexec.New(localexec.Options{}).Launch(ctx,
-		ports.LaunchRequest{Command: agentCommand(), Workspace: workspace})
+	plan, err := localexec.New(localexec.Options{}).Prepare(ports.LaunchRequest{Command: agentCommand(), Workspace: workspace})
+	if err != nil {
+		return nil, err
+	}
+	proc, err := plan.Start(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +144,7 @@ func (c *sdkClient) stop(ctx context.Context) error {
 	return killErr
 }
 
-func (c *sdkClient) pid() int { return c.proc.PID() }
+func (c *sdkClient) pid() int { return c.proc.Identity().PID }
 
 // sdkHandler is the SDK's Client: SessionUpdate feeds the sink, every other
 // method is refused the way an unattended client would.

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acpdrive/acpdrive/adapters/localexec"
+	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/internal/proctest"
@@ -55,6 +56,7 @@ func TestGoSDKExampleAgentCompletesATurn(t *testing.T) {
 		Config:    cfg,
 		Workspace: t.TempDir(),
 		Launcher:  localexec.New(localexec.Options{}),
+		Clock:     sysclock.Clock{},
 		OnEvent: func(ev domain.Event) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -95,7 +97,7 @@ func TestGoSDKExampleAgentCompletesATurn(t *testing.T) {
 		"message",
 		"notification:" + domain.MsgPermissionRefused,
 		"message",
-		"tool_result:edit:error", // left open by the agent after the refusal, closed out at turn end
+		// the edit call the agent leaves open after the refusal produces no tool_result
 		"turn_completed:",
 	}, shape)
 }
