@@ -313,6 +313,7 @@ func TestCallContextCancel(t *testing.T) {
 		done <- err
 	}()
 	req := p.recvRequest()
+	p.syncWrites() // the request's write has returned: cancel only the wait
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Call error = %v, want context.Canceled", err)

@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -169,4 +170,19 @@ func (p *peer) recvRequest() sentRequest {
 		p.t.Fatalf("peer got %q, not a request (%v)", line, err)
 	}
 	return req
+}
+
+// syncWrites returns once every write handed to the Conn's writer goroutine
+// before the call has finished: it writes one more line and reads it. (A
+// write's context that ends while the writer is still inside Write breaks
+// the stream, even when the peer already has the bytes; tests that cancel a
+// context right after the peer read a line call this first.)
+func (p *peer) syncWrites() {
+	p.t.Helper()
+	if err := p.conn.Notify(context.Background(), "$/test/sync", nil); err != nil {
+		p.t.Fatalf("sync Notify: %v", err)
+	}
+	if line, want := p.recv(), `{"jsonrpc":"2.0","method":"$/test/sync"}`; line != want {
+		p.t.Fatalf("peer got %s, want %s", line, want)
+	}
 }
