@@ -389,6 +389,7 @@ func (s *Session) resolve(ctx context.Context) error {
 		if err == nil {
 			s.route = route
 			s.adopt(id)
+			s.meter.opened(id, true)
 			s.log.Info("agent session continued", "route", route, "session_id", id, "agent_pid", s.PID())
 			return nil
 		}
@@ -415,6 +416,7 @@ func (s *Session) createSession(ctx context.Context) error {
 		return domain.NewError(domain.KindResponseError, "session/new answered no sessionId")
 	}
 	s.adopt(resp.SessionID)
+	s.meter.opened(resp.SessionID, false)
 	if s.opts.Creations != nil {
 		s.opts.Creations.Remember(resp.SessionID, s.clock.Now())
 	}

@@ -80,6 +80,16 @@ func (mt *meter) check(agentName string) bool {
 	return false
 }
 
+// opened tells the armed source which session runs.
+func (mt *meter) opened(sessionID string, continued bool) {
+	mt.mu.Lock()
+	m := mt.m
+	mt.mu.Unlock()
+	if m != nil {
+		m.SessionOpened(sessionID, continued)
+	}
+}
+
 // turnEnded asks the source for the figures of the turn that just ended,
 // bounded by the turn's own read budget, and emits token_usage. A source
 // that answers nothing before any turn had a figure is dropped for the

@@ -73,16 +73,40 @@ const MessageCap = 500
 // ellipsis ends a string cut by TruncateRunes.
 const ellipsis = "…"
 
-// Usage is one turn's token figures.
+// Usage is one turn's token figures as a measurement source read them
+// (docs/behaviour.md#token-accounting). A figure the runtime does not
+// record is zero; Total is the runtime's own total when it records one,
+// else the sum the source documents.
 type Usage struct {
-	// InputTokens is the number of prompt tokens.
+	// InputTokens is the number of prompt tokens (cache reads included
+	// where the runtime counts them so; the source documents which).
 	InputTokens int64 `json:"input_tokens"`
 	// OutputTokens is the number of generated tokens.
 	OutputTokens int64 `json:"output_tokens"`
+	// CacheReadTokens is the number of input tokens read from a cache.
+	CacheReadTokens int64 `json:"cache_read_tokens"`
+	// CacheWriteTokens is the number of input tokens written to a cache.
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+	// ReasoningTokens is the number of reasoning ("thoughts") tokens.
+	ReasoningTokens int64 `json:"reasoning_tokens"`
+	// ToolUseTokens is the number of tool-use prompt tokens, where the
+	// runtime records them.
+	ToolUseTokens int64 `json:"tool_use_tokens"`
 	// TotalTokens is the total the source reports.
 	TotalTokens int64 `json:"total_tokens"`
-	// CacheReadTokens is the number of tokens read from a cache.
-	CacheReadTokens int64 `json:"cache_read_tokens"`
+}
+
+// Add returns the figure-by-figure sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		InputTokens:      u.InputTokens + v.InputTokens,
+		OutputTokens:     u.OutputTokens + v.OutputTokens,
+		CacheReadTokens:  u.CacheReadTokens + v.CacheReadTokens,
+		CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
+		ReasoningTokens:  u.ReasoningTokens + v.ReasoningTokens,
+		ToolUseTokens:    u.ToolUseTokens + v.ToolUseTokens,
+		TotalTokens:      u.TotalTokens + v.TotalTokens,
+	}
 }
 
 // Event is one normalized event.

@@ -31,9 +31,15 @@ type Measurement interface {
 	// Env is appended to the runtime's environment (overriding inherited
 	// values), e.g. to point its telemetry into the temporary directory.
 	Env() []string
+	// SessionOpened tells the source which session the runtime runs, once
+	// it is created or continued, so it can start reading from there (a
+	// continued session's earlier turns are not counted again).
+	SessionOpened(sessionID string, continued bool)
 	// TurnUsage waits, bounded by ctx (the turn's own read budget), for
-	// the figures of the turn that just ended on sessionID. ok is false
-	// when no complete record arrived in time.
+	// the figures of the turn that just ended on sessionID: that turn's
+	// own figures, never a running total. ok is false when no complete
+	// record (one carrying every counter the source maps) arrived in time.
+	// model is the model the figures are attributed to.
 	TurnUsage(ctx context.Context, sessionID string) (usage domain.Usage, model string, ok bool, err error)
 	// Release removes what Arm created. It is called once, at session
 	// end or before a restart that no longer uses the source.

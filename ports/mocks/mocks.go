@@ -451,6 +451,18 @@ func (mr *MockMeasurementMockRecorder) Release() *gomock.Call {
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Release", reflect.TypeOf((*MockMeasurement)(nil).Release))
 }
 
+// SessionOpened mocks base method.
+func (m *MockMeasurement) SessionOpened(arg0 string, arg1 bool) {
+	m.ctrl.T.Helper()
+	m.ctrl.Call(m, "SessionOpened", arg0, arg1)
+}
+
+// SessionOpened indicates an expected call of SessionOpened.
+func (mr *MockMeasurementMockRecorder) SessionOpened(arg0, arg1 interface{}) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "SessionOpened", reflect.TypeOf((*MockMeasurement)(nil).SessionOpened), arg0, arg1)
+}
+
 // TurnUsage mocks base method.
 func (m *MockMeasurement) TurnUsage(arg0 context.Context, arg1 string) (domain.Usage, string, bool, error) {
 	m.ctrl.T.Helper()
