@@ -88,16 +88,50 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 			return nil, err
 		}
 	}
-	s := newSession(opts, false)
-	err := s.open(ctx)
-	if err == nil {
-		err = s.resolve(ctx)
+	plan := measurePlan{}
+	for start := 1; ; start++ {
+		s := newSession(opts, false)
+		s.meter.plan = plan
+		err := s.open(ctx)
+		if err == nil {
+			// Restart to settle the measurement source
+			// (docs/behaviour.md#token-accounting): the handshake named
+			// another runtime than the one the settings were meant for.
+			if next, why, again := s.meter.settle(s.agent.Name, s.target); again && start < maxStarts {
+				s.log.Info(why, "runtime", s.agent.Name, "start", start)
+				s.stopQuietly(ctx)
+				plan = next
+				continue
+			}
+			if s.meter.armed() && !s.meter.check(s.agent.Name) {
+				s.lower(domain.CapTokenCounts)
+			}
+			err = s.resolve(ctx)
+		}
+		if err != nil {
+			s.fail(ctx, err)
+			return nil, err
+		}
+		s.logImplementation()
+		return s, nil
 	}
-	if err != nil {
-		s.fail(ctx, err)
-		return nil, err
+}
+
+// stopQuietly tears down a start that is replaced by another one.
+func (s *Session) stopQuietly(ctx context.Context) {
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.Config.StopGrace+10*time.Second)
+	defer cancel()
+	if err := s.Stop(stopCtx); err != nil {
+		s.log.Warn("teardown before a restart reported", "error", err)
 	}
-	return s, nil
+}
+
+// logImplementation logs the agent implementation record, once per
+// session start, for the start that is kept.
+func (s *Session) logImplementation() {
+	adv := s.agent.Advertised
+	s.log.Info("agent implementation", "agent_name", s.agent.Name, "agent_version", s.agent.Version,
+		"load_session", adv.LoadSession, "close", adv.Close, "resume", adv.Resume, "delete", adv.Delete)
 }
 
 // checkOptions refuses what cannot start at all (docs/behaviour.md#validation):
@@ -286,11 +320,6 @@ func (s *Session) initialize(ctx context.Context, servers []domain.MCPServer) er
 	}
 	s.closeMethod = teardownMethod(adv, s.verification)
 	s.deliverable(servers)
-	if !s.meter.check(s.agent.Name) {
-		s.lower(domain.CapTokenCounts)
-	}
-	s.log.Info("agent implementation", "agent_name", s.agent.Name, "agent_version", s.agent.Version,
-		"load_session", adv.LoadSession, "close", adv.Close, "resume", adv.Resume, "delete", adv.Delete)
 	return nil
 }
 
@@ -496,7 +525,7 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	t.handedOver() // no prompt goes out after this point
 	s.stream.flush()
 	s.stream.endTurn()
-	s.meter.turnEnded(ctx, s, res)
+	s.meter.turnEnded(ctx, s, &res)
 	s.mu.Lock()
 	s.turn = nil
 	s.mu.Unlock()

@@ -17,6 +17,9 @@ import (
 type meter struct {
 	sources []ports.MeasurementSource
 	log     *slog.Logger
+	// plan is how this start chooses a source: by claim (the first
+	// start), or as the previous start's handshake settled it.
+	plan measurePlan
 
 	mu       sync.Mutex
 	source   ports.MeasurementSource
@@ -24,8 +27,61 @@ type meter struct {
 	measured bool // some turn had a figure
 }
 
+// measurePlan says which source a start arms.
+type measurePlan struct {
+	settled bool                    // false: the first start, by claim
+	source  ports.MeasurementSource // when settled: the source to arm, nil for none
+}
+
+// Restart texts (docs/behaviour.md#token-accounting).
+const (
+	msgRelaunchWithout = "agent relaunched without usage settings meant for another runtime"
+	msgRelaunchWith    = "agent relaunched so its token usage can be measured: agent.command does not name the runtime it starts"
+)
+
+// maxStarts bounds the starts of one session start: the first and at most
+// two restarts to settle the measurement source.
+const maxStarts = 3
+
 func newMeter(sources []ports.MeasurementSource, log *slog.Logger) *meter {
 	return &meter{sources: sources, log: log}
+}
+
+// settle compares the handshake with the start's measurement settings and
+// says whether the runtime must be started again, with which plan and
+// why: a source armed for another runtime than the one that answered, or
+// no source armed while one reads the runtime that answered. A remote
+// launch is never restarted.
+func (mt *meter) settle(agentName string, target ports.Target) (measurePlan, string, bool) {
+	if target.Remote() {
+		return measurePlan{}, "", false
+	}
+	mt.mu.Lock()
+	src := mt.source
+	mt.mu.Unlock()
+	named := mt.byRuntime(agentName)
+	switch {
+	case src != nil && src.RuntimeName() == agentName:
+		return measurePlan{}, "", false
+	case src != nil:
+		return measurePlan{settled: true, source: named}, msgRelaunchWithout, true
+	case named != nil && !mt.plan.settled:
+		return measurePlan{settled: true, source: named}, msgRelaunchWith, true
+	}
+	return measurePlan{}, "", false
+}
+
+// byRuntime is the source that reads the runtime named name, nil if none.
+func (mt *meter) byRuntime(name string) ports.MeasurementSource {
+	if name == "" {
+		return nil
+	}
+	for _, src := range mt.sources {
+		if src.RuntimeName() == name {
+			return src
+		}
+	}
+	return nil
 }
 
 // arm claims and arms a source for a local launch of command and returns
@@ -36,8 +92,15 @@ func (mt *meter) arm(ctx context.Context, command []string, target ports.Target,
 	if target.Remote() || verification {
 		return nil, nil
 	}
-	for _, src := range mt.sources {
-		if !src.Claims(command) {
+	candidates := mt.sources
+	if mt.plan.settled {
+		candidates = nil
+		if mt.plan.source != nil {
+			candidates = []ports.MeasurementSource{mt.plan.source}
+		}
+	}
+	for _, src := range candidates {
+		if !mt.plan.settled && !src.Claims(command) {
 			continue
 		}
 		m, err := src.Arm(ctx)
@@ -48,7 +111,7 @@ func (mt *meter) arm(ctx context.Context, command []string, target ports.Target,
 		mt.mu.Lock()
 		mt.source, mt.m = src, m
 		mt.mu.Unlock()
-		mt.log.Info("measurement source claimed the launch", "source", src.Name(), "runtime", src.RuntimeName())
+		mt.log.Info("measurement source armed for the launch", "source", src.Name(), "runtime", src.RuntimeName(), "settled", mt.plan.settled)
 		return m.Env(), nil
 	}
 	return nil, nil
@@ -95,7 +158,7 @@ func (mt *meter) opened(sessionID string, continued bool) {
 // that answers nothing before any turn had a figure is dropped for the
 // session (lowering "token counts"); after one figure a miss costs that
 // turn only.
-func (mt *meter) turnEnded(ctx context.Context, s *Session, res domain.TurnResult) {
+func (mt *meter) turnEnded(ctx context.Context, s *Session, res *domain.TurnResult) {
 	mt.mu.Lock()
 	m, src, measured := mt.m, mt.source, mt.measured
 	mt.mu.Unlock()
@@ -117,6 +180,7 @@ func (mt *meter) turnEnded(ctx context.Context, s *Session, res domain.TurnResul
 	mt.mu.Lock()
 	mt.measured = true
 	mt.mu.Unlock()
+	res.Usage, res.Model = &usage, model
 	s.stream.emit(domain.Event{Type: domain.EventTokenUsage, Usage: &usage, Model: model})
 }
 

@@ -76,6 +76,7 @@ func Probe(ctx context.Context, opts Options) (ProbeReport, error) {
 		return ProbeReport{}, err
 	}
 	s := newSession(opts, false)
+	s.meter.plan = measurePlan{settled: true} // a probe measures nothing
 	if err := s.open(ctx); err != nil {
 		s.fail(ctx, err)
 		return ProbeReport{}, err

@@ -63,6 +63,11 @@ type TurnResult struct {
 	StopReason string
 	// Err describes a turn that did not complete; nil on OutcomeCompleted.
 	Err *AgentError
+	// Usage is the turn's measured token figures, nil when the turn was
+	// not measured (never zero figures in its place).
+	Usage *Usage
+	// Model is the model the figures are attributed to.
+	Model string
 }
 
 // Message returns the error's message, or "" when there is no error.
