@@ -81,7 +81,7 @@ func TestEventJSON(t *testing.T) {
 			name: "token usage",
 			ev: domain.Event{Type: domain.EventTokenUsage, Time: at, Model: "m",
 				Usage: &domain.Usage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3}},
-			want: `{"type":"token_usage","time":"2025-03-04T05:06:07Z","usage":{"input_tokens":1,"output_tokens":2,"total_tokens":3,"cache_read_tokens":0},"model":"m"}`,
+			want: `{"type":"token_usage","time":"2025-03-04T05:06:07Z","usage":{"input_tokens":1,"output_tokens":2,"cache_read_tokens":0,"cache_write_tokens":0,"reasoning_tokens":0,"tool_use_tokens":0,"total_tokens":3},"model":"m"}`,
 		},
 		{
 			name: "tool result",

@@ -153,3 +153,40 @@ func FailedResult(err *AgentError) TurnResult {
 	}
 	return r
 }
+
+// Token ceiling messages (docs/behaviour.md#token-accounting).
+const (
+	// MsgTokenCeilingReached ends a run whose measured tokens reached
+	// agent.max_tokens: no further prompt is sent.
+	MsgTokenCeilingReached = "the run reached its token ceiling (agent.max_tokens); no further prompt was sent"
+	// MsgNoTokenUsage closes a run with a ceiling whose runtime delivered
+	// no figure.
+	MsgNoTokenUsage = "run reported no token usage, token ceiling could not bound it"
+)
+
+// TokenBudget follows a run's measured tokens against a ceiling
+// (agent.max_tokens; zero or negative: none). The zero value has no
+// ceiling.
+type TokenBudget struct {
+	// Max is the ceiling in total tokens.
+	Max int64
+	// Used is the sum of the measured turns' figures.
+	Used Usage
+	// Measured counts the turns that carried figures.
+	Measured int
+}
+
+// Add counts one turn's result.
+func (b *TokenBudget) Add(res TurnResult) {
+	if res.Usage == nil {
+		return
+	}
+	b.Used = b.Used.Add(*res.Usage)
+	b.Measured++
+}
+
+// Reached reports whether the measured total has reached the ceiling.
+func (b TokenBudget) Reached() bool { return b.Max > 0 && b.Used.TotalTokens >= b.Max }
+
+// Unbounded reports a ceiling that no figure could enforce.
+func (b TokenBudget) Unbounded() bool { return b.Max > 0 && b.Measured == 0 }

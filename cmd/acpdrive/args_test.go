@@ -105,3 +105,24 @@ func TestRunRefusesARemoteConfiguration(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "no SSH transport")
 }
+
+// TestRunTokenCeilingUnmeasured: the reference agent is measured by no
+// source, so a ceiling cannot bound the run; run_result says so and every
+// turn still runs.
+func TestRunTokenCeilingUnmeasured(t *testing.T) {
+	lines, stderr, code := run(t, "run", "--json", "--max-tokens", "10", "one", "two")
+	require.Equal(t, 0, code, stderr)
+	require.Len(t, ofType(lines, "turn_result"), 2)
+	var raw map[string]any
+	last := lines[len(lines)-1]
+	require.Equal(t, "run_result", last.Type)
+	out, _, _ := runIn(t, t.TempDir(), "run", "--json", "--max-tokens", "10", "one")
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.Contains(l, `"run_result"`) {
+			require.NoError(t, json.Unmarshal([]byte(l), &raw))
+		}
+	}
+	assert.Equal(t, "run reported no token usage, token ceiling could not bound it", raw["notice"])
+	assert.NotContains(t, raw, "usage", "an unmeasured run shows no figures, never zero")
+	assert.EqualValues(t, 0, raw["measured_turns"])
+}

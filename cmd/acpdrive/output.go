@@ -23,6 +23,9 @@ type turnResultLine struct {
 	Retryable  *bool  `json:"retryable,omitempty"`
 	StopReason string `json:"stop_reason,omitempty"`
 	Message    string `json:"message,omitempty"`
+	// Usage is the turn's measured figures; absent when not measured.
+	Usage *domain.Usage `json:"usage,omitempty"`
+	Model string        `json:"model,omitempty"`
 }
 
 // startupFailedLine is the JSON line printed when the session cannot start.
@@ -43,6 +46,15 @@ type runResultLine struct {
 	// Survivors lists what of the runtime's process tree outlived the
 	// teardown (docs/behaviour.md#containment); absent when nothing did.
 	Survivors []domain.Survivor `json:"survivors,omitempty"`
+	// Usage is the run's measured total, absent when no turn was
+	// measured; MeasuredTurns counts the turns it sums.
+	Usage         *domain.Usage `json:"usage,omitempty"`
+	MeasuredTurns int           `json:"measured_turns"`
+	// Stopped says why the run sent no further prompt, when it was not a
+	// turn's own outcome (the token ceiling).
+	Stopped string `json:"stopped,omitempty"`
+	// Notice is a closing remark (the ceiling could not bound the run).
+	Notice string `json:"notice,omitempty"`
 }
 
 // printer renders a run either as JSON lines or for a person.
@@ -166,7 +178,7 @@ func (p *printer) turnResult(n int, res domain.TurnResult) {
 	defer p.mu.Unlock()
 	if p.json {
 		line := turnResultLine{Type: "turn_result", Turn: n, Outcome: string(res.Outcome),
-			StopReason: res.StopReason, Message: res.Message()}
+			StopReason: res.StopReason, Message: res.Message(), Usage: res.Usage, Model: res.Model}
 		if res.Err != nil {
 			retry := res.Err.Kind.Retryable()
 			line.ErrorKind, line.Retryable = string(res.Err.Kind), &retry
@@ -186,6 +198,7 @@ func (p *printer) turnResult(n int, res domain.TurnResult) {
 	if p.status != nil {
 		summary += fmt.Sprintf(" in %s, %d tool calls", p.status.elapsed().Round(time.Millisecond), p.tools)
 	}
+	summary += "; tokens: " + usageText(res.Usage, res.Model)
 	fmt.Fprintf(p.out, "── %s\n", summary)
 }
 
@@ -205,7 +218,37 @@ func (p *printer) startupFailed(err error) {
 	fmt.Fprintf(p.out, "session could not start: %s\n", err)
 }
 
-func (p *printer) runResult(sess *app.Session, turns int, stopErr error) {
+// usageText renders figures for a person; "not measured" when there are
+// none (never zero in their place).
+func usageText(u *domain.Usage, model string) string {
+	if u == nil {
+		return "not measured"
+	}
+	t := fmt.Sprintf("%d in, %d out", u.InputTokens, u.OutputTokens)
+	if u.CacheReadTokens > 0 || u.CacheWriteTokens > 0 {
+		t += fmt.Sprintf(", cache %d read / %d written", u.CacheReadTokens, u.CacheWriteTokens)
+	}
+	if u.ReasoningTokens > 0 {
+		t += fmt.Sprintf(", %d reasoning", u.ReasoningTokens)
+	}
+	if u.ToolUseTokens > 0 {
+		t += fmt.Sprintf(", %d tool use", u.ToolUseTokens)
+	}
+	t += fmt.Sprintf(", %d total", u.TotalTokens)
+	if model != "" {
+		t += " (" + model + ")"
+	}
+	return t
+}
+
+// runEnd is how a run ended beyond its turns.
+type runEnd struct {
+	budget  domain.TokenBudget
+	stopped string
+	notice  string
+}
+
+func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end runEnd) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var survivors []domain.Survivor
@@ -219,7 +262,13 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error) {
 		gaps = append(gaps, string(label))
 	}
 	if p.json {
-		_ = p.enc.Encode(runResultLine{Type: "run_result", SessionID: sess.ID(), AgentPID: sess.PID(), CapabilityGaps: gaps, Turns: turns, Survivors: survivors})
+		line := runResultLine{Type: "run_result", SessionID: sess.ID(), AgentPID: sess.PID(), CapabilityGaps: gaps, Turns: turns,
+			Survivors: survivors, MeasuredTurns: end.budget.Measured, Stopped: end.stopped, Notice: end.notice}
+		if end.budget.Measured > 0 {
+			used := end.budget.Used
+			line.Usage = &used
+		}
+		_ = p.enc.Encode(line)
 		return
 	}
 	p.clearStatus()
@@ -227,10 +276,22 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error) {
 	if len(gaps) > 0 {
 		fmt.Fprintf(p.out, "; capability gaps: %s", strings.Join(gaps, ", "))
 	}
+	if end.budget.Measured > 0 {
+		used := end.budget.Used
+		fmt.Fprintf(p.out, "; tokens: %s over %d measured turn(s)", usageText(&used, ""), end.budget.Measured)
+	} else {
+		fmt.Fprint(p.out, "; tokens: not measured")
+	}
 	if surv != nil {
 		fmt.Fprintf(p.out, "; %s", surv.Error())
 	}
 	fmt.Fprintln(p.out)
+	if end.stopped != "" {
+		fmt.Fprintln(p.out, end.stopped)
+	}
+	if end.notice != "" {
+		fmt.Fprintln(p.out, end.notice)
+	}
 }
 
 func isTerminal(w io.Writer) bool {

@@ -34,6 +34,7 @@ type runFlags struct {
 	resume           string
 	verifyCredential bool
 	workflow         string
+	maxTokens        int64
 
 	set map[string]bool // flags given on the command line
 }
@@ -60,6 +61,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.StringVar(&f.resume, "resume", "", "continue the session with this `ID` saved from an earlier run (falls back to a new session when the runtime cannot)")
 	fs.BoolVar(&f.verifyCredential, "verify-credential", false, "run a short credential-verification session before the working one")
 	fs.StringVar(&f.workflow, "workflow", "", "take the settings from this WORKFLOW.md `FILE` (flags given here override it)")
+	fs.Int64Var(&f.maxTokens, "max-tokens", 0, "stop before the next prompt once the measured turns used this many tokens in total (0: no ceiling; agent.max_tokens)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: acpdrive run [flags] PROMPT... [flags] [-- PROMPT...]")
 		fs.PrintDefaults()
@@ -148,6 +150,7 @@ func (f runFlags) config() (domain.Config, error) {
 		"turn-timeout":  func() { cfg.TurnTimeout = f.turnTimeout },
 		"stall-timeout": func() { cfg.StallTimeout = f.stallTimeout },
 		"stop-grace":    func() { cfg.StopGrace = f.stopGrace },
+		"max-tokens":    func() { cfg.MaxTokens = f.maxTokens },
 	} {
 		if f.workflow == "" || f.set[name] {
 			apply()
@@ -245,14 +248,23 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 	code := exitOK
 	turns := 0
+	end := runEnd{budget: domain.TokenBudget{Max: cfg.MaxTokens}}
 	for i, prompt := range prompts {
 		if interrupts.stopped() {
+			break
+		}
+		if end.budget.Reached() {
+			// The ceiling stops the run before the next prompt
+			// (docs/behaviour.md#token-accounting).
+			end.stopped = domain.MsgTokenCeilingReached
+			code = exitTurnFailed
 			break
 		}
 		turnCtx := interrupts.turnContext(ctx)
 		res := sess.Turn(turnCtx, prompt)
 		interrupts.turnDone()
 		turns++
+		end.budget.Add(res)
 		out.turnResult(i+1, res)
 		if res.Outcome != domain.OutcomeCompleted {
 			code = exitTurnFailed
@@ -262,7 +274,10 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.StopGrace+10*time.Second)
 	defer cancel()
 	stopErr := sess.Stop(stopCtx)
-	out.runResult(sess, turns, stopErr)
+	if end.budget.Unbounded() {
+		end.notice = domain.MsgNoTokenUsage
+	}
+	out.runResult(sess, turns, stopErr, end)
 	return code
 }
 
