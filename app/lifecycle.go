@@ -98,7 +98,7 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 			// (docs/behaviour.md#token-accounting): the handshake named
 			// another runtime than the one the settings were meant for.
 			if next, why, again := s.meter.settle(s.agent.Name, s.target); again && start < maxStarts {
-				s.log.Info(why, "runtime", s.agent.Name, "start", start)
+				s.log.Info(why, "name", s.agent.Name, "start", start)
 				s.stopQuietly(ctx)
 				plan = next
 				continue

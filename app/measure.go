@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 
@@ -168,6 +169,12 @@ func (mt *meter) turnEnded(ctx context.Context, s *Session, res *domain.TurnResu
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.Config.EffectiveReadTimeout())
 	usage, model, ok, err := m.TurnUsage(wctx, s.ID())
 	cancel()
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		// The wait ended before the source could answer: this turn is
+		// unmeasured, the source stays.
+		mt.log.Debug("measurement source did not answer within the turn's read budget", "source", src.Name())
+		return
+	}
 	if err != nil || !ok {
 		if !measured {
 			mt.log.Info("measurement source reported nothing for the first measured turn; dropped for the session",

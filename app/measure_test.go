@@ -150,7 +150,7 @@ func TestRestartToSettle(t *testing.T) {
 			assert.True(t, os.IsNotExist(err), "temporary directory %s removed", d)
 		}
 		assert.Contains(t, h.logs.String(), "agent relaunched without usage settings meant for another runtime")
-		assert.Contains(t, h.logs.String(), "runtime="+refagent.AgentName)
+		assert.Contains(t, h.logs.String(), "name="+refagent.AgentName)
 		assert.Equal(t, 1, strings.Count(h.logs.String(), `msg="agent implementation"`), "logged once")
 		assert.Equal(t, domain.CapGap, h.sess.Capabilities().State(domain.CapTokenCounts))
 		res := h.turn("hello")
