@@ -1,7 +1,7 @@
 // Package config loads a WORKFLOW.md: it splits off the YAML front matter,
 // reads the agent, agent-client-protocol, worker and token_rates blocks
-// into a domain.Config with the defaults of reference-tables §10, and
-// returns the findings of the checks of §11 together with the loader's own
+// into a domain.Config with the defaults of docs/behaviour.md#configuration, and
+// returns the findings of the checks of docs/behaviour.md#validation together with the loader's own
 // (bad YAML, wrong types, unknown keys), each with the key path.
 //
 // Load is the one function that turns a WORKFLOW.md into a verdict: the
@@ -41,7 +41,7 @@ const (
 )
 
 // Check names of the loader's own findings, all of severity error except
-// CheckUnknownKey (a warning). The checks of reference-tables §11 are
+// CheckUnknownKey (a warning). The checks of docs/behaviour.md#validation are
 // domain.Config.Validate's, named by the domain.Check constants.
 const (
 	// CheckFileTooLarge: the file is larger than MaxFileBytes.
@@ -116,7 +116,7 @@ func readBounded(path string) ([]byte, bool, error) {
 
 // Parse reads a WORKFLOW.md's content; workflowPath is where it lives,
 // against whose directory a relative agent-client-protocol.mcp_config
-// resolves. It returns the configuration (the §10 defaults, overridden by
+// resolves. It returns the configuration (the defaults of docs/behaviour.md#configuration, overridden by
 // the front matter) and the findings in a fixed order: the loader's own,
 // in document order, then domain.Config.Validate's.
 //

@@ -165,7 +165,7 @@ func TestParseChecks(t *testing.T) {
 	}{
 		{"valid minimal", []string{"agent:", cmd}, nil},
 
-		// reference-tables §11
+		// docs/behaviour.md#validation
 		{"kind unsupported", []string{"agent:", "  kind: claude-code", cmd}, []domain.Finding{
 			errorF("agent.kind.unsupported", `agent.kind "claude-code" is not supported: acpdrive implements agent kind "agent-client-protocol" only`)}},
 		{"command missing", []string{"agent:", "  kind: agent-client-protocol"}, []domain.Finding{cmdRequired}},
@@ -307,7 +307,7 @@ func TestParseChecks(t *testing.T) {
 }
 
 // TestSameVerdict checks that Validate on the loaded Config (what a session
-// build and a reload run) reports each §11 finding with the same text.
+// build and a reload run) reports each finding of docs/behaviour.md#validation with the same text.
 func TestSameVerdict(t *testing.T) {
 	doc := front("agent:", "  kind: codex", "  max_tokens: 5",
 		"agent-client-protocol:", "  mcp_config: {a: 1}", "  effort: high",

@@ -20,7 +20,7 @@ const (
 	StrictHostKeyNo = "no"
 )
 
-// Configuration defaults (reference-tables §10).
+// Configuration defaults (docs/behaviour.md#configuration).
 const (
 	// DefaultMaxTurns is the default agent.max_turns.
 	DefaultMaxTurns = 20
@@ -42,7 +42,7 @@ const (
 	DefaultMaxConcurrentAgents = 10
 )
 
-// Config is the adapter's configuration model (reference-tables §10).
+// Config is the adapter's configuration model (docs/behaviour.md#configuration).
 type Config struct {
 	// Kind is agent.kind; AgentKindACP for this adapter.
 	Kind string
@@ -216,7 +216,7 @@ func MCPConfigWrongTypeMessage(found string) string {
 	return "agent-client-protocol.mcp_config: expected a string (a file path), found " + found
 }
 
-// Validate runs every configuration check of reference-tables §11 and
+// Validate runs every configuration check of docs/behaviour.md#validation and
 // returns the findings, errors and warnings alike, in a fixed order; nil
 // when there are none. The same function runs at validate time
 // (acpdrive validate), when a session is built, and on every reload, so

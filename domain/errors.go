@@ -13,7 +13,7 @@ import (
 // err carries that kind (see AgentError.Is).
 type ErrorKind string
 
-// Error kinds, per reference-tables §1.
+// Error kinds, per docs/behaviour.md#errors.
 const (
 	// KindAgentNotFound: the command or executable could not be located
 	// (also an empty command or a missing local ssh).
@@ -96,7 +96,7 @@ const (
 func (k ErrorKind) Error() string { return string(k) }
 
 // Retryable reports whether a failure of this kind should be retried with
-// exponential backoff (reference-tables §1). A non-retryable kind releases
+// exponential backoff (docs/behaviour.md#errors). A non-retryable kind releases
 // the claim instead. Unknown kinds are not retryable.
 func (k ErrorKind) Retryable() bool {
 	switch k {

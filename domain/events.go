@@ -6,7 +6,7 @@ import (
 )
 
 // EventType names a normalized event. Every adapter emits the same
-// vocabulary (reference-tables §2); the values are contract strings.
+// vocabulary (docs/behaviour.md#events); the values are contract strings.
 type EventType string
 
 // Normalized event types.

@@ -93,7 +93,7 @@ const (
 )
 
 // Disposition decides how a turn ends from its stopReason and any override
-// (reference-tables §4). OverrideCancel yields turn_cancelled
+// (docs/behaviour.md#turn-disposition). OverrideCancel yields turn_cancelled
 // ("turn cancelled"); OverrideInputRequired yields turn_input_required with
 // MsgInputRequired, followed by ": <detail>" when inputDetail is not blank.
 // Otherwise the stopReason decides; an unknown Override value counts as

@@ -10,7 +10,7 @@ import (
 )
 
 // MsgParseMCPConfig prefixes the message of the error Load returns for a
-// configuration it cannot read or parse (reference-tables §3).
+// configuration it cannot read or parse (docs/behaviour.md#start-up).
 const MsgParseMCPConfig = "parse MCP config"
 
 // Options configures a Source.
@@ -68,7 +68,7 @@ func (s *Source) Load(ctx context.Context, path string) ([]domain.MCPServer, err
 }
 
 // ParseError turns a parse fault into the session-start error of
-// reference-tables §3: kind response_error, message
+// docs/behaviour.md#start-up: kind response_error, message
 // "parse MCP config: <err>". The cause chain keeps err.
 func ParseError(err error) *domain.AgentError {
 	wrapped := fmt.Errorf("%s: %w", MsgParseMCPConfig, err)

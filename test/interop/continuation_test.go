@@ -21,8 +21,8 @@ import (
 	"github.com/acpdrive/acpdrive/test/fakes"
 )
 
-// Session continuation (seed "Session resume mechanism", reference-tables
-// §6, §7) against the real runtimes: a session saved by one acpdrive run
+// Session continuation (docs/behaviour.md#continuation and
+// #capabilities) against the real runtimes: a session saved by one acpdrive run
 // is continued by a later one, through the route acpdrive's fixed order
 // picks (session/load when loadSession is true, else session/resume).
 //
@@ -401,7 +401,7 @@ func stopKeepsTail(t *testing.T) bool {
 // session/resume.
 func TestCodexContinuation(t *testing.T) {
 	// The replay of the first turn: its agent reply becomes a message
-	// event before the continued turn starts (seed "Agent messages").
+	// event before the continued turn starts (docs/behaviour.md#messages).
 	replayEvents := []string{"notification*", "notification:" + firstReply}
 
 	t.Run("session/load of a session a CLI run saved", func(t *testing.T) {
