@@ -49,7 +49,7 @@ var (
 	hookResume func(pid int) error
 	// hookBeforeResume runs just before the context is checked ahead of
 	// the resume.
-	hookBeforeResume func()
+	hookBeforeResume func(pid int)
 )
 
 // platformProc is what Windows keeps for a started process: the job, or
@@ -88,7 +88,7 @@ func startPlatform(ctx context.Context, l *Launcher, cmd *exec.Cmd) (*platformPr
 	}
 
 	if hookBeforeResume != nil {
-		hookBeforeResume()
+		hookBeforeResume(pid)
 	}
 	if err := ctx.Err(); err != nil {
 		pp.abort(cmd)
