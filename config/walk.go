@@ -203,14 +203,15 @@ func (l *loader) tokenRates(n *yaml.Node) {
 	}
 }
 
-// command reads agent.command: a string split like a shell would, or a
+// command reads agent.command: a string split by the host platform's rules
+// (domain.SplitHostCommandLine: a POSIX shell's, or Windows'), or a
 // list of words.
 func (l *loader) command(path string, n *yaml.Node) {
 	n = resolve(n)
 	switch {
 	case isNull(n):
 	case isString(n):
-		words, err := domain.SplitCommandLine(n.Value)
+		words, err := domain.SplitHostCommandLine(n.Value)
 		if err != nil {
 			l.errorf(CheckCommandInvalid, path, n, "%s", strings.TrimPrefix(err.Error(), "split command line: "))
 			return

@@ -46,7 +46,7 @@ const (
 type Config struct {
 	// Kind is agent.kind; AgentKindACP for this adapter.
 	Kind string
-	// Command is agent.command split into words (see SplitCommandLine for
+	// Command is agent.command split into words (see SplitHostCommandLine for
 	// the string form).
 	Command []string
 	// MaxTurns is agent.max_turns.

@@ -63,6 +63,22 @@
 // Launcher's first Start) and teardown reaches the group and the leader
 // only.
 //
-// Only Unix-like systems are supported today; elsewhere Start fails with
+// # Windows
+//
+// On Windows (process_windows.go) the child is created suspended and as
+// the root of a new process group, assigned to a Job Object with
+// JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE and only then resumed. Terminate
+// sends CTRL_BREAK_EVENT to the group (delivered only when this process
+// and the child share a console); Kill terminates the job and the leader
+// and re-sends as on Unix while a process of the job is alive; Release
+// closes the job, which ends anything left in it. A failed assignment is
+// logged at Warn and the child runs without a job; a failed resume is
+// logged at Warn and fails the start with port_exit; a start whose context
+// is done when the resume is reached is terminated unresumed and ends
+// turn_cancelled. Prepare refuses a program that is a .bat or .cmd file
+// (agent_not_found). docs/windows.md has the details and what the tests
+// under Wine cannot exercise.
+//
+// Unix-like systems and Windows are supported; elsewhere Start fails with
 // port_exit after Prepare has validated the request.
 package localexec

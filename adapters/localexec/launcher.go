@@ -185,5 +185,10 @@ func (l *Launcher) resolveProgram(command []string) (string, error) {
 		return "", domain.WrapError(domain.KindAgentNotFound,
 			fmt.Sprintf("agent command %q could not be resolved to an absolute path", name), err)
 	}
+	// Platform check of what was found (platform_*.go): none on Unix; on
+	// Windows a batch file is refused.
+	if err := checkProgram(name, abs); err != nil {
+		return "", err
+	}
 	return abs, nil
 }

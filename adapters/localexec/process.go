@@ -60,7 +60,8 @@ type process struct {
 	proc   *os.Process // the leader; Signal on it never reaches a reused PID
 	pid    int
 	pgid   int
-	tree   *tree // the contained tree, nil without containment
+	tree   *tree         // the contained tree, nil without containment
+	plat   *platformProc // platform state (platform_*.go); nil on Unix
 
 	killWindow     time.Duration
 	resendInterval time.Duration
@@ -163,6 +164,13 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 		closeAll()
 		return nil, domain.WrapError(domain.KindPortExit, msgStartFailed, err)
 	}
+	// Platform step after the start (platform_*.go): none on Unix; on
+	// Windows the job assignment and the resume of the suspended child.
+	plat, err := startPlatform(ctx, l, cmd)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
 	// The child holds its own copies now; keeping ours would stop standard
 	// output and error from ever reaching end of file.
 	_ = inR.Close()
@@ -181,6 +189,7 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 		pid:            cmd.Process.Pid,
 		pgid:           cmd.Process.Pid, // Setpgid with Pgid 0: the child leads its group
 		tree:           tr,
+		plat:           plat,
 		killWindow:     l.killWindow,
 		resendInterval: l.resendInterval,
 		spare:          l.spare,
@@ -321,10 +330,10 @@ func (p *process) Kill() error {
 // being gone.
 func (p *process) signalAll(sig sigKind) ([]domain.Survivor, bool, error) {
 	var errs []error
-	if err := signalGroup(p.pgid, sig); err != nil {
+	if err := p.plat.signalGroup(p.pgid, sig); err != nil {
 		errs = append(errs, fmt.Errorf("localexec: signal process group %d: %w", p.pgid, err))
 	}
-	if p.pid > 1 && (p.spare == nil || !p.spare(p.pid)) {
+	if p.pid > 1 && signalsLeader(sig) && (p.spare == nil || !p.spare(p.pid)) {
 		// After the reaper's Wait this reports os.ErrProcessDone instead of
 		// reaching whatever process reuses the PID.
 		if err := p.proc.Signal(osSignal(sig)); err != nil && !errors.Is(err, os.ErrProcessDone) {
@@ -350,7 +359,7 @@ func (p *process) survivors(treeLive []domain.Survivor) []domain.Survivor {
 	for _, s := range treeLive {
 		byPID[s.PID] = s
 	}
-	for _, pid := range groupSurvivors(p.pgid) {
+	for _, pid := range p.plat.groupSurvivors(p.pgid) {
 		if _, ok := byPID[pid]; !ok {
 			byPID[pid] = domain.Survivor{PID: pid, Name: commandName(pid)}
 		}
@@ -455,6 +464,7 @@ func (p *process) release() error {
 	if err := p.closeStderr(); err != nil && !errors.Is(err, os.ErrClosed) {
 		errs = append(errs, fmt.Errorf("localexec: close stderr: %w", err))
 	}
+	p.plat.release()
 	return errors.Join(errs...)
 }
 

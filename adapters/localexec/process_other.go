@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package localexec
 
@@ -15,7 +15,7 @@ import (
 var errUnsupported = errors.New("process groups are not supported on this platform yet")
 
 // platformCheck fails every start: this platform has no process-group
-// support yet (Windows would need a Job Object and CTRL_BREAK_EVENT).
+// support (Unix and Windows have files of their own).
 func platformCheck() error {
 	return domain.NewError(domain.KindPortExit, msgPlatformUnsupported)
 }

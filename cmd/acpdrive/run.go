@@ -133,7 +133,7 @@ func (f runFlags) config() (domain.Config, error) {
 	}
 	switch {
 	case f.command != "":
-		words, err := domain.SplitCommandLine(f.command)
+		words, err := domain.SplitHostCommandLine(f.command)
 		if err != nil {
 			return cfg, fmt.Errorf("--command: %w", err)
 		}

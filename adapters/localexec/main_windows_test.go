@@ -1,0 +1,11 @@
+//go:build windows
+
+package localexec
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
