@@ -63,7 +63,7 @@ const (
 )
 
 // ShellQuote returns s single-quoted for a POSIX shell: every ' becomes
-// '\'' and the result is wrapped in quotes, so the shell reads s literally
+// '\” and the result is wrapped in quotes, so the shell reads s literally
 // (newlines, $, backticks and backslashes included).
 func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
