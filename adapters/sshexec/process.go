@@ -324,7 +324,7 @@ type stdinPipe struct {
 	err  error
 }
 
-func (s *stdinPipe) Write(b []byte) (int, error)       { return s.f.Write(b) }
+func (s *stdinPipe) Write(b []byte) (int, error)        { return s.f.Write(b) }
 func (s *stdinPipe) SetWriteDeadline(t time.Time) error { return s.f.SetWriteDeadline(t) }
 func (s *stdinPipe) Close() error {
 	s.once.Do(func() { s.err = s.f.Close() })
