@@ -184,7 +184,7 @@ func (p *plan) argv() ([]string, []byte) {
 	}
 	argv = append(argv, "-o", "StrictHostKeyChecking="+p.l.strict)
 	argv = append(argv, fixedOptions...)
-	argv = append(argv, "--", p.l.opts.Host, RemoteCommand(spec))
+	argv = append(argv, "--", destination(p.l.opts.Host), RemoteCommand(spec))
 	return argv, pre
 }
 
@@ -222,3 +222,13 @@ func (p *plan) Start(ctx context.Context, env []string) (ports.Process, error) {
 
 // String describes the launcher without any value.
 func (l *Launcher) String() string { return fmt.Sprintf("sshexec(%s)", l.opts.Host) }
+
+// destination turns "[user@]host:port" into the ssh:// form ssh parses
+// (ssh itself reads "host:port" as a host name); an alias, a bare host or
+// an IPv6 address is passed as written.
+func destination(host string) string {
+	if strings.Count(host, ":") == 1 && !strings.HasPrefix(host, "ssh://") {
+		return "ssh://" + host
+	}
+	return host
+}
