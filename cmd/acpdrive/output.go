@@ -43,6 +43,8 @@ type runResultLine struct {
 	AgentPID       int      `json:"agent_pid,omitempty"`
 	CapabilityGaps []string `json:"capability_gaps"`
 	Turns          int      `json:"turns"`
+	// Host is the SSH host the session ran on; absent for a local run.
+	Host string `json:"host,omitempty"`
 	// Survivors lists what of the runtime's process tree outlived the
 	// teardown (docs/behaviour.md#containment); absent when nothing did.
 	Survivors []domain.Survivor `json:"survivors,omitempty"`
@@ -59,6 +61,7 @@ type runResultLine struct {
 
 // printer renders a run either as JSON lines or for a person.
 type printer struct {
+	host   string // the SSH host that ran the session, "" locally
 	json   bool
 	out    io.Writer
 	status *statusLine // nil unless human output goes to a terminal
@@ -263,7 +266,7 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 	}
 	if p.json {
 		line := runResultLine{Type: "run_result", SessionID: sess.ID(), AgentPID: sess.PID(), CapabilityGaps: gaps, Turns: turns,
-			Survivors: survivors, MeasuredTurns: end.budget.Measured, Stopped: end.stopped, Notice: end.notice}
+			Host: p.host, Survivors: survivors, MeasuredTurns: end.budget.Measured, Stopped: end.stopped, Notice: end.notice}
 		if end.budget.Measured > 0 {
 			used := end.budget.Used
 			line.Usage = &used
@@ -273,6 +276,9 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 	}
 	p.clearStatus()
 	fmt.Fprintf(p.out, "session %s (pid %d): %d turn(s)", sess.ID(), sess.PID(), turns)
+	if p.host != "" {
+		fmt.Fprintf(p.out, " on %s", p.host)
+	}
 	if len(gaps) > 0 {
 		fmt.Fprintf(p.out, "; capability gaps: %s", strings.Join(gaps, ", "))
 	}
