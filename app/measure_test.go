@@ -216,4 +216,3 @@ func TestRestartToSettle(t *testing.T) {
 		assert.Equal(t, domain.CapGap, h.sess.Capabilities().State(domain.CapToolServers))
 	})
 }
-

@@ -98,7 +98,7 @@ func startSSH(l *Launcher, sshPath string, argv, env []string) (*process, error)
 		Stdin:       inR,
 		Stdout:      outW,
 		Stderr:      errW,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		SysProcAttr: sysProcAttr(),
 	}
 	if err := cmd.Start(); err != nil {
 		closeAll()
@@ -232,7 +232,7 @@ func (p *process) Kill() error {
 
 func (p *process) signal(sig syscall.Signal) error {
 	var errs []error
-	if err := syscall.Kill(-p.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := killGroup(p.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		errs = append(errs, fmt.Errorf("sshexec: signal process group %d: %w", p.pid, err))
 	}
 	if err := p.proc.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
@@ -246,7 +246,7 @@ func (p *process) signal(sig syscall.Signal) error {
 func (p *process) groupAlive() []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		if syscall.Kill(-p.pid, 0) == nil {
+		if killGroup(p.pid, 0) == nil {
 			return []int{p.pid}
 		}
 		return nil

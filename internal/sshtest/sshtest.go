@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package sshtest runs a real OpenSSH sshd on 127.0.0.1 for tests, with a
 // throwaway host key, an authorized key and configs of its own, and holds
 // the transport-neutral SSH contract suite (RunContract) both SSH
