@@ -38,7 +38,7 @@ lint: tools
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
-	GOOS=windows $(GO) vet ./domain/... ./ports/... ./adapters/localexec/...
+	GOOS=windows $(GO) vet $(PKGS)
 	$$($(GO) env GOPATH)/bin/staticcheck $(PKGS)
 
 generate: tools

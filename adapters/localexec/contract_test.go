@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -332,22 +331,6 @@ func TestContractKillTree(t *testing.T) {
 		t.Errorf("Release: %v", err)
 	}
 	assertGone(t, tree, leaf)
-}
-
-// newCaptureLogger returns a logger keeping every record.
-func newCaptureLogger() (*slog.Logger, *captureHandler) {
-	h := &captureHandler{}
-	return slog.New(h), h
-}
-
-// hasRecord reports whether a record with message msg was logged.
-func hasRecord(h *captureHandler, msg string) bool {
-	for _, r := range h.records() {
-		if r.Message == msg {
-			return true
-		}
-	}
-	return false
 }
 
 // scratchDir is t.TempDir without its failure on removal: under Wine 8.0

@@ -186,3 +186,19 @@ func isKind(err error, kind domain.ErrorKind) bool {
 	k, ok := domain.KindOf(err)
 	return ok && k == kind
 }
+
+// newCaptureLogger returns a logger keeping every record.
+func newCaptureLogger() (*slog.Logger, *captureHandler) {
+	h := &captureHandler{}
+	return slog.New(h), h
+}
+
+// hasRecord reports whether a record with message msg was logged.
+func hasRecord(h *captureHandler, msg string) bool {
+	for _, r := range h.records() {
+		if r.Message == msg {
+			return true
+		}
+	}
+	return false
+}
