@@ -1,0 +1,266 @@
+package claude_measure
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/acpdrive/acpdrive/ports"
+)
+
+const (
+	// SourceName is the source's Name.
+	SourceName = "claude_transcript"
+	// AdapterName is the agentInfo.name the Claude agent ACP adapter
+	// reports in its initialize response, and the npm package it ships in.
+	AdapterName = "@zed-industries/claude-agent-acp"
+
+	// binName is the adapter's executable (the package's bin entry).
+	binName = "claude-agent-acp"
+	// defaultSettle is how long a turn's transcript must stay unchanged,
+	// once a record counted, to settle a turn without a final stop reason.
+	defaultSettle = 300 * time.Millisecond
+	// pollEvery is how often the transcript is read while a turn settles.
+	pollEvery = 10 * time.Millisecond
+)
+
+// Options configure a Source.
+type Options struct {
+	// Logger receives the source's Debug records; nil discards them.
+	Logger *slog.Logger
+	// ConfigDir is Claude Code's config home as the runtime sees it. Empty:
+	// $CLAUDE_CONFIG_DIR, else $HOME/.claude, of this process's environment
+	// when Arm runs (the runtime inherits it). Set it when the launch gives
+	// the runtime another HOME or CLAUDE_CONFIG_DIR of its own.
+	ConfigDir string
+	// Settle is how long the transcript must stay unchanged to settle a
+	// turn whose last record carries no final stop reason (a cancelled
+	// turn); zero means 300 ms.
+	Settle time.Duration
+}
+
+// Source measures Claude Code's token usage from its session transcript.
+// It is safe for concurrent use; each Arm is one start.
+type Source struct {
+	log       *slog.Logger
+	configDir string
+	settle    time.Duration
+	poll      time.Duration
+}
+
+var _ ports.MeasurementSource = (*Source)(nil)
+
+// New returns the Claude Code transcript source.
+func New(o Options) *Source {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	settle := o.Settle
+	if settle <= 0 {
+		settle = defaultSettle
+	}
+	return &Source{log: log.With("source", SourceName), configDir: o.ConfigDir, settle: settle, poll: pollEvery}
+}
+
+// Name is "claude_transcript".
+func (s *Source) Name() string { return SourceName }
+
+// RuntimeName is "@zed-industries/claude-agent-acp", the adapter's
+// agentInfo.name.
+func (s *Source) RuntimeName() string { return AdapterName }
+
+// Claims reports whether a word of command names the Claude agent ACP
+// adapter (see the package documentation for the rule).
+func (s *Source) Claims(command []string) bool {
+	for _, w := range command {
+		if namesAdapter(w) {
+			return true
+		}
+	}
+	return false
+}
+
+// namesAdapter reports whether one word of a command names the adapter:
+// its base name, a file inside its npm package, or the package name.
+func namesAdapter(word string) bool {
+	if word == "" {
+		return false
+	}
+	p := strings.TrimRight(strings.ReplaceAll(word, `\`, "/"), "/")
+	if p == AdapterName || strings.HasPrefix(p, AdapterName+"@") {
+		return true
+	}
+	segs := strings.Split(p, "/")
+	base := segs[len(segs)-1]
+	if base == binName {
+		return true
+	}
+	if ext := filepath.Ext(base); ext != "" && strings.TrimSuffix(base, ext) == binName {
+		switch strings.ToLower(ext) {
+		case ".cmd", ".ps1", ".exe":
+			return true
+		}
+	}
+	scope, name, _ := strings.Cut(AdapterName, "/")
+	for i := 0; i+2 < len(segs); i++ {
+		if segs[i] == scope && segs[i+1] == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Arm creates the start's private directory and resolves the config home.
+// The returned measurement carries no environment.
+func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	home := s.configDir
+	if home == "" {
+		var err error
+		if home, err = defaultConfigHome(); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := os.MkdirTemp("", "acpdrive-claude-measure-")
+	if err != nil {
+		return nil, fmt.Errorf("claude transcript source: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("claude transcript source: %w", err)
+	}
+	s.log.Debug("armed", "config_home", home, "dir", dir)
+	return &measurement{
+		log:      s.log,
+		dir:      dir,
+		projects: filepath.Join(home, "projects"),
+		settle:   s.settle,
+		poll:     s.poll,
+		sessions: map[string]*sessionState{},
+	}, nil
+}
+
+// defaultConfigHome is where Claude Code keeps its config when this
+// process's environment is the runtime's.
+func defaultConfigHome() (string, error) {
+	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		return d, nil
+	}
+	h, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("claude transcript source: no config home: %w", err)
+	}
+	return filepath.Join(h, ".claude"), nil
+}
+
+// measurement is one armed start.
+type measurement struct {
+	log      *slog.Logger
+	dir      string
+	projects string
+	settle   time.Duration
+	poll     time.Duration
+
+	mu       sync.Mutex
+	sessions map[string]*sessionState
+	released bool
+}
+
+// sessionState is what the source remembers of one session between
+// turns.
+type sessionState struct {
+	path       string          // the transcript, once found
+	offset     int64           // where the next turn's records start
+	lastPrompt string          // promptId of the last settled turn
+	counted    map[string]bool // message keys already counted
+}
+
+// Env is empty: the transcript stays where Claude Code keeps it.
+func (m *measurement) Env() []string { return nil }
+
+// SessionOpened records the session; for a continued session it reads
+// the transcript as it is now, so its earlier turns are not counted again.
+func (m *measurement) SessionOpened(sessionID string, continued bool) {
+	st := &sessionState{counted: map[string]bool{}}
+	if continued && validID(sessionID) {
+		if path := m.find(sessionID); path != "" {
+			st.path = path
+			if data, err := readFrom(path, 0); err == nil {
+				past := scan(data, "", nil)
+				st.offset, st.lastPrompt = past.consumed, past.lastPrompt
+				for _, k := range past.keys {
+					st.counted[k] = true
+				}
+				m.log.Debug("continued session: transcript read up to here", "session_id", sessionID,
+					"path", path, "offset", st.offset, "messages", len(past.keys))
+			}
+		}
+	}
+	m.mu.Lock()
+	m.sessions[sessionID] = st
+	m.mu.Unlock()
+}
+
+// state returns the session's state, making it for a session never
+// opened (read from the transcript's beginning).
+func (m *measurement) state(sessionID string) *sessionState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.sessions[sessionID]
+	if st == nil {
+		st = &sessionState{counted: map[string]bool{}}
+		m.sessions[sessionID] = st
+	}
+	return st
+}
+
+// Release removes the start's private directory; the transcript is left
+// as it is.
+func (m *measurement) Release() error {
+	m.mu.Lock()
+	done := m.released
+	m.released = true
+	m.mu.Unlock()
+	if done {
+		return nil
+	}
+	return os.RemoveAll(m.dir)
+}
+
+// validID reports whether a session id can name a transcript file.
+func validID(id string) bool {
+	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, `/\`+"\x00")
+}
+
+// find returns the transcript of sessionID in any project folder, the
+// most recently modified when several hold one; "" when none does.
+func (m *measurement) find(sessionID string) string {
+	entries, err := os.ReadDir(m.projects)
+	if err != nil {
+		return ""
+	}
+	var best string
+	var bestMod time.Time
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		p := filepath.Join(m.projects, e.Name(), sessionID+".jsonl")
+		fi, err := os.Stat(p)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if best == "" || fi.ModTime().After(bestMod) {
+			best, bestMod = p, fi.ModTime()
+		}
+	}
+	return best
+}
