@@ -94,6 +94,7 @@ func (m *measurement) TurnUsage(ctx context.Context, sessionID string) (domain.U
 		m.reset(sessionID, false)
 	}
 	defer func() { m.floor = m.offset }()
+	t0 := time.Now()
 	for {
 		if m.find(false) {
 			m.read(true)
@@ -106,6 +107,8 @@ func (m *measurement) TurnUsage(ctx context.Context, sessionID string) (domain.U
 						"session_id", sessionID, "turn_id", t.id)
 					return domain.Usage{}, "", false, nil
 				}
+				m.src.log.Debug("codex rollout: turn figures read", "session_id", sessionID, "turn_id", t.id,
+					"records", t.records, "waited_ms", time.Since(t0).Milliseconds())
 				return t.sum.usage(), m.modelOf(t), true, nil
 			}
 			m.src.log.Debug("codex rollout: discarded the figures of an earlier turn whose wait had ended",
