@@ -81,5 +81,8 @@
 // already given up is discarded, costing that turn only). When the
 // context ends after token_count records of a turn whose end was not read,
 // those are reported as the turn's figures, so a build that stops writing
-// task_complete is still measured, once per turn.
+// task_complete is still measured, once per turn. A turn whose end was
+// read with no complete record reports ok false and a nil error (the
+// source answered: nothing); a wait that ended with nothing of the turn
+// read returns the context's error, so the caller can tell the two apart.
 package codex_measure
