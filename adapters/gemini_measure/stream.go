@@ -37,6 +37,7 @@ func (r *objectReader) read(fn func(start int64, raw json.RawMessage)) error {
 		if _, err := f.Seek(r.offset, io.SeekStart); err != nil {
 			return err
 		}
+		base := r.offset
 		dec := json.NewDecoder(f)
 		for {
 			var raw json.RawMessage
@@ -46,7 +47,7 @@ func (r *objectReader) read(fn func(start int64, raw json.RawMessage)) error {
 			}
 			var syn *json.SyntaxError
 			if errors.As(err, &syn) {
-				next, ok, rerr := r.resync(f, r.offset+max(syn.Offset, 1))
+				next, ok, rerr := r.resync(f, base+max(syn.Offset, 1))
 				if rerr != nil {
 					return rerr
 				}
@@ -59,7 +60,7 @@ func (r *objectReader) read(fn func(start int64, raw json.RawMessage)) error {
 			if err != nil {
 				return err
 			}
-			end := r.offset + dec.InputOffset()
+			end := base + dec.InputOffset()
 			start := end - int64(len(raw))
 			r.offset = end
 			fn(start, raw)
