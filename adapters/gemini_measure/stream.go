@@ -17,9 +17,6 @@ type objectReader struct {
 	offset int64 // where the next value starts (or whitespace before it)
 }
 
-// errStop ends a read early.
-var errStop = errors.New("stop")
-
 // read calls fn with each complete value after the offset and the offset
 // at which the value starts. A missing file reads as empty. A value that
 // does not parse (not a partial tail) is skipped up to the next line that
