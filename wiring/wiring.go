@@ -13,6 +13,9 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/acpdrive/acpdrive/adapters/claude_measure"
+	"github.com/acpdrive/acpdrive/adapters/codex_measure"
+	"github.com/acpdrive/acpdrive/adapters/gemini_measure"
 	"github.com/acpdrive/acpdrive/adapters/localexec"
 	"github.com/acpdrive/acpdrive/adapters/mcp"
 	"github.com/acpdrive/acpdrive/adapters/sshexec"
@@ -61,6 +64,22 @@ var LocalModule = fx.Module("acpdrive_local",
 	),
 )
 
+// MeasurementModule provides the measurement sources acpdrive ships, one
+// per runtime it can measure (Gemini CLI, Claude Code through the Claude
+// agent ACP adapter, Codex through codex-acp), into the
+// "measurement_sources" group. A vendor's source joins the same group.
+var MeasurementModule = fx.Module("acpdrive_measurement",
+	MeasurementSource(func(l *slog.Logger) *gemini_measure.Source {
+		return gemini_measure.New(gemini_measure.Options{Logger: l})
+	}),
+	MeasurementSource(func(l *slog.Logger) *claude_measure.Source {
+		return claude_measure.New(claude_measure.Options{Logger: l})
+	}),
+	MeasurementSource(func(l *slog.Logger) *codex_measure.Source {
+		return codex_measure.New(codex_measure.Options{Logger: l})
+	}),
+)
+
 // MeasurementSource annotates a constructor of a ports.MeasurementSource
 // so that its result joins the "measurement_sources" value group.
 func MeasurementSource(constructor any) fx.Option {
@@ -99,6 +118,7 @@ func Options(logger *slog.Logger, s LocalSettings, extra ...fx.Option) fx.Option
 	return fx.Options(
 		fx.Supply(logger, s),
 		LocalModule,
+		MeasurementModule,
 		fx.Options(extra...),
 		fx.NopLogger,
 	)

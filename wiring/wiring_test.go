@@ -27,7 +27,11 @@ func TestResolve(t *testing.T) {
 	require.NotNil(t, deps.Logger)
 	require.NotNil(t, deps.MCPSource)
 	require.NotNil(t, deps.Creations)
-	assert.Empty(t, deps.MeasurementSources)
+	var shipped []string
+	for _, src := range deps.MeasurementSources {
+		shipped = append(shipped, src.Name())
+	}
+	assert.ElementsMatch(t, []string{"gemini_telemetry", "claude_transcript", "codex_rollout"}, shipped)
 	var o app.Options
 	deps.Apply(&o)
 	assert.Same(t, deps.Logger, o.Logger)
@@ -59,7 +63,8 @@ func TestVendorSourcesJoinTheGroup(t *testing.T) {
 	for _, s := range deps.MeasurementSources {
 		names = append(names, s.Name())
 	}
-	assert.ElementsMatch(t, []string{"a", "b"}, names)
+	assert.Subset(t, names, []string{"a", "b"})
+	assert.Len(t, names, 5, "the three shipped sources and the vendor's two")
 	require.Len(t, deps.Observers, 1)
 	deps.Observers[0].Observe(domain.Event{})
 	assert.Equal(t, 1, n)
