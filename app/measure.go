@@ -112,7 +112,11 @@ func (mt *meter) arm(ctx context.Context, command []string, target ports.Target,
 		mt.mu.Lock()
 		mt.source, mt.m = src, m
 		mt.mu.Unlock()
-		mt.log.Info("measurement source armed for the launch", "source", src.Name(), "runtime", src.RuntimeName(), "settled", mt.plan.settled)
+		if mt.plan.settled {
+			mt.log.Info("measurement source armed for the runtime the handshake named", "source", src.Name(), "runtime", src.RuntimeName())
+		} else {
+			mt.log.Info("measurement source claimed the launch", "source", src.Name(), "runtime", src.RuntimeName())
+		}
 		return m.Env(), nil
 	}
 	return nil, nil

@@ -35,6 +35,7 @@ type runFlags struct {
 	verifyCredential bool
 	workflow         string
 	maxTokens        int64
+	noMeasure        bool
 
 	sshHosts     []string
 	sshTransport string
@@ -75,6 +76,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.StringVar(&f.resume, "resume", "", "continue the session with this `ID` saved from an earlier run (falls back to a new session when the runtime cannot)")
 	fs.BoolVar(&f.verifyCredential, "verify-credential", false, "run a short credential-verification session before the working one")
 	fs.StringVar(&f.workflow, "workflow", "", "take the settings from this WORKFLOW.md `FILE` (flags given here override it)")
+	fs.BoolVar(&f.noMeasure, "no-measure", false, "arm no measurement source: the runtime gets no telemetry settings and no turn is measured")
 	fs.Int64Var(&f.maxTokens, "max-tokens", 0, "stop before the next prompt once the measured turns used this many tokens in total (0: no ceiling; agent.max_tokens)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: acpdrive run [flags] PROMPT... [flags] [-- PROMPT...]")

@@ -94,6 +94,10 @@ type rig struct {
 	readTimeout time.Duration
 	stopGrace   time.Duration
 	servers     []*fakes.Server
+	// measure lets `acpdrive run` arm the measurement sources it ships;
+	// off by default, so the CLI's event shapes match the library's
+	// (whose sessions get no source unless a test passes one).
+	measure bool
 
 	// past holds the recorders of earlier phases (see phase), dumped on
 	// failure with the current ones.
@@ -610,12 +614,14 @@ type cliRun struct {
 }
 
 type turnResultLine struct {
-	Turn       int    `json:"turn"`
-	Outcome    string `json:"outcome"`
-	ErrorKind  string `json:"error_kind"`
-	Retryable  *bool  `json:"retryable"`
-	StopReason string `json:"stop_reason"`
-	Message    string `json:"message"`
+	Turn       int           `json:"turn"`
+	Outcome    string        `json:"outcome"`
+	ErrorKind  string        `json:"error_kind"`
+	Retryable  *bool         `json:"retryable"`
+	StopReason string        `json:"stop_reason"`
+	Message    string        `json:"message"`
+	Usage      *domain.Usage `json:"usage"`
+	Model      string        `json:"model"`
 }
 
 func (l turnResultLine) outcome() outcome {
@@ -623,10 +629,12 @@ func (l turnResultLine) outcome() outcome {
 }
 
 type runResultLine struct {
-	SessionID      string   `json:"session_id"`
-	AgentPID       int      `json:"agent_pid"`
-	CapabilityGaps []string `json:"capability_gaps"`
-	Turns          int      `json:"turns"`
+	SessionID      string        `json:"session_id"`
+	AgentPID       int           `json:"agent_pid"`
+	CapabilityGaps []string      `json:"capability_gaps"`
+	Turns          int           `json:"turns"`
+	Usage          *domain.Usage `json:"usage"`
+	MeasuredTurns  int           `json:"measured_turns"`
 }
 
 type startupFailedLine struct {
@@ -685,6 +693,9 @@ func (r *rig) cliWith(flags []string, prompts ...string) cliRun {
 	r.t.Helper()
 	args := append([]string{"run", "--json"}, r.launchFlags()...)
 	args = append(args, "--stall-timeout", "0", "--turn-timeout", "3m")
+	if !r.measure {
+		args = append(args, "--no-measure")
+	}
 	args = append(args, flags...)
 	args = append(args, prompts...)
 	t0 := time.Now()
