@@ -262,6 +262,9 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		MCPConfigPath:    cfg.MCPConfig,
 	}
 	deps.Apply(&opts)
+	if f.noMeasure {
+		opts.MeasurementSources = nil
+	}
 	sess, host, err := startOnHosts(ctx, sigs, opts, cfg, logger)
 	if err != nil {
 		out.startupFailed(err)
