@@ -1,8 +1,10 @@
-// Package sshexec will launch the runtime on a remote host through the local
-// ssh binary (and optionally a native golang.org/x/crypto/ssh transport),
-// implementing ports.Launcher with the option set and remote command of
-// reference-tables §9.
+// Package sshexec launches the agent runtime on a remote host through the
+// local ssh binary, implementing ports.Launcher with the option set and
+// remote command of reference-tables §9 (docs/behaviour.md#ssh).
 //
-// It is a placeholder until the SSH issue lands: nothing in acpdrive uses it
-// yet, and a configuration naming SSH hosts is not accepted by the CLI.
+// remote.go holds the pure builders every SSH transport shares (the
+// native x/crypto/ssh transport included): RemoteCommand, Preamble and
+// PassEnvValues. The remote command ends the runtime's whole process group
+// on the remote host when the session stops or the connection drops
+// (decision 9); see RemoteCommand for the script, line by line.
 package sshexec
