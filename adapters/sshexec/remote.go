@@ -62,8 +62,9 @@ const (
 	watchdogGraceSeconds = 2
 )
 
-// ShellQuote returns s single-quoted for a POSIX shell: every ' becomes
-// '\” and the result is wrapped in quotes, so the shell reads s literally
+// ShellQuote returns s single-quoted for a POSIX shell: every quote becomes
+// quote, backslash, quote, quote, and the result is wrapped in quotes, so
+// the shell reads s literally
 // (newlines, $, backticks and backslashes included).
 func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
