@@ -178,6 +178,10 @@ func (l *loader) workerKey(path string, e kv) {
 		if s, err := l.str(path, e.val); err == nil {
 			c.SSHStrictHostKeyChecking = s
 		}
+	case "ssh_config":
+		if s, err := l.str(path, e.val); err == nil {
+			c.SSHConfig = s
+		}
 	case "ssh_pass_env":
 		if v, err := l.strList(path, e.val); err == nil {
 			c.SSHPassEnv = v

@@ -91,6 +91,8 @@ type Config struct {
 	SSHStrictHostKeyChecking string
 	// SSHPassEnv is worker.ssh_pass_env: names of variables to forward.
 	SSHPassEnv []string
+	// SSHConfig is worker.ssh_config: an alternate ssh client config (-F).
+	SSHConfig string
 }
 
 // DefaultConfig returns the configuration defaults. Command is left empty:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/acpdrive/acpdrive/adapters/localexec"
 	"github.com/acpdrive/acpdrive/adapters/mcp"
+	"github.com/acpdrive/acpdrive/adapters/sshexec"
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/ports"
@@ -111,4 +112,24 @@ func Resolve(logger *slog.Logger, s LocalSettings, extra ...fx.Option) (Deps, er
 		return Deps{}, err
 	}
 	return d, nil
+}
+
+// SSHSettings configures the ssh-binary transport for one host.
+type SSHSettings struct {
+	// Host is the destination ([user@]host[:port] or a config alias).
+	Host string
+	// StrictHostKeyChecking is worker.ssh_strict_host_key_checking.
+	StrictHostKeyChecking string
+	// ConfigFile is worker.ssh_config (ssh -F); "" for the user's own.
+	ConfigFile string
+	// PassEnv is worker.ssh_pass_env (names only).
+	PassEnv []string
+}
+
+// NewSSHLauncher returns the ssh-binary launcher for one host.
+func NewSSHLauncher(logger *slog.Logger, s SSHSettings) ports.Launcher {
+	return sshexec.New(sshexec.Options{
+		Host: s.Host, StrictHostKeyChecking: s.StrictHostKeyChecking,
+		ConfigFile: s.ConfigFile, PassEnv: s.PassEnv, Logger: logger,
+	})
 }

@@ -92,16 +92,24 @@ func TestRunSIGINTDuringStartupCancelsAtOnce(t *testing.T) {
 	}
 }
 
-func TestRunRefusesARemoteConfiguration(t *testing.T) {
+func TestRunLaunchesARemoteConfigurationOverSSH(t *testing.T) {
 	dir := t.TempDir()
 	path := writeWorkflow(t, dir, "WORKFLOW.md",
 		"agent:",
 		"  kind: agent-client-protocol",
 		"  command: never-run-locally --acp",
 		"worker:",
-		"  ssh_hosts: [build-7]",
+		"  ssh_hosts: [\"127.0.0.1:1\", \"127.0.0.1:2\"]",
+		"  ssh_config: /dev/null",
 	)
-	_, stderr, code := runIn(t, dir, "run", "--workflow", path, "hello")
+	stdout, stderr, code := runIn(t, dir, "run", "--json", "--workflow", path, "hello")
+	// Nothing listens on either port: ssh exits 255 on both hosts and the
+	// runtime is never run locally instead.
+	assert.Equal(t, 3, code, "stderr: %s", stderr)
+	assert.Contains(t, stdout, "exit status 255")
+	assert.NotContains(t, stdout, "never-run-locally")
+
+	_, stderr, code = runIn(t, dir, "run", "--workflow", path, "--ssh-transport", "native", "hello")
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "no SSH transport")
+	assert.Contains(t, stderr, "native transport not built into this binary")
 }

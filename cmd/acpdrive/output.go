@@ -40,6 +40,8 @@ type runResultLine struct {
 	AgentPID       int      `json:"agent_pid,omitempty"`
 	CapabilityGaps []string `json:"capability_gaps"`
 	Turns          int      `json:"turns"`
+	// Host is the SSH host the session ran on; absent for a local run.
+	Host string `json:"host,omitempty"`
 	// Survivors lists what of the runtime's process tree outlived the
 	// teardown (docs/behaviour.md#containment); absent when nothing did.
 	Survivors []domain.Survivor `json:"survivors,omitempty"`
@@ -47,6 +49,7 @@ type runResultLine struct {
 
 // printer renders a run either as JSON lines or for a person.
 type printer struct {
+	host   string // the SSH host that ran the session, "" locally
 	json   bool
 	out    io.Writer
 	status *statusLine // nil unless human output goes to a terminal
@@ -219,11 +222,14 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error) {
 		gaps = append(gaps, string(label))
 	}
 	if p.json {
-		_ = p.enc.Encode(runResultLine{Type: "run_result", SessionID: sess.ID(), AgentPID: sess.PID(), CapabilityGaps: gaps, Turns: turns, Survivors: survivors})
+		_ = p.enc.Encode(runResultLine{Type: "run_result", SessionID: sess.ID(), AgentPID: sess.PID(), CapabilityGaps: gaps, Turns: turns, Host: p.host, Survivors: survivors})
 		return
 	}
 	p.clearStatus()
 	fmt.Fprintf(p.out, "session %s (pid %d): %d turn(s)", sess.ID(), sess.PID(), turns)
+	if p.host != "" {
+		fmt.Fprintf(p.out, " on %s", p.host)
+	}
 	if len(gaps) > 0 {
 		fmt.Fprintf(p.out, "; capability gaps: %s", strings.Join(gaps, ", "))
 	}

@@ -35,6 +35,10 @@ type runFlags struct {
 	verifyCredential bool
 	workflow         string
 
+	sshHosts     []string
+	sshTransport string
+	sshConfig    string
+
 	set map[string]bool // flags given on the command line
 }
 
@@ -46,6 +50,16 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.readTimeout, "read-timeout", def.ReadTimeout, "bound of every start-up call, of a turn's acceptance and of the wait after a cancel")
 	fs.DurationVar(&f.stopGrace, "stop-grace", def.StopGrace, "how long the runtime gets to exit after SIGTERM before SIGKILL")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of human output")
+	fs.Func("ssh-host", "run the runtime on `HOST` over SSH ([user@]host[:port] or a config alias; repeatable or comma-separated; tried in order)", func(v string) error {
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				f.sshHosts = append(f.sshHosts, h)
+			}
+		}
+		return nil
+	})
+	fs.StringVar(&f.sshTransport, "ssh-transport", "openssh", "SSH transport: openssh (the ssh binary) or native")
+	fs.StringVar(&f.sshConfig, "ssh-config", "", "an alternate ssh client config `FILE` (ssh -F)")
 	fs.StringVar(&f.logLevel, "log-level", "", "write structured logs to stderr at this level (debug, info, warn, error)")
 }
 
@@ -153,8 +167,17 @@ func (f runFlags) config() (domain.Config, error) {
 			apply()
 		}
 	}
-	if cfg.Remote() {
-		return cfg, errors.New("worker.ssh_hosts names remote hosts, and this build has no SSH transport: the agent is not run locally instead")
+	if len(f.sshHosts) > 0 {
+		cfg.SSHHosts = f.sshHosts
+	}
+	if f.sshConfig != "" {
+		cfg.SSHConfig = f.sshConfig
+	}
+	if cfg.Remote() && f.sshTransport != "openssh" {
+		if f.sshTransport == "native" {
+			return cfg, errors.New("--ssh-transport native: native transport not built into this binary")
+		}
+		return cfg, fmt.Errorf("--ssh-transport %q: want openssh or native", f.sshTransport)
 	}
 	var errs []error
 	for _, finding := range cfg.Validate() {
@@ -234,11 +257,12 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		MCPConfigPath:    cfg.MCPConfig,
 	}
 	deps.Apply(&opts)
-	sess, err := startInterruptible(ctx, sigs, opts)
+	sess, host, err := startOnHosts(ctx, sigs, opts, cfg, logger)
 	if err != nil {
 		out.startupFailed(err)
 		return exitNoSession
 	}
+	out.host = host
 
 	interrupts := newInterrupter(sigs, sess)
 	defer interrupts.close()
@@ -288,4 +312,36 @@ func startInterruptible(ctx context.Context, sigs <-chan os.Signal, opts app.Opt
 	close(done)
 	wg.Wait()
 	return sess, err
+}
+
+// startOnHosts starts the session locally, or on the configured SSH hosts
+// in order, moving to the next host when ssh fails to connect (exit 255
+// before the handshake). It returns the host that ran ("" locally).
+func startOnHosts(ctx context.Context, sigs <-chan os.Signal, opts app.Options, cfg domain.Config, logger *slog.Logger) (*app.Session, string, error) {
+	if !cfg.Remote() {
+		sess, err := startInterruptible(ctx, sigs, opts)
+		return sess, "", err
+	}
+	var lastErr error
+	for _, host := range cfg.SSHHosts {
+		opts.Launcher = wiring.NewSSHLauncher(logger, wiring.SSHSettings{
+			Host: host, StrictHostKeyChecking: cfg.SSHStrictHostKeyChecking,
+			ConfigFile: cfg.SSHConfig, PassEnv: cfg.SSHPassEnv,
+		})
+		sess, err := startInterruptible(ctx, sigs, opts)
+		if err == nil {
+			return sess, host, nil
+		}
+		lastErr = err
+		if !connectFailed(err) || ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, "", lastErr
+}
+
+// connectFailed reports a start that failed because ssh could not connect
+// (exit status 255).
+func connectFailed(err error) bool {
+	return errors.Is(err, domain.KindPortExit) && strings.Contains(err.Error(), "exit status 255")
 }

@@ -312,10 +312,9 @@ type Proc struct {
 // String renders the process for a failure message.
 func (p Proc) String() string { return fmt.Sprintf("%d(%s: %s)", p.PID, p.Name, p.Cmdline) }
 
-// RemoteProcs returns the live processes of the remote user this fixture
-// is responsible for: every one when the remote user is a second account,
-// else (same user) those descending from this sshd or running a program
-// under Dir. The sshd session processes themselves are left out.
+// RemoteProcs returns the live processes of the remote user started
+// through this sshd (see ours; other fixtures may share the account). The
+// sshd session processes themselves are left out.
 func (s *Server) RemoteProcs(t testing.TB) []Proc {
 	all := readProcs()
 	byPID := map[int]procInfo{}
@@ -327,12 +326,29 @@ func (s *Server) RemoteProcs(t testing.TB) []Proc {
 		if p.uid != s.UID || p.state == "Z" || p.state == "X" || strings.HasPrefix(p.Name, "sshd") {
 			continue
 		}
-		if s.sameUser && !descends(byPID, p.PID, s.sshdPID) && !strings.Contains(p.Cmdline, s.Dir) {
+		if !s.ours(byPID, p) {
 			continue
 		}
 		out = append(out, p.Proc)
 	}
 	return out
+}
+
+// ours reports whether p was started through this sshd: its environment
+// carries the SSH_CONNECTION sshd set, ending in this server's port (the
+// variable is inherited by orphans too), or, when the environment cannot
+// be read, it descends from this sshd or runs a program under Dir.
+func (s *Server) ours(byPID map[int]procInfo, p procInfo) bool {
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/environ")
+	if err == nil {
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if v, ok := bytes.CutPrefix(kv, []byte("SSH_CONNECTION=")); ok {
+				return bytes.HasSuffix(v, []byte(" "+strconv.Itoa(s.Port)))
+			}
+		}
+		return false
+	}
+	return descends(byPID, p.PID, s.sshdPID) || strings.Contains(p.Cmdline, s.Dir)
 }
 
 // WaitNoRemoteProcs polls until the remote user has no process or bound

@@ -1,0 +1,234 @@
+package sshexec
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
+)
+
+// MsgSSHNotFound is the agent_not_found message of a missing local ssh.
+const MsgSSHNotFound = "ssh binary not found on orchestrator host"
+
+// Fixed ssh options of reference-tables §9 (StrictHostKeyChecking comes
+// first and is configured).
+var fixedOptions = []string{
+	"-o", "BatchMode=yes",
+	"-o", "ConnectTimeout=30",
+	"-o", "ServerAliveInterval=15",
+	"-o", "ServerAliveCountMax=3",
+}
+
+// Options configures a Launcher.
+type Options struct {
+	// Host is the destination: "[user@]host[:port]" or a client-config
+	// alias. Required.
+	Host string
+	// SSHPath is the local ssh binary; "" means the PATH lookup of "ssh".
+	SSHPath string
+	// StrictHostKeyChecking is worker.ssh_strict_host_key_checking:
+	// accept-new (the default when ""), yes or no. Another value warns
+	// once and accept-new is used.
+	StrictHostKeyChecking string
+	// ConfigFile is worker.ssh_config: an alternate client config passed
+	// as -F. "" reads the user's own OpenSSH configuration.
+	ConfigFile string
+	// PassEnv is worker.ssh_pass_env: names of local variables whose
+	// values are sent to the remote environment in the stdin preamble.
+	PassEnv []string
+	// LookupEnv reads a local variable; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Logger receives diagnostics; nil discards them. No value of PassEnv
+	// is ever logged.
+	Logger *slog.Logger
+}
+
+// Launcher starts the runtime on one remote host through the local ssh
+// binary. It implements ports.Launcher and is safe for concurrent use.
+type Launcher struct {
+	opts   Options
+	logger *slog.Logger
+	strict string
+
+	warnOnce sync.Once
+
+	// preambleCut, set by tests only, drops that many bytes from the end
+	// of the preamble and closes stdin, to prove a truncated preamble
+	// fails the launch.
+	preambleCut int
+}
+
+var _ ports.Launcher = (*Launcher)(nil)
+
+// New returns a Launcher for opts.Host.
+func New(opts Options) *Launcher {
+	l := &Launcher{opts: opts, logger: opts.Logger}
+	if l.logger == nil {
+		l.logger = slog.New(slog.DiscardHandler)
+	}
+	if l.opts.LookupEnv == nil {
+		l.opts.LookupEnv = os.LookupEnv
+	}
+	switch opts.StrictHostKeyChecking {
+	case "":
+		l.strict = domain.StrictHostKeyAcceptNew
+	case domain.StrictHostKeyAcceptNew, domain.StrictHostKeyYes, domain.StrictHostKeyNo:
+		l.strict = opts.StrictHostKeyChecking
+	default:
+		l.strict = domain.StrictHostKeyAcceptNew
+	}
+	return l
+}
+
+// Host returns the destination this launcher connects to.
+func (l *Launcher) Host() string { return l.opts.Host }
+
+// Prepare resolves the local ssh binary and builds the remote command. It
+// does not look at the workspace: the path names a directory on the
+// remote host, which is checked there (the remote cd fails the launch with
+// the shell's message and exit status 1).
+//
+// Errors are *domain.AgentError values: agent_not_found when ssh cannot be
+// found or the command is empty; invalid_workspace_cwd when the workspace
+// is empty.
+func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
+	if l.opts.StrictHostKeyChecking != l.strict && l.opts.StrictHostKeyChecking != "" {
+		l.warnOnce.Do(func() {
+			l.logger.Warn("worker.ssh_strict_host_key_checking is not one of accept-new, yes, no; using accept-new",
+				slog.String("value", l.opts.StrictHostKeyChecking))
+		})
+	}
+	if req.Workspace == "" {
+		return nil, domain.NewError(domain.KindInvalidWorkspaceCWD, domain.MsgEmptyWorkspace)
+	}
+	if len(req.Command) == 0 || strings.TrimSpace(req.Command[0]) == "" {
+		return nil, domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand)
+	}
+	if l.opts.Host == "" {
+		return nil, domain.NewError(domain.KindAgentNotFound, "no SSH host configured")
+	}
+	sshPath, err := l.resolveSSH()
+	if err != nil {
+		return nil, err
+	}
+	return &plan{l: l, sshPath: sshPath, command: JoinFragment(req.Command), workspace: req.Workspace}, nil
+}
+
+func (l *Launcher) resolveSSH() (string, error) {
+	name := l.opts.SSHPath
+	if name == "" {
+		name = "ssh"
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "", domain.WrapError(domain.KindAgentNotFound, MsgSSHNotFound, err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", domain.WrapError(domain.KindAgentNotFound, MsgSSHNotFound, err)
+	}
+	return abs, nil
+}
+
+// JoinFragment rebuilds agent.command's shell fragment from its words: a
+// word holding whitespace or a quote or backslash (the splitter removed
+// the quoting that kept it one word) is single-quoted again; every other
+// word is passed as written, so $VAR, ;, && and | stay shell syntax on the
+// remote host.
+func JoinFragment(words []string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		if w == "" || strings.ContainsAny(w, " \t\n'\"\\") {
+			out[i] = ShellQuote(w)
+		} else {
+			out[i] = w
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// plan is a prepared remote launch.
+type plan struct {
+	l         *Launcher
+	sshPath   string
+	command   string   // agent.command's first word: the whole shell fragment
+	args      []string // words acpdrive added
+	workspace string
+}
+
+var _ ports.Plan = (*plan)(nil)
+
+// Target names the remote host.
+func (p *plan) Target() ports.Target { return ports.Target{Host: p.l.opts.Host} }
+
+// Argv returns the ssh argument list (without the program) and the
+// preamble for this launch. The preamble is nil without PassEnv.
+func (p *plan) argv() ([]string, []byte) {
+	var pre []byte
+	spec := RemoteSpec{Command: p.command, Args: p.args, Workspace: p.workspace}
+	if len(p.l.opts.PassEnv) > 0 {
+		pre = Preamble(PassEnvValues(p.l.opts.PassEnv, p.l.opts.LookupEnv))
+		spec.PassEnv = p.l.opts.PassEnv
+		spec.PreambleLen = len(pre)
+	}
+	var argv []string
+	if p.l.opts.ConfigFile != "" {
+		argv = append(argv, "-F", p.l.opts.ConfigFile)
+	}
+	argv = append(argv, "-o", "StrictHostKeyChecking="+p.l.strict)
+	argv = append(argv, fixedOptions...)
+	argv = append(argv, "--", destination(p.l.opts.Host), RemoteCommand(spec))
+	return argv, pre
+}
+
+// Start runs ssh in a local process group of its own and writes the
+// preamble before returning. env is not sent to the remote host (a
+// remote launch carries no configured environment beyond ssh_pass_env);
+// it is given to the local ssh.
+func (p *plan) Start(ctx context.Context, env []string) (ports.Process, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, domain.WrapError(domain.KindTurnCancelled, "session start cancelled", err)
+	}
+	argv, pre := p.argv()
+	p.l.logger.Debug("starting ssh", slog.String("host", p.l.opts.Host), slog.String("ssh", p.sshPath),
+		slog.Int("pass_env_names", len(p.l.opts.PassEnv)))
+	proc, err := startSSH(p.l, p.sshPath, argv, env)
+	if err != nil {
+		return nil, err
+	}
+	if pre != nil {
+		cut := pre
+		if p.l.preambleCut > 0 && p.l.preambleCut <= len(pre) {
+			cut = pre[:len(pre)-p.l.preambleCut]
+		}
+		if _, err := proc.stdin.Write(cut); err != nil {
+			_ = proc.Kill()
+			_ = proc.Release()
+			return nil, domain.WrapError(domain.KindPortExit, "failed to write the ssh_pass_env preamble", err)
+		}
+		if len(cut) != len(pre) {
+			_ = proc.stdin.Close()
+		}
+	}
+	return proc, nil
+}
+
+// String describes the launcher without any value.
+func (l *Launcher) String() string { return fmt.Sprintf("sshexec(%s)", l.opts.Host) }
+
+// destination turns "[user@]host:port" into the ssh:// form ssh parses
+// (ssh itself reads "host:port" as a host name); an alias, a bare host or
+// an IPv6 address is passed as written.
+func destination(host string) string {
+	if strings.Count(host, ":") == 1 && !strings.HasPrefix(host, "ssh://") {
+		return "ssh://" + host
+	}
+	return host
+}

@@ -1,0 +1,9 @@
+package sshexec
+
+import (
+	"testing"
+
+	"github.com/acpdrive/acpdrive/internal/testbin"
+)
+
+func TestMain(m *testing.M) { testbin.Main(m) }
