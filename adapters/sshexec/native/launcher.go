@@ -82,6 +82,10 @@ type Launcher struct {
 	conn *sharedConn // the live (or dialling) connection, nil when none
 
 	handshakes atomic.Int64
+
+	// preambleCut, set by tests only, sends the preamble this many bytes
+	// short and then closes stdin.
+	preambleCut int
 }
 
 var _ ports.Launcher = (*Launcher)(nil)
@@ -171,7 +175,14 @@ func (p *plan) Start(ctx context.Context, env []string) (ports.Process, error) {
 		pre = sshexec.Preamble(sshexec.PassEnvValues(p.l.opts.PassEnv, p.l.lookupEnv))
 	}
 	spec := sshexec.RemoteSpec{Command: p.command, Args: p.args, Workspace: p.workspace, PassEnv: p.l.opts.PassEnv, PreambleLen: len(pre)}
-	proc, err := startSession(ctx, p.l, c, pidMarkerCommand+sshexec.RemoteCommand(spec), pre)
+	send := pre
+	if cut := p.l.preambleCut; cut > 0 && cut <= len(pre) {
+		send = pre[:len(pre)-cut]
+	}
+	proc, err := startSession(ctx, p.l, c, pidMarkerCommand+sshexec.RemoteCommand(spec), send)
+	if err == nil && len(send) < len(pre) {
+		_ = proc.stdin.Close()
+	}
 	if err != nil {
 		_ = c.release()
 		if ctx.Err() != nil {
