@@ -34,11 +34,11 @@ type HostKeyError struct {
 
 func (e *HostKeyError) Error() string {
 	if e.Changed {
-		return fmt.Sprintf("host key for %s changed: the server offered %s, which does not match the key recorded at %v; "+
+		return fmt.Sprintf("Host key verification failed: host key for %s changed: the server offered %s, which does not match the key recorded at %v; "+
 			"if the change is expected, remove the old key (ssh-keygen -R %s) and connect again",
 			e.Host, e.Offered, e.KnownAt, e.Host)
 	}
-	return fmt.Sprintf("host key for %s is not known and StrictHostKeyChecking is yes: the server offered %s; "+
+	return fmt.Sprintf("Host key verification failed: host key for %s is not known and StrictHostKeyChecking is yes: the server offered %s; "+
 		"add it to known_hosts first", e.Host, e.Offered)
 }
 
