@@ -228,7 +228,7 @@ func TestKillEndsTheRemoteGroupOnASharedConnection(t *testing.T) {
 	for {
 		var left []sshtest.Proc
 		for _, pr := range srv.RemoteProcs(t) {
-			if pr.Name == "sleep" {
+			if strings.Contains(pr.Cmdline, "sleep 1000") {
 				left = append(left, pr)
 			}
 		}
