@@ -12,7 +12,9 @@ require (
 )
 
 require (
+	github.com/kevinburke/ssh_config v1.6.0 // indirect
 	go.uber.org/dig v1.19.0 // indirect
 	go.uber.org/multierr v1.10.0 // indirect
 	go.uber.org/zap v1.26.0 // indirect
+	golang.org/x/crypto v0.59.0 // indirect
 )
