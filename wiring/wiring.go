@@ -9,7 +9,9 @@
 package wiring
 
 import (
+	"errors"
 	"log/slog"
+	"strings"
 
 	"go.uber.org/fx"
 
@@ -19,8 +21,10 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/localexec"
 	"github.com/acpdrive/acpdrive/adapters/mcp"
 	"github.com/acpdrive/acpdrive/adapters/sshexec"
+	"github.com/acpdrive/acpdrive/adapters/sshexec/native"
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
+	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
 )
 
@@ -144,12 +148,32 @@ type SSHSettings struct {
 	ConfigFile string
 	// PassEnv is worker.ssh_pass_env (names only).
 	PassEnv []string
+	// Native selects the x/crypto/ssh transport instead of the ssh binary.
+	Native bool
 }
 
-// NewSSHLauncher returns the ssh-binary launcher for one host.
+// NewSSHLauncher returns the SSH launcher for one host: the ssh binary
+// (adapters/sshexec), or with Native the x/crypto/ssh transport
+// (adapters/sshexec/native).
 func NewSSHLauncher(logger *slog.Logger, s SSHSettings) ports.Launcher {
+	if s.Native {
+		return native.New(native.Options{
+			Host: s.Host, StrictHostKeyChecking: s.StrictHostKeyChecking,
+			ConfigFile: s.ConfigFile, PassEnv: s.PassEnv, Logger: logger,
+		})
+	}
 	return sshexec.New(sshexec.Options{
 		Host: s.Host, StrictHostKeyChecking: s.StrictHostKeyChecking,
 		ConfigFile: s.ConfigFile, PassEnv: s.PassEnv, Logger: logger,
 	})
+}
+
+// SSHConnectFailed reports a start that failed because no SSH connection
+// could be made to the host (the ssh binary's exit status 255, or a native
+// dial that reached no server), on which a caller may try the next host.
+func SSHConnectFailed(err error) bool {
+	if native.Unreachable(err) {
+		return true
+	}
+	return errors.Is(err, domain.KindPortExit) && strings.Contains(err.Error(), "exit status 255")
 }

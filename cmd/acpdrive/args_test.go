@@ -109,9 +109,16 @@ func TestRunLaunchesARemoteConfigurationOverSSH(t *testing.T) {
 	assert.Contains(t, stdout, "exit status 255")
 	assert.NotContains(t, stdout, "never-run-locally")
 
-	_, stderr, code = runIn(t, dir, "run", "--workflow", path, "--ssh-transport", "native", "hello")
+	// The native transport fails over the same way: nothing answers on
+	// either port, so both are tried and the start fails.
+	stdout, stderr, code = runIn(t, dir, "run", "--json", "--workflow", path, "--ssh-transport", "native", "hello")
+	assert.Equal(t, 3, code, "stderr: %s", stderr)
+	assert.Contains(t, stdout, "ssh connection failed")
+	assert.NotContains(t, stdout, "never-run-locally")
+
+	_, stderr, code = runIn(t, dir, "run", "--workflow", path, "--ssh-transport", "telnet", "hello")
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "native transport not built into this binary")
+	assert.Contains(t, stderr, `--ssh-transport "telnet": want openssh or native`)
 }
 
 // TestRunTokenCeilingUnmeasured: the reference agent is measured by no

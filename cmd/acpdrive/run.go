@@ -178,10 +178,7 @@ func (f runFlags) config() (domain.Config, error) {
 	if f.sshConfig != "" {
 		cfg.SSHConfig = f.sshConfig
 	}
-	if cfg.Remote() && f.sshTransport != "openssh" {
-		if f.sshTransport == "native" {
-			return cfg, errors.New("--ssh-transport native: native transport not built into this binary")
-		}
+	if f.sshTransport != "openssh" && f.sshTransport != "native" {
 		return cfg, fmt.Errorf("--ssh-transport %q: want openssh or native", f.sshTransport)
 	}
 	var errs []error
@@ -265,7 +262,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if f.noMeasure {
 		opts.MeasurementSources = nil
 	}
-	sess, host, err := startOnHosts(ctx, sigs, opts, cfg, logger)
+	sess, host, err := startOnHosts(ctx, sigs, opts, cfg, logger, f.sshTransport)
 	if err != nil {
 		out.startupFailed(err)
 		return exitNoSession
@@ -337,7 +334,7 @@ func startInterruptible(ctx context.Context, sigs <-chan os.Signal, opts app.Opt
 // startOnHosts starts the session locally, or on the configured SSH hosts
 // in order, moving to the next host when ssh fails to connect (exit 255
 // before the handshake). It returns the host that ran ("" locally).
-func startOnHosts(ctx context.Context, sigs <-chan os.Signal, opts app.Options, cfg domain.Config, logger *slog.Logger) (*app.Session, string, error) {
+func startOnHosts(ctx context.Context, sigs <-chan os.Signal, opts app.Options, cfg domain.Config, logger *slog.Logger, transport string) (*app.Session, string, error) {
 	if !cfg.Remote() {
 		sess, err := startInterruptible(ctx, sigs, opts)
 		return sess, "", err
@@ -346,22 +343,17 @@ func startOnHosts(ctx context.Context, sigs <-chan os.Signal, opts app.Options, 
 	for _, host := range cfg.SSHHosts {
 		opts.Launcher = wiring.NewSSHLauncher(logger, wiring.SSHSettings{
 			Host: host, StrictHostKeyChecking: cfg.SSHStrictHostKeyChecking,
-			ConfigFile: cfg.SSHConfig, PassEnv: cfg.SSHPassEnv,
+			ConfigFile: cfg.SSHConfig, PassEnv: cfg.SSHPassEnv, Native: transport == "native",
 		})
 		sess, err := startInterruptible(ctx, sigs, opts)
 		if err == nil {
 			return sess, host, nil
 		}
 		lastErr = err
-		if !connectFailed(err) || ctx.Err() != nil {
+		if !wiring.SSHConnectFailed(err) || ctx.Err() != nil {
 			break
 		}
 	}
 	return nil, "", lastErr
 }
 
-// connectFailed reports a start that failed because ssh could not connect
-// (exit status 255).
-func connectFailed(err error) bool {
-	return errors.Is(err, domain.KindPortExit) && strings.Contains(err.Error(), "exit status 255")
-}

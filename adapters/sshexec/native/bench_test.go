@@ -1,3 +1,5 @@
+//go:build unix
+
 package native_test
 
 import (
