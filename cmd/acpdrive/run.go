@@ -356,4 +356,3 @@ func startOnHosts(ctx context.Context, sigs <-chan os.Signal, opts app.Options, 
 	}
 	return nil, "", lastErr
 }
-
