@@ -233,3 +233,36 @@ func TestPackageStateRuleCatchesAVariable(t *testing.T) {
 		t.Fatalf("packageVars = %v, want one finding naming counter", got)
 	}
 }
+
+// TestCommentsCiteTheRepository checks that no Go file of the module
+// cites the specification files outside the repository: a rule is cited
+// as docs/behaviour.md#anchor.
+func TestCommentsCiteTheRepository(t *testing.T) {
+	forbidden := []string{"reference-tables", "acp-v1-wire", "seed-acp", "decisions.md", "runtimes-more", "shared/spec", "§"}
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".cache" || d.Name() == ".git" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "imports_test.go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			for _, f := range forbidden {
+				if strings.Contains(line, f) {
+					t.Errorf("%s:%d cites %q outside the repository: %s", path, i+1, f, strings.TrimSpace(line))
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -16,7 +16,7 @@ import (
 	"github.com/acpdrive/acpdrive/ports"
 )
 
-// Validation messages this package adds to reference-tables §3.
+// Validation messages this package adds to docs/behaviour.md#start-up.
 const (
 	// msgWorkspaceNotAbsolute is the message for a relative workspace path.
 	msgWorkspaceNotAbsolute = "workspace path is not absolute"

@@ -18,7 +18,7 @@ import (
 )
 
 // Contract messages for a start that fails after validation
-// (reference-tables §3).
+// (docs/behaviour.md#start-up).
 const (
 	msgStartFailed         = "failed to start subprocess"
 	msgStdinPipeFailed     = "failed to create stdin pipe"

@@ -26,14 +26,14 @@ import (
 // and only then resumed. Terminate sends CTRL_BREAK_EVENT to the group;
 // Kill terminates the job and the leader.
 
-// Warn texts of reference-tables §8.
+// Warn texts of docs/behaviour.md#teardown (Windows).
 const (
 	msgAssignFailed = "process group assignment failed"
 	msgResumeFailed = "process resume failed"
 )
 
 // jobKillExitCode is the exit code Kill gives the job's processes:
-// STATUS_CONTROL_C_EXIT, as reference-tables §8 asks.
+// STATUS_CONTROL_C_EXIT, as docs/behaviour.md#teardown asks.
 const jobKillExitCode = 0xC000013A
 
 // stillActive is the exit code GetExitCodeProcess reports for a process
