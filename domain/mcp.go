@@ -34,11 +34,6 @@ func (v NameValue) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("name", v.Name), slog.String("value", Redacted))
 }
 
-// String is "NAME=[redacted]", so that a NameValue formatted with fmt (a
-// slice of them logged as one attribute, an error message) does not carry
-// its value either.
-func (v NameValue) String() string { return v.Name + "=" + Redacted }
-
 // MCPServer is one tool server a session declares to the runtime
 // (docs/behaviour.md#mcp).
 type MCPServer struct {
