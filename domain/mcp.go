@@ -1,5 +1,7 @@
 package domain
 
+import "log/slog"
+
 // MCPTransport is how an MCP server is reached.
 type MCPTransport string
 
@@ -20,6 +22,16 @@ type NameValue struct {
 	Name string `json:"name"`
 	// Value is its value.
 	Value string `json:"value"`
+}
+
+// Redacted stands for a value that is never written to a log.
+const Redacted = "[redacted]"
+
+// LogValue keeps the value out of every log record: an environment
+// variable or header (a worker.ssh_pass_env variable, an MCP server's
+// credential) is logged by its name only.
+func (v NameValue) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("name", v.Name), slog.String("value", Redacted))
 }
 
 // MCPServer is one tool server a session declares to the runtime

@@ -348,3 +348,34 @@ func TestUnreachablePort(t *testing.T) {
 		t.Errorf("unreachable port: %v", err)
 	}
 }
+
+// TestStopPromptAfterOwnExit: a runtime that exits on stdin EOF stops in
+// far less than the force kill's window. The wrapper's watchdog is left an
+// orphan in the group once the runtime has ended; killed, it stays a
+// zombie until the remote init reaps it, which must not hold the stop.
+func TestStopPromptAfterOwnExit(t *testing.T) {
+	srv := sshtest.Start(t)
+	l := launcher(srv, nil)
+	for i := range 2 {
+		p := start(t, l, srv.Workspace, "cat >/dev/null")
+		t0 := time.Now()
+		_ = p.Stdin().Close()
+		select {
+		case <-p.Exited():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the runtime did not exit after stdin EOF")
+		}
+		if err := p.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Release(); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(t0); d > time.Second {
+			t.Errorf("session %d: stdin EOF to released took %v", i, d)
+		}
+	}
+	if left := srv.WaitNoRemoteProcs(t, 5*time.Second); len(left) > 0 {
+		t.Errorf("remote processes left: %v", left)
+	}
+}

@@ -368,15 +368,40 @@ func (p *process) signalGroup(sig string, bound time.Duration) error {
 
 // killGroup KILLs the group every 50 ms until it is empty or bound passes
 // (one remote command); alive reports a group still present at the end.
+//
+// A member killed after its parent ended is an orphan: it stays in the
+// group as a zombie until the remote init reaps it, and kill(2) still
+// succeeds on a group of zombies. Some inits reap lazily (seconds later),
+// and the containment wrapper's watchdog is such an orphan once the
+// runtime has exited on its own, so a group whose remaining members are
+// all zombies counts as empty: nothing of it runs. The zombie check uses
+// ps and awk when the remote host has them; without them the kill's own
+// answer decides, as before.
 func (p *process) killGroup(pg int64, bound time.Duration) (alive bool, err error) {
-	rounds := int(bound / (50 * time.Millisecond))
-	cmd := fmt.Sprintf(`i=0; while kill -s KILL -- -%d 2>/dev/null; do i=$((i+1)); [ "$i" -ge %d ] && exit 3; sleep 0.05 2>/dev/null || sleep 1; done; exit 0`,
-		pg, rounds)
-	code, err := p.runAside(cmd, bound+time.Second)
+	code, err := p.runAside(killGroupCommand(pg, int(bound/(50*time.Millisecond))), bound+time.Second)
 	if err != nil {
 		return false, err
 	}
 	return code == 3, nil
+}
+
+// killGroupCommand is the remote loop of killGroup: exit 0 once the group
+// is empty or holds only zombies, exit 3 after rounds rounds.
+func killGroupCommand(pg int64, rounds int) string {
+	g := strconv.FormatInt(pg, 10)
+	return `acpdrive_live() {
+  command -v ps >/dev/null 2>&1 && command -v awk >/dev/null 2>&1 || return 0
+  acpdrive_ps=$(ps -A -o pgid= -o stat= 2>/dev/null) || return 0
+  printf '%s\n' "$acpdrive_ps" | awk -v g=` + g + ` '$1 == g && $2 !~ /^Z/ { live = 1 } END { exit !live }'
+}
+i=0
+while kill -s KILL -- -` + g + ` 2>/dev/null; do
+  acpdrive_live || exit 0
+  i=$((i+1)); [ "$i" -ge ` + strconv.Itoa(rounds) + ` ] && exit 3
+  sleep 0.05 2>/dev/null || sleep 1
+done
+exit 0
+`
 }
 
 // runAside runs cmd on its own channel of the connection and returns its
