@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/refagent"
@@ -215,4 +216,18 @@ func TestRestartToSettle(t *testing.T) {
 		assert.Equal(t, domain.CapGap, h.sess.Capabilities().State(domain.CapTokenCounts))
 		assert.Equal(t, domain.CapGap, h.sess.Capabilities().State(domain.CapToolServers))
 	})
+}
+
+// TestProbeNamesTheSources: probe reports which source would claim the
+// command and which measures the runtime the handshake named.
+func TestProbeNamesTheSources(t *testing.T) {
+	o, _, _, _ := agentOptions(t, nil)
+	o.MeasurementSources = []ports.MeasurementSource{
+		&fakeSource{name: "claims-it", runtime: "another-runtime", claimWord: "acpdrive-reference-agent"},
+		&fakeSource{name: "reads-it", runtime: refagent.AgentName, claimWord: "never"},
+	}
+	r, err := app.Probe(context.Background(), o)
+	require.NoError(t, err)
+	assert.Equal(t, "claims-it", r.ClaimedBy)
+	assert.Equal(t, "reads-it", r.MeasuredBy)
 }

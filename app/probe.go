@@ -39,6 +39,13 @@ type ProbeReport struct {
 	Capabilities domain.Capabilities `json:"capabilities"`
 	// Agent is the whole handshake record in the domain's terms.
 	Agent domain.AgentInfo `json:"agent"`
+	// ClaimedBy names the measurement source that would claim the command
+	// ("" when none, and always "" for a remote launch).
+	ClaimedBy string `json:"claimed_by"`
+	// MeasuredBy names the source that measures the runtime the handshake
+	// named, after a restart to settle when it differs from ClaimedBy ("":
+	// the session would be unmeasured).
+	MeasuredBy string `json:"measured_by"`
 }
 
 // ProbeAgent is the runtime's self-description.
@@ -98,6 +105,16 @@ func Probe(ctx context.Context, opts Options) (ProbeReport, error) {
 		TeardownMethod:      s.closeMethod,
 		Capabilities:        s.Capabilities(),
 		Agent:               a,
+	}
+	if !s.target.Remote() {
+		for _, src := range opts.MeasurementSources {
+			if r.ClaimedBy == "" && src.Claims(opts.Config.Command) {
+				r.ClaimedBy = src.Name()
+			}
+		}
+		if src := s.meter.byRuntime(a.Name); src != nil {
+			r.MeasuredBy = src.Name()
+		}
 	}
 	if a.Reported {
 		r.AgentInfo = &ProbeAgent{Name: a.Name, Title: a.Title, Version: a.Version}

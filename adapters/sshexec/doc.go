@@ -1,6 +1,6 @@
 // Package sshexec launches the agent runtime on a remote host through the
 // local ssh binary, implementing ports.Launcher with the option set and
-// remote command of reference-tables §9 (docs/behaviour.md#ssh).
+// remote command of docs/behaviour.md#ssh.
 //
 // remote.go holds the pure builders every SSH transport shares (the
 // native x/crypto/ssh transport included): RemoteCommand, Preamble and

@@ -17,7 +17,7 @@ import (
 // MsgSSHNotFound is the agent_not_found message of a missing local ssh.
 const MsgSSHNotFound = "ssh binary not found on orchestrator host"
 
-// Fixed ssh options of reference-tables §9 (StrictHostKeyChecking comes
+// Fixed ssh options of docs/behaviour.md#ssh (StrictHostKeyChecking comes
 // first and is configured).
 var fixedOptions = []string{
 	"-o", "BatchMode=yes",

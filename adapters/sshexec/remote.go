@@ -11,7 +11,7 @@ import (
 // (the ssh binary and the native client) build the same command from it.
 type RemoteSpec struct {
 	// Command is agent.command verbatim: a shell fragment, passed as
-	// written (reference-tables §9).
+	// written (docs/behaviour.md#ssh).
 	Command string
 	// Args are the arguments acpdrive adds; each is single-quoted.
 	Args []string
@@ -163,7 +163,7 @@ func Preamble(vars []domain.NameValue) []byte {
 //	( <agent.command verbatim> '<arg>'...
 //	) <&3 3<&- &
 //	} || exit 1
-//	    §9's form: the workspace and the added arguments are quoted, the
+//	    the documented form (docs/behaviour.md#ssh): the workspace and the added arguments are quoted, the
 //	    fragment is not; the closing parenthesis is on its own line so a
 //	    fragment ending in a comment still parses. The runtime runs in the
 //	    background with the channel as its standard input.

@@ -96,6 +96,8 @@ func printProbe(w io.Writer, r app.ProbeReport) {
 		teardown = "process termination only"
 	}
 	row("teardown", teardown)
+	row("measurement (claim)", orNone(r.ClaimedBy))
+	row("measurement (handshake)", orNone(r.MeasuredBy))
 	for _, label := range domain.CapabilityOrder {
 		row("capability: "+string(label), string(r.Capabilities.State(label)))
 	}
@@ -112,6 +114,13 @@ func describeControl(c app.NegativeControl) string {
 		return "unanswered: " + c.Failure
 	}
 	return "not sent"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 func yesNo(b bool) string {

@@ -16,7 +16,7 @@ import (
 	"github.com/acpdrive/acpdrive/domain"
 )
 
-// Transport defaults, the values reference-tables §9 gives the ssh binary;
+// Transport defaults, the values docs/behaviour.md#ssh gives the ssh binary;
 // a client configuration that sets ConnectTimeout, ServerAliveInterval or
 // ServerAliveCountMax for the host overrides them.
 const (

@@ -84,7 +84,7 @@ Host *
 		t.Errorf("overrides: user %q port %d strict %q known %q", s.user, s.port, s.strict, s.knownHosts)
 	}
 
-	// An unknown host takes Host * and the defaults (§9's values).
+	// An unknown host takes Host * and the defaults (the values of docs/behaviour.md#ssh).
 	s, err = resolve(Options{Host: "other", ConfigFile: cfg}, "/home/me", "me")
 	if err != nil {
 		t.Fatal(err)
