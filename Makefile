@@ -50,6 +50,7 @@ check-generate: generate
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./protocol/... ./app/...
+	$(GO) test -run '^$$' -bench StartLatency -benchtime 5x ./adapters/sshexec/native/
 	cd bench && $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m .
 
 ## bench-check: the bench module's tests (a 1,000,000-notification burst
