@@ -4,6 +4,11 @@ package interop
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -255,4 +260,169 @@ func TestSettleNamedButOtherRuntime(t *testing.T) {
 	assert.Empty(t, r.rec.OfType(domain.EventTokenUsage), "no token_usage event")
 	assert.Contains(t, r.shape(), gapNotice(gaps...))
 	r.stop(sess)
+}
+
+// stallProxy stands between a runtime and its fake model server: it
+// forwards every request but holds the model calls it is told to stall
+// (by their index among POSTs to path) without answering, until the
+// client gives up or the test ends.
+type stallProxy struct {
+	srv     *httptest.Server
+	tr      *http.Transport
+	path    string
+	stall   map[int]bool
+	mu      sync.Mutex
+	calls   int
+	stalled chan int      // receives the index of each stalled call
+	release chan struct{} // closed at cleanup
+}
+
+func newStallProxy(t *testing.T, target, path string, stall ...int) *stallProxy {
+	t.Helper()
+	u, err := url.Parse(target)
+	require.NoError(t, err)
+	p := &stallProxy{
+		tr:      &http.Transport{},
+		path:    path,
+		stall:   map[int]bool{},
+		stalled: make(chan int, 8),
+		release: make(chan struct{}),
+	}
+	for _, i := range stall {
+		p.stall[i] = true
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.Transport = p.tr
+	rp.FlushInterval = -1
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodPost && req.URL.Path == p.path {
+			p.mu.Lock()
+			n := p.calls
+			p.calls++
+			p.mu.Unlock()
+			if p.stall[n] {
+				_, _ = io.Copy(io.Discard, req.Body)
+				p.stalled <- n
+				select {
+				case <-req.Context().Done():
+				case <-p.release:
+				}
+				return
+			}
+		}
+		rp.ServeHTTP(w, req)
+	}))
+	t.Cleanup(func() {
+		close(p.release)
+		p.srv.Close()
+		p.tr.CloseIdleConnections()
+	})
+	return p
+}
+
+// codexRigStalled is codexRig with the runtime's model calls going
+// through a stallProxy that holds the calls numbered stall (from 0).
+func codexRigStalled(t *testing.T, stall ...int) (*rig, *fakes.Server, *stallProxy) {
+	r, srv := codexRig(t)
+	p := newStallProxy(t, srv.URL(), "/v1/responses", stall...)
+	config := filepath.Join(r.root, "codex-home", "config.toml")
+	raw, err := os.ReadFile(config)
+	require.NoError(t, err)
+	require.Contains(t, string(raw), srv.URL())
+	writeFile(t, config, strings.ReplaceAll(string(raw), srv.URL(), p.srv.URL))
+	return r, srv, p
+}
+
+// cancelledTurn runs a turn whose model call the proxy stalls and cancels
+// it once the call is held.
+func cancelledTurn(t *testing.T, r *rig, sess *app.Session, p *stallProxy, prompt string) domain.TurnResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	go func() {
+		select {
+		case <-p.stalled:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	t0 := time.Now()
+	res := sess.Turn(ctx, prompt)
+	t.Logf("cancelled turn took %v", time.Since(t0))
+	return res
+}
+
+// turnCancelled is the outcome of a turn the caller cancelled.
+var turnCancelled = outcome{Outcome: "turn_cancelled", Kind: "turn_cancelled", Message: "turn cancelled"}
+
+// TestUsageCancelCodex: a turn cancelled while its one model call is
+// held unanswered has no complete record in the rollout, so no figure;
+// the source stays, and the next turn is measured exactly.
+func TestUsageCancelCodex(t *testing.T) {
+	t.Run("after a measured turn", func(t *testing.T) {
+		r, srv, p := codexRigStalled(t, 1)
+		srv.Script(
+			fakes.TextReply(codexTurnUsage[0], "First ", "answer."),
+			fakes.TextReply(codexTurnUsage[1], "Third ", "answer."),
+		)
+		sess := r.mustStart(codexMeasured(r))
+		assert.Empty(t, sess.Capabilities().Gaps())
+
+		res1 := r.turn(sess, "first question")
+		require.Equal(t, completed, outcomeOf(res1))
+		require.NotNil(t, res1.Usage)
+		assert.Equal(t, wantCodexUsage(codexTurnUsage[0]), *res1.Usage)
+
+		res2 := cancelledTurn(t, r, sess, p, "second question")
+		assert.Equal(t, turnCancelled, outcomeOf(res2))
+		assert.Nil(t, res2.Usage, "no complete record: no figure")
+
+		res3 := r.turn(sess, "third question")
+		require.Equal(t, completed, outcomeOf(res3))
+		require.NotNil(t, res3.Usage, "the source stays after the cancelled turn")
+		assert.Equal(t, wantCodexUsage(codexTurnUsage[1]), *res3.Usage)
+		r.stop(sess)
+		logWaits(t, r)
+
+		evs := usageEvents(r)
+		require.Len(t, evs, 2, "token_usage for the two completed turns only:\n%s", strings.Join(r.shape(), "\n"))
+		assert.Equal(t, wantCodexUsage(codexTurnUsage[0]), *evs[0].Usage)
+		assert.Equal(t, wantCodexUsage(codexTurnUsage[1]), *evs[1].Usage)
+		for _, ev := range evs {
+			assert.Equal(t, codexModel, ev.Model)
+		}
+		assert.Empty(t, sess.Capabilities().Gaps(), "token counts stays delivered")
+		assert.NotContains(t, r.shape(), gapNotice(domain.CapTokenCounts))
+		assert.Len(t, srv.ModelCalls(), 2, "the held call never reached the fake:\n%s", srv.Describe())
+	})
+
+	// docs/behaviour.md#token-accounting rule 6 as written: the cancelled
+	// first turn's wait let the source answer (Codex wrote turn_aborted)
+	// and it had nothing, before any turn had a figure, so the source is
+	// dropped for the session and the next turn goes unmeasured.
+	t.Run("as the first turn", func(t *testing.T) {
+		r, srv, p := codexRigStalled(t, 0)
+		srv.Script(fakes.TextReply(codexTurnUsage[1], "Second ", "answer."))
+		sess := r.mustStart(codexMeasured(r))
+		assert.Empty(t, sess.Capabilities().Gaps())
+
+		res1 := cancelledTurn(t, r, sess, p, "first question")
+		assert.Equal(t, turnCancelled, outcomeOf(res1))
+		assert.Nil(t, res1.Usage, "no complete record: no figure")
+		assert.Len(t, logLines(r, "codex rollout: the turn ended without a complete token_count record"), 1)
+		assert.Len(t, logLines(r, "measurement source reported nothing for the first measured turn; dropped for the session"), 1)
+		assert.Equal(t, []domain.CapabilityLabel{domain.CapTokenCounts}, sess.Capabilities().Gaps(), "token counts lowered to gap")
+		lowered := logLines(r, domain.MsgCapabilityLoweredLate)
+		require.Len(t, lowered, 1, "lowered once the first turn had started")
+		assert.Contains(t, lowered[0], "level=WARN")
+		assert.Contains(t, lowered[0], `capability="token counts"`)
+
+		res2 := r.turn(sess, "second question")
+		require.Equal(t, completed, outcomeOf(res2))
+		assert.Nil(t, res2.Usage, "the source was dropped: the next turn is unmeasured")
+		r.stop(sess)
+		assert.Empty(t, usageEvents(r), "no token_usage in the session")
+		assert.NotContains(t, r.shape(), gapNotice(domain.CapTokenCounts), "no second notice after lowering")
+		assert.Len(t, srv.ModelCalls(), 1, srv.Describe())
+	})
 }
