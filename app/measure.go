@@ -179,6 +179,13 @@ func (mt *meter) turnEnded(ctx context.Context, s *Session, res *domain.TurnResu
 		mt.log.Debug("measurement source did not answer within the turn's read budget", "source", src.Name())
 		return
 	}
+	if (err != nil || !ok) && res.Outcome != domain.OutcomeCompleted {
+		// A turn that did not complete (cancelled, timed out, refused…)
+		// may never have finished a model call: its silence says nothing
+		// about the source, which stays.
+		mt.log.Debug("measurement source had no figure for a turn that did not complete", "source", src.Name(), "outcome", string(res.Outcome))
+		return
+	}
 	if err != nil || !ok {
 		if !measured {
 			mt.log.Info("measurement source reported nothing for the first measured turn; dropped for the session",
