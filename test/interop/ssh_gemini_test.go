@@ -123,14 +123,19 @@ func sshGeminiSession(t *testing.T, srv *sshtest.Server, entry string, uid, gid 
 	logger := slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 
 	cfg := domain.DefaultConfig()
-	// A shell fragment for the remote shell: what the local rig puts in
-	// the runtime's environment, written as assignments (no value here is
-	// a secret), then the runtime on the remote PATH's node.
+	// The command the remote shell runs: what the local rig puts in the
+	// runtime's environment (no value here is a secret) set through env,
+	// then the runtime on the remote PATH's node. Plain words only: the
+	// native transport passes the first word as the shell fragment and
+	// single-quotes the others, where the ssh binary's rejoins them all
+	// (sshexec.JoinFragment), so a second assignment word or an operator
+	// would not read the same on both.
 	cfg.Command = []string{
+		"env",
 		"HOME=" + home,
 		"GEMINI_CLI_TRUST_WORKSPACE=true",
 		"GEMINI_CLI_NO_RELAUNCH=true",
-		"exec", "node", entry, "--acp", "-m", geminiModel,
+		"node", entry, "--acp", "-m", geminiModel,
 	}
 	cfg.SSHHosts = []string{srv.Alias}
 	cfg.SSHPassEnv = sshGeminiPassEnv
@@ -248,6 +253,7 @@ func sshGeminiSession(t *testing.T, srv *sshtest.Server, entry string, uid, gid 
 		}
 	}
 	require.Len(t, prompted, 2, fake.Describe())
+	t.Logf("the fake server saw %d requests, %d of them carrying a prompt", len(fake.Requests()), len(prompted))
 	assert.False(t, prompted[0].BodyContains(sshGeminiTurns[1].prompt), "the first call is the first turn's")
 	assert.True(t, prompted[1].BodyContains(sshGeminiTurns[1].prompt), "the second call is the second turn's")
 	assert.True(t, prompted[1].BodyContains(sshGeminiTurns[0].reply), "the second call holds the first reply as history")
