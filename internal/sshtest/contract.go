@@ -122,6 +122,24 @@ func RunContract(t *testing.T, newLauncher func(t *testing.T, srv *Server, opts 
 		noRemote(t)
 	})
 
+	t.Run("agent.command is a shell fragment on the remote side", func(t *testing.T) {
+		// Two assignments, a variable expansion and exec: only a shell
+		// reading the whole command runs this (both transports must).
+		command := []string{"ACPD_A=1", "ACPD_B=$ACPD_A", "exec", agent, "agent"}
+		s, err := start(t, ContractOptions{}, command, nil)
+		if err != nil {
+			t.Fatalf("start: %v\nsshd: %s", err, srv.Log())
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		r := s.Turn(ctx, "hello")
+		cancel()
+		if r.Outcome != domain.OutcomeCompleted {
+			t.Fatalf("turn: %v %s", r.Outcome, r.Message())
+		}
+		stop(t, s)
+		noRemote(t)
+	})
+
 	t.Run("preamble delivers values on no argv and in no log", func(t *testing.T) {
 		t.Setenv("ACPD_SECRET", SecretValue)
 		var logs syncBuffer

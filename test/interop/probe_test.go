@@ -42,6 +42,8 @@ type probeReport struct {
 	} `json:"negative_control"`
 	ContinuationRoute string `json:"continuation_route"`
 	TeardownMethod    string `json:"teardown_method"`
+	ClaimedBy         string `json:"claimed_by"`
+	MeasuredBy        string `json:"measured_by"`
 	Capabilities      []struct {
 		Label string `json:"label"`
 		State string `json:"state"`
@@ -64,6 +66,7 @@ func TestProbe(t *testing.T) {
 		teardown string
 		control  string // the negative control's message
 		gaps     []string
+		source   string // the measurement source that claims the command and reads the runtime
 	}{
 		{
 			name:     "gemini",
@@ -74,6 +77,7 @@ func TestProbe(t *testing.T) {
 			control:  `"Method not found": _acpdrive.dev/probe/unimplemented`,
 			gaps:     []string{"token counts"},
 			teardown: "",
+			source:   "gemini_telemetry",
 		},
 		{
 			name:     "claude",
@@ -85,6 +89,7 @@ func TestProbe(t *testing.T) {
 			teardown: "session/close",
 			control:  `"Method not found": _acpdrive.dev/probe/unimplemented`,
 			gaps:     []string{"token counts"},
+			source:   "claude_transcript",
 		},
 		{
 			name:     "codex",
@@ -96,6 +101,7 @@ func TestProbe(t *testing.T) {
 			teardown: "session/close",
 			control:  "Method not found",
 			gaps:     []string{"token counts"},
+			source:   "codex_rollout",
 		},
 		{
 			name:    "go-sdk-agent",
@@ -139,7 +145,9 @@ func TestProbe(t *testing.T) {
 					gaps = append(gaps, entry.Label)
 				}
 			}
-			assert.Equal(t, c.gaps, gaps)
+			assert.Equal(t, c.gaps, gaps, "a probe measures nothing")
+			assert.Equal(t, c.source, rep.ClaimedBy, "the shipped source that claims the command")
+			assert.Equal(t, c.source, rep.MeasuredBy, "the shipped source that reads the runtime the handshake named")
 			// The probe creates no session and calls no model.
 			assert.NotContains(t, stderr, "agent session created")
 			if srv != nil {

@@ -130,7 +130,10 @@ func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 	if len(req.Command) == 0 || strings.TrimSpace(req.Command[0]) == "" {
 		return nil, domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand)
 	}
-	return &plan{l: l, command: req.Command[0], args: append([]string(nil), req.Command[1:]...), workspace: req.Workspace}, nil
+	// The whole command is agent.command's shell fragment, re-joined the
+	// way the ssh-binary transport joins it (sshexec.JoinFragment), so
+	// both transports run the same remote command.
+	return &plan{l: l, command: sshexec.JoinFragment(req.Command), workspace: req.Workspace}, nil
 }
 
 // plan is a validated remote launch. It implements ports.Plan.
