@@ -195,6 +195,44 @@ func TestContractTurn(t *testing.T) {
 	if res["stopReason"] != "end_turn" {
 		t.Fatalf("session/prompt answered %v", res)
 	}
+	// A cancelled turn: the agent sends a chunk, then waits for
+	// session/cancel (a notification), then answers the prompt with
+	// stopReason cancelled.
+	send := func(msg map[string]any) {
+		msg["jsonrpc"] = "2.0"
+		b, _ := json.Marshal(msg)
+		if _, err := p.Stdin().Write(append(b, '\n')); err != nil {
+			t.Fatalf("write %v: %v", msg["method"], err)
+		}
+	}
+	send(map[string]any{"id": 4, "method": "session/prompt", "params": map[string]any{
+		"sessionId": id, "prompt": []any{map[string]any{"type": "text", "text": "#wait-cancel"}},
+	}})
+	for cancelled := false; ; {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("read the cancelled turn: %v", err)
+		}
+		var msg struct {
+			ID     *int           `json:"id"`
+			Method string         `json:"method"`
+			Result map[string]any `json:"result"`
+		}
+		if err := json.Unmarshal(line, &msg); err != nil {
+			t.Fatalf("undecodable line %q: %v", line, err)
+		}
+		if msg.Method == "session/update" && !cancelled {
+			send(map[string]any{"method": "session/cancel", "params": map[string]any{"sessionId": id}})
+			cancelled = true
+			continue
+		}
+		if msg.ID != nil && *msg.ID == 4 && msg.Method == "" {
+			if msg.Result["stopReason"] != "cancelled" {
+				t.Fatalf("cancelled session/prompt answered %s", line)
+			}
+			break
+		}
+	}
 
 	_ = p.Stdin().Close()
 	select {
