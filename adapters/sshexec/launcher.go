@@ -141,8 +141,12 @@ func (l *Launcher) resolveSSH() (string, error) {
 // word holding whitespace or a quote or backslash (the splitter removed
 // the quoting that kept it one word) is single-quoted again; every other
 // word is passed as written, so $VAR, ;, && and | stay shell syntax on the
-// remote host.
+// remote host. A command of one word is that fragment verbatim (a library
+// caller's "echo hi; exec agent"), so one word is never re-quoted.
 func JoinFragment(words []string) string {
+	if len(words) == 1 {
+		return words[0]
+	}
 	out := make([]string, len(words))
 	for i, w := range words {
 		if w == "" || strings.ContainsAny(w, " \t\n'\"\\") {
