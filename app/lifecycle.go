@@ -45,11 +45,14 @@ type Session struct {
 
 	turnGate sync.Mutex // held by a running turn, so a flush between turns cannot interleave with it
 
+	// turn is the running turn. It is set and cleared under mu (with
+	// held); the event stream's hot path reads it without the lock.
+	turn atomic.Pointer[turnState]
+
 	mu           sync.Mutex // guards the fields below
 	sessionID    string
 	caps         domain.Capabilities
 	noticeSent   bool
-	turn         *turnState
 	held         *ending
 	turnsStarted int
 
@@ -482,12 +485,12 @@ func (s *Session) lower(label domain.CapabilityLabel) {
 // person could answer) ends this turn without sending the prompt.
 func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	s.mu.Lock()
-	if s.turn != nil {
+	if s.turn.Load() != nil {
 		s.mu.Unlock()
 		return domain.FailedResult(domain.NewError(domain.KindResponseError, domain.MsgTurnInFlight))
 	}
 	t := newTurn(s.clock.Now())
-	s.turn = t
+	s.turn.Store(t)
 	s.mu.Unlock()
 	s.turnGate.Lock()
 	defer s.turnGate.Unlock()
@@ -527,7 +530,7 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	s.stream.endTurn()
 	s.meter.turnEnded(ctx, s, &res)
 	s.mu.Lock()
-	s.turn = nil
+	s.turn.Store(nil)
 	s.mu.Unlock()
 	s.stream.emit(outcomeEvent(res))
 	return res
@@ -555,12 +558,10 @@ func (s *Session) endForPerson(notice string) {
 		notice:   notice,
 		err:      domain.Disposition("", domain.OverrideInputRequired, "").Err,
 	}
-	s.mu.Lock()
-	t := s.turn
-	s.mu.Unlock()
+	t := s.turn.Load()
 	answered := t != nil && t.answeredOnReader()
 	s.mu.Lock()
-	if t == nil || answered || s.turn != t {
+	if t == nil || answered || s.turn.Load() != t {
 		if s.held == nil {
 			s.held = &e
 		}
@@ -580,27 +581,21 @@ func (s *Session) endForPerson(notice string) {
 // running turn or held for the next one.
 func (s *Session) endingPending() bool {
 	s.mu.Lock()
-	held, t := s.held != nil, s.turn
+	held, t := s.held != nil, s.turn.Load()
 	s.mu.Unlock()
 	return held || t != nil && t.ended() && !t.answeredOnReader()
 }
 
 // endTurn ends the running turn, if any, with e.
 func (s *Session) endTurn(e ending) {
-	s.mu.Lock()
-	t := s.turn
-	s.mu.Unlock()
-	if t != nil && !t.answeredOnReader() {
+	if t := s.turn.Load(); t != nil && !t.answeredOnReader() {
 		t.end(e)
 	}
 }
 
 // touch tells a running turn that the runtime is alive (stall timer).
 func (s *Session) touch(at time.Time) {
-	s.mu.Lock()
-	t := s.turn
-	s.mu.Unlock()
-	if t != nil {
+	if t := s.turn.Load(); t != nil {
 		t.touch(at)
 	}
 }

@@ -2,13 +2,9 @@ package refagent
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 )
 
@@ -50,81 +46,14 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	signal.Notify(sigs, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 
-	fs := flag.NewFlagSet("acpdrive agent", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	scenarioName := fs.String("scenario", "", "built-in scenario `NAME` (default \"echo\"; see --list-scenarios)")
-	scriptPath := fs.String("script", "", "JSON script `FILE`")
-	logPath := fs.String("log", "", "append one JSON line per received message to `FILE`")
-	ignoreSigterm := fs.Bool("ignore-sigterm", false, "survive SIGTERM")
-	list := fs.Bool("list-scenarios", false, "print the built-in scenarios and exit")
-	printScript := fs.Bool("print-script", false, "print the selected script as JSON and exit")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: acpdrive agent [--scenario NAME | --script FILE] [--log FILE] [--ignore-sigterm]")
-		fs.PrintDefaults()
+	cfg, code, ok := parseServeFlags(args, stdout, stderr)
+	if !ok {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	a, closeLog, code, ok := cfg.agent(stdout, stderr)
+	if !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "acpdrive agent: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
-	}
-	if *list {
-		for _, name := range ScenarioNames() {
-			s, _ := Scenario(name)
-			fmt.Fprintf(stdout, "%-22s %s\n", name, s.Description)
-		}
-		return 0
-	}
-
-	var script *Script
-	switch {
-	case *scenarioName != "" && *scriptPath != "":
-		fmt.Fprintln(stderr, "acpdrive agent: --scenario and --script are exclusive")
-		return 2
-	case *scriptPath != "":
-		s, err := LoadScriptFile(*scriptPath)
-		if err != nil {
-			fmt.Fprintf(stderr, "acpdrive agent: %v\n", err)
-			return 2
-		}
-		script = s
-	default:
-		name := *scenarioName
-		if name == "" {
-			name = DefaultScenario
-		}
-		s, ok := Scenario(name)
-		if !ok {
-			fmt.Fprintf(stderr, "acpdrive agent: unknown scenario %q (known: %s)\n", name, strings.Join(ScenarioNames(), ", "))
-			return 2
-		}
-		script = s
-	}
-	if *printScript {
-		out, err := script.Marshal()
-		if err != nil {
-			fmt.Fprintf(stderr, "acpdrive agent: %v\n", err)
-			return 1
-		}
-		_, _ = stdout.Write(out)
-		return 0
-	}
-
-	a := newAgent(script, stdout, stderr)
-	a.ignoreSigterm = *ignoreSigterm || script.IgnoreSigterm
-	if *logPath != "" {
-		f, err := os.OpenFile(*logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-		if err != nil {
-			fmt.Fprintf(stderr, "acpdrive agent: open log: %v\n", err)
-			return 2
-		}
-		defer f.Close()
-		a.log = &eventLog{w: f}
-	}
+	defer closeLog()
 	return a.run(ctx, stdin, sigs)
 }

@@ -99,18 +99,31 @@ func Serve(ctx context.Context, o ServeOptions) int {
 	}
 	script = withoutSpawns(script)
 
-	a := newAgent(script, stdout, stderr)
-	a.ignoreSigterm = cfg.ignoreSigterm || script.IgnoreSigterm
-	if cfg.logPath != "" {
-		f, err := os.OpenFile(cfg.logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-		if err != nil {
-			fmt.Fprintf(stderr, "acpdrive agent: open log: %v\n", err)
-			return 2
-		}
-		defer f.Close()
-		a.log = &eventLog{w: f}
+	cfg.script = script
+	a, closeLog, code, ok := cfg.agent(stdout, stderr)
+	if !ok {
+		return code
 	}
+	defer closeLog()
 	return a.run(ctx, stdin, sigs)
+}
+
+// agent builds the agent the configuration describes, with its log file
+// open; closeLog closes it. ok is false (with the exit code) when the log
+// cannot be opened.
+func (cfg serveConfig) agent(stdout, stderr io.Writer) (a *agent, closeLog func(), code int, ok bool) {
+	a = newAgent(cfg.script, stdout, stderr)
+	a.ignoreSigterm = cfg.ignoreSigterm || cfg.script.IgnoreSigterm
+	if cfg.logPath == "" {
+		return a, func() {}, 0, true
+	}
+	f, err := os.OpenFile(cfg.logPath, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		fmt.Fprintf(stderr, "acpdrive agent: open log: %v\n", err)
+		return nil, nil, 2, false
+	}
+	a.log = &eventLog{w: f}
+	return a, func() { _ = f.Close() }, 0, true
 }
 
 // forwardTerminate turns receives on term into SIGTERMs on sigs, dropping
@@ -140,7 +153,7 @@ type serveConfig struct {
 	ignoreSigterm bool
 }
 
-// parseServeFlags reads the agent's flags as Main does. When the run is over
+// parseServeFlags reads the agent's flags (Main and Serve share it). When the run is over
 // already (a usage error, --help, --list-scenarios, --print-script) it
 // returns ok false and the exit code.
 func parseServeFlags(args []string, stdout, stderr io.Writer) (cfg serveConfig, code int, ok bool) {
@@ -149,7 +162,7 @@ func parseServeFlags(args []string, stdout, stderr io.Writer) (cfg serveConfig, 
 	scenarioName := fs.String("scenario", "", "built-in scenario `NAME` (default \"echo\"; see --list-scenarios)")
 	scriptPath := fs.String("script", "", "JSON script `FILE`")
 	logPath := fs.String("log", "", "append one JSON line per received message to `FILE`")
-	ignoreSigterm := fs.Bool("ignore-sigterm", false, "survive SIGTERM (here: the Terminate channel)")
+	ignoreSigterm := fs.Bool("ignore-sigterm", false, "survive SIGTERM (in-process: the Terminate channel)")
 	list := fs.Bool("list-scenarios", false, "print the built-in scenarios and exit")
 	printScript := fs.Bool("print-script", false, "print the selected script as JSON and exit")
 	fs.Usage = func() {

@@ -238,7 +238,9 @@ func TestPackageStateRuleCatchesAVariable(t *testing.T) {
 // cites the specification files outside the repository: a rule is cited
 // as docs/behaviour.md#anchor.
 func TestCommentsCiteTheRepository(t *testing.T) {
-	forbidden := []string{"reference-tables", "acp-v1-wire", "seed-acp", "decisions.md", "runtimes-more", "shared/spec", "§"}
+	// The names are spelled in parts so that this file does not cite them.
+	forbidden := []string{"reference-" + "tables", "acp-v1-" + "wire", "seed-" + "acp", "decisions" + ".md",
+		"runtimes-" + "more", "shared/" + "spec", "\u00a7"}
 	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -246,7 +248,7 @@ func TestCommentsCiteTheRepository(t *testing.T) {
 		if d.IsDir() && (d.Name() == ".cache" || d.Name() == ".git" || d.Name() == "node_modules") {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "imports_test.go") {
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
 			return nil
 		}
 		data, err := os.ReadFile(path)

@@ -70,7 +70,7 @@ type process struct {
 	stdin  *stdinPipe
 	stdout *os.File
 	stderr *os.File
-	tail   tailRing
+	tail   domain.TailBuffer
 
 	exited     chan struct{} // closed by the reaper after recording the status
 	reaperDone chan struct{} // closed when the reaper goroutine returns

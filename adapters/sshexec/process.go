@@ -34,7 +34,6 @@ const (
 	stderrDrainBound = time.Second
 	reapBound        = time.Second
 	stderrSettle     = 250 * time.Millisecond
-	tailSize         = 8 << 10
 )
 
 // process is the local ssh relay of a remote runtime. It implements
@@ -48,7 +47,7 @@ type process struct {
 	stdin  *stdinPipe
 	stdout *os.File
 	stderr *os.File
-	tail   tailRing
+	tail   domain.TailBuffer
 
 	exited     chan struct{}
 	reaperDone chan struct{}
@@ -329,28 +328,4 @@ func (s *stdinPipe) SetWriteDeadline(t time.Time) error { return s.f.SetWriteDea
 func (s *stdinPipe) Close() error {
 	s.once.Do(func() { s.err = s.f.Close() })
 	return s.err
-}
-
-// tailRing keeps the last tailSize bytes written to it.
-type tailRing struct {
-	mu    sync.Mutex
-	buf   []byte
-	total int64
-}
-
-func (r *tailRing) Write(b []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.total += int64(len(b))
-	r.buf = append(r.buf, b...)
-	if len(r.buf) > tailSize {
-		r.buf = append([]byte(nil), r.buf[len(r.buf)-tailSize:]...)
-	}
-	return len(b), nil
-}
-
-func (r *tailRing) Tail() ([]byte, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]byte(nil), r.buf...), r.total > int64(len(r.buf))
 }

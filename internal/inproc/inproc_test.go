@@ -421,30 +421,3 @@ func TestPrepareValidatesWorkspace(t *testing.T) {
 		})
 	}
 }
-
-func TestTailRing(t *testing.T) {
-	var r tailRing
-	_, _ = r.Write([]byte("abc"))
-	if got, cut := r.Tail(); string(got) != "abc" || cut {
-		t.Fatalf("Tail = %q, %v", got, cut)
-	}
-	_, _ = r.Write([]byte(strings.Repeat("x", tailSize-3)))
-	if got, cut := r.Tail(); len(got) != tailSize || cut || string(got[:3]) != "abc" {
-		t.Fatalf("full ring: %d bytes, cut %v", len(got), cut)
-	}
-	_, _ = r.Write([]byte("yz"))
-	got, cut := r.Tail()
-	if len(got) != tailSize || !cut || string(got[:1]) != "c" || string(got[len(got)-2:]) != "yz" {
-		t.Fatalf("overflow: %d bytes, cut %v, starts %q", len(got), cut, got[:1])
-	}
-	var big tailRing
-	_, _ = big.Write([]byte(strings.Repeat("a", tailSize) + "b"))
-	if got, cut := big.Tail(); len(got) != tailSize || !cut || got[len(got)-1] != 'b' {
-		t.Fatalf("oversized write: %d bytes, cut %v", len(got), cut)
-	}
-	var exact tailRing
-	_, _ = exact.Write([]byte(strings.Repeat("a", tailSize)))
-	if _, cut := exact.Tail(); cut {
-		t.Fatal("a write of exactly the ring's size was reported cut")
-	}
-}

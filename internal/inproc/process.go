@@ -55,7 +55,7 @@ type process struct {
 	agentIn, agentOut, agentErr *os.File
 	agentEndsOnce               sync.Once
 
-	tail tailRing
+	tail domain.TailBuffer
 
 	term   chan struct{} // one pending SIGTERM, as signal delivery merges them
 	cancel context.CancelFunc

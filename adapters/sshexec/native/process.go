@@ -45,8 +45,6 @@ const (
 	// lostGrace is how long a channel that ended without an exit status
 	// waits to learn whether the connection died with it.
 	lostGrace = 250 * time.Millisecond
-	// stderrTailSize is how many trailing bytes of standard error are kept.
-	stderrTailSize = 8 << 10
 	// maxMarkerLine bounds the first stderr line inspected for the marker.
 	maxMarkerLine = 64
 )
@@ -65,7 +63,7 @@ type process struct {
 
 	stdin  *stdinWriter
 	stdout *stdoutReader
-	tail   tailRing
+	tail   domain.TailBuffer
 
 	pgid     atomic.Int64 // the remote process group, 0 until the marker arrived
 	gotPGID  chan struct{}
@@ -632,29 +630,4 @@ func isClosed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
-}
-
-// tailRing keeps the last stderrTailSize bytes written to it.
-type tailRing struct {
-	mu    sync.Mutex
-	buf   []byte
-	total int64
-}
-
-func (r *tailRing) Write(b []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.total += int64(len(b))
-	r.buf = append(r.buf, b...)
-	if over := len(r.buf) - stderrTailSize; over > 0 {
-		r.buf = append(r.buf[:0], r.buf[over:]...)
-	}
-	return len(b), nil
-}
-
-// Tail returns a copy of the kept bytes and whether earlier ones were cut.
-func (r *tailRing) Tail() ([]byte, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return bytes.Clone(r.buf), r.total > int64(len(r.buf))
 }
