@@ -43,6 +43,15 @@ type Session struct {
 	control     NegativeControl
 	servers     []domain.MCPServer // delivered on session/new and continuation calls
 
+	// obs follows the session for Options.Observers
+	// (docs/behaviour.md#observability); nil observes nothing. Set before
+	// anything runs. quiet keeps a teardown from closing it (a restart, a
+	// failed start), and teardownWithin names the step holding the
+	// teardown ("" for the session).
+	obs            *observation
+	quiet          bool
+	teardownWithin string
+
 	turnGate sync.Mutex // held by a running turn, so a flush between turns cannot interleave with it
 
 	// turn is the running turn. It is set and cleared under mu (with
@@ -85,15 +94,24 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 		}
 		return nil, err
 	}
+	obs := observe(opts.Observers, opts.Clock.Now())
 	if opts.VerifyCredential {
+		began := opts.Clock.Now()
 		if err := verifyCredential(ctx, opts); err != nil {
-			opts.OnEvent(domain.Event{Type: domain.EventStartupFailed, Message: failureMessage(err), Time: opts.Clock.Now().UTC()})
+			now := opts.Clock.Now()
+			obs.step(ports.StepVerify, "", began, now, err)
+			ev := domain.Event{Type: domain.EventStartupFailed, Message: failureMessage(err), Time: now.UTC()}
+			opts.OnEvent(ev)
+			obs.event(ev)
+			obs.end(now, domain.NewCapabilities(false, false), err)
 			return nil, err
 		}
+		obs.step(ports.StepVerify, "", began, opts.Clock.Now(), nil)
 	}
 	plan := measurePlan{}
 	for start := 1; ; start++ {
 		s := newSession(opts, false)
+		s.obs = obs
 		s.meter.plan = plan
 		err := s.open(ctx)
 		if err == nil {
@@ -102,7 +120,10 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 			// another runtime than the one the settings were meant for.
 			if next, why, again := s.meter.settle(s.agent.Name, s.target); again && start < maxStarts {
 				s.log.Info(why, "name", s.agent.Name, "start", start)
+				began := s.clock.Now()
+				s.quiet, s.teardownWithin = true, ports.StepRestart
 				s.stopQuietly(ctx)
+				obs.step(ports.StepRestart, "", began, s.clock.Now(), nil)
 				plan = next
 				continue
 			}
@@ -116,6 +137,10 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 			return nil, err
 		}
 		s.logImplementation()
+		obs.start(ports.SessionInfo{
+			At: s.clock.Now(), SessionID: s.ID(), Agent: s.agent, Route: s.route,
+			Capabilities: s.Capabilities(), Remote: s.target.Remote(),
+		})
 		return s, nil
 	}
 }
@@ -176,29 +201,29 @@ func newSession(opts Options, verification bool) *Session {
 		stopDone:     make(chan struct{}),
 	}
 	sink := opts.OnEvent
-	if len(opts.Observers) > 0 {
-		observers := opts.Observers
+	if len(opts.Observers) > 0 && !verification {
 		sink = func(ev domain.Event) {
 			opts.OnEvent(ev)
-			for _, o := range observers {
-				o.Observe(ev)
-			}
+			s.obs.event(ev)
 		}
 	}
 	s.stream = newEventStream(opts.Clock, s.log, sink, opts.OnAgentText, s.PID)
 	s.stream.activity = s.touch
+	s.stream.noticed = func(at time.Time, msg string) { s.obs.notice(at, msg) }
 	s.meter = newMeter(opts.MeasurementSources, s.log)
 	return s
 }
 
 // fail tears down a session that did not start, and reports it.
 func (s *Session) fail(ctx context.Context, err error) {
+	s.quiet = true
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.Config.StopGrace+10*time.Second)
 	defer cancel()
 	if serr := s.Stop(stopCtx); serr != nil {
 		s.log.Debug("teardown after a failed start reported", "error", serr)
 	}
 	s.stream.emit(domain.Event{Type: domain.EventStartupFailed, Message: failureMessage(err), AgentPID: s.PID()})
+	s.obs.end(s.clock.Now(), s.Capabilities(), err)
 }
 
 // failureMessage is the message a startup_failed event carries: the
@@ -216,13 +241,30 @@ func failureMessage(err error) string {
 // Prepare), then the MCP configuration is parsed, then the runtime is
 // started and the handshake performed.
 func (s *Session) open(ctx context.Context) error {
-	cfg := s.opts.Config
 	if err := ctx.Err(); err != nil {
 		return domain.WrapError(domain.KindTurnCancelled, msgStartCancelled, err)
 	}
 	if !utf8.ValidString(s.opts.Workspace) {
 		return domain.NewError(domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceNotUTF8)
 	}
+	began := s.clock.Now()
+	if err := s.launch(ctx); err != nil {
+		s.obs.step(ports.StepLaunch, "", began, s.clock.Now(), err)
+		return err
+	}
+	s.obs.step(ports.StepLaunch, "", began, s.clock.Now(), nil)
+	began = s.clock.Now()
+	err := s.initialize(ctx, s.servers)
+	s.obs.step(ports.StepInitialize, "", began, s.clock.Now(), err)
+	return err
+}
+
+// launch runs start-up steps 1 to 4: the launcher prepares the command,
+// the MCP configuration is read (kept in s.servers until the handshake
+// decides what is deliverable), the measurement source is armed and the
+// process started.
+func (s *Session) launch(ctx context.Context) error {
+	cfg := s.opts.Config
 	if len(cfg.Command) == 0 || strings.TrimSpace(cfg.Command[0]) == "" {
 		return domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand)
 	}
@@ -256,7 +298,8 @@ func (s *Session) open(ctx context.Context) error {
 	go s.watchExit()
 	id := proc.Identity()
 	s.log.Info("agent process started", "agent_pid", id.PID, "host", id.Host, "command", cfg.Command[0])
-	return s.initialize(ctx, servers)
+	s.servers = servers
+	return nil
 }
 
 // keepKind keeps an AgentError's kind and makes anything else port_exit.
@@ -416,7 +459,9 @@ func (s *Session) resolve(ctx context.Context) error {
 			client: s.client, clock: s.clock, log: s.log, creations: s.opts.Creations,
 			stream: s.stream, readTimeout: s.opts.Config.EffectiveReadTimeout(),
 		}
+		began := s.clock.Now()
 		err := c.continueSession(ctx, route, acpwire.LoadSessionRequest{SessionID: id, CWD: s.opts.Workspace, MCPServers: s.mcpServers()})
+		s.obs.step(route, "", began, s.clock.Now(), err)
 		s.control = c.control
 		if err == nil {
 			s.route = route
@@ -433,7 +478,10 @@ func (s *Session) resolve(ctx context.Context) error {
 			"route", route, "session_id", id, "reason", err.Error())
 	}
 	s.route = acpwire.MethodSessionNew
-	return s.createSession(ctx)
+	began := s.clock.Now()
+	err := s.createSession(ctx)
+	s.obs.step(ports.StepSessionNew, "", began, s.clock.Now(), err)
+	return err
 }
 
 // createSession sends session/new and records the session it created.
@@ -492,6 +540,7 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	t := newTurn(s.clock.Now())
 	s.turn.Store(t)
 	s.mu.Unlock()
+	t.meta = s.obs.turnStarted(s.clock.Now())
 	s.turnGate.Lock()
 	defer s.turnGate.Unlock()
 
@@ -510,6 +559,7 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	s.stream.emit(domain.Event{Type: domain.EventSessionStarted, SessionID: s.ID(), Message: domain.MsgSessionStarted})
 	if notice, ok := caps.Notice(); first && ok {
 		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: notice})
+		s.stream.noticed(s.clock.Now(), notice)
 	}
 
 	var res domain.TurnResult
@@ -533,6 +583,7 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	s.turn.Store(nil)
 	s.mu.Unlock()
 	s.stream.emit(outcomeEvent(res))
+	s.obs.turnEnded(s.clock.Now(), res)
 	return res
 }
 

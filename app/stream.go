@@ -32,7 +32,8 @@ type eventStream struct {
 	onEvent  func(domain.Event)
 	onText   func(messageID, text string)
 	pid      func() int
-	activity func(at time.Time) // tells the running turn the runtime is alive
+	activity func(at time.Time)             // tells the running turn the runtime is alive
+	noticed  func(at time.Time, msg string) // told of every notice of acpdrive's own, after its event
 
 	emitMu sync.Mutex // serializes the sink
 
@@ -61,6 +62,7 @@ func newEventStream(clock ports.Clock, log *slog.Logger, sink func(domain.Event)
 		onText:   onText,
 		pid:      pid,
 		activity: func(time.Time) {},
+		noticed:  func(time.Time, string) {},
 		tools:    make(map[string]*toolRecord),
 	}
 }
@@ -190,6 +192,7 @@ func (s *eventStream) other(ev domain.Event) {
 // notice emits a notification, ending the accumulated message first.
 func (s *eventStream) notice(msg string) {
 	s.other(domain.Event{Type: domain.EventNotification, Message: msg})
+	s.noticed(s.clock.Now(), msg)
 }
 
 // refused reports a refused permission request and, the first time in a
@@ -203,6 +206,7 @@ func (s *eventStream) refused(sessionID string) {
 	if gated {
 		s.log.Warn("a tool call was gated by consent in a session that delivered tool servers", "session_id", sessionID)
 		s.emit(domain.Event{Type: domain.EventNotification, Message: domain.MsgToolServersGated})
+		s.noticed(s.clock.Now(), domain.MsgToolServersGated)
 	}
 }
 

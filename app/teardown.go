@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/protocol/acpwire"
 )
 
@@ -47,7 +48,14 @@ func (s *Session) Stop(ctx context.Context) error {
 		}
 		go func() {
 			defer close(s.stopDone)
+			began := s.clock.Now()
 			s.stopErr = s.teardown(deadline)
+			if s.proc != nil {
+				s.obs.step(ports.StepTeardown, s.teardownWithin, began, s.clock.Now(), s.stopErr)
+			}
+			if !s.quiet {
+				s.obs.end(s.clock.Now(), s.Capabilities(), s.stopErr)
+			}
 		}()
 	})
 	select {
@@ -65,25 +73,30 @@ func (s *Session) teardown(deadline time.Time) error {
 		return nil
 	}
 	remaining := func() time.Duration { return deadline.Sub(s.clock.Now()) }
+	lap := s.lapper()
 
 	// 1. Open requests: every runtime request is answered on receipt, so
 	// none is held open here.
 	// 2. End the session through the protocol when the runtime advertised how.
 	if id := s.ID(); s.closeMethod != "" && id != "" && !isDone(s.conn.Done()) && !isDone(s.conn.Broken()) {
 		s.closeThroughProtocol(s.closeMethod, id, remaining()/2)
+		lap(ports.StepCloseSession, nil)
 	}
 	// 3. Close standard input: no more writes, and the runtime sees EOF.
 	_ = s.conn.Close()
 	_ = s.proc.Stdin().Close()
+	lap(ports.StepCloseStdin, nil)
 	// 4. A short window for the runtime to exit on its own (a runtime that
 	// writes its transcript after answering gets to finish it).
 	exited := s.waitExit(min(exitWindow, remaining()))
+	lap(ports.StepExitWindow, nil)
 	// 5. Graceful signal, then the rest of the grace.
 	if !exited {
 		if err := s.proc.Terminate(); err != nil {
 			s.log.Debug("could not signal the agent process group", "error", err)
 		}
 		exited = s.waitExit(remaining())
+		lap(ports.StepTerminate, nil)
 	}
 	if !exited {
 		s.log.Warn("agent did not exit inside the graceful period and was force-terminated",
@@ -91,7 +104,9 @@ func (s *Session) teardown(deadline time.Time) error {
 	}
 	// 6. Force-kill the whole tree, always.
 	var errs []error
-	if err := s.proc.Kill(); err != nil {
+	err := s.proc.Kill()
+	lap(ports.StepKill, err)
+	if err != nil {
 		var surv *domain.SurvivorsError
 		if errors.As(err, &surv) {
 			s.log.Warn("processes of the agent runtime survived teardown", "agent_pid", s.PID(), "survivors", len(surv.Survivors))
@@ -106,18 +121,34 @@ func (s *Session) teardown(deadline time.Time) error {
 	s.conn.Wait()
 	s.wg.Wait()
 	s.stream.flush()
+	lap(ports.StepDrain, nil)
 	// 8. Drain stderr and reap.
 	select {
 	case <-s.proc.Exited():
 	case <-s.clock.After(reapBound):
 		s.log.Warn("agent process was not reaped after the force kill", "agent_pid", s.PID())
 	}
+	lap(ports.StepReap, nil)
 	// 9. Release the pipes.
-	if err := s.proc.Release(); err != nil {
+	err = s.proc.Release()
+	lap(ports.StepRelease, err)
+	if err != nil {
 		errs = append(errs, err)
 	}
 	s.meter.release()
 	return errors.Join(errs...)
+}
+
+// lapper returns a function that reports one teardown step from the end
+// of the previous one (or the start of the teardown) to now
+// (docs/behaviour.md#observability).
+func (s *Session) lapper() func(name string, err error) {
+	prev := s.clock.Now()
+	return func(name string, err error) {
+		now := s.clock.Now()
+		s.obs.step(name, ports.StepTeardown, prev, now, err)
+		prev = now
+	}
 }
 
 // closeThroughProtocol sends session/close (or session/delete for a

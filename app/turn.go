@@ -54,6 +54,7 @@ type turnState struct {
 	endCh     chan struct{}                    // closed once an ending is decided
 	sent      chan struct{}                    // closed once the prompt's hand-over is over, whatever its outcome
 	sentOnce  sync.Once
+	meta      map[string]string // the prompt's _meta pairs from the observers; set before the prompt goes out
 
 	mu sync.Mutex
 	e  *ending
@@ -150,6 +151,7 @@ func (s *Session) runPrompt(ctx context.Context, t *turnState, prompt string) do
 	params := acpwire.PromptRequest{
 		SessionID: s.ID(),
 		Prompt:    []acpwire.ContentBlock{{Type: "text", Text: prompt}},
+		Meta:      t.meta,
 	}
 	acceptCtx, cancelAccept := context.WithTimeout(turnCtx, readTimeout)
 	p, err := s.client.SendPrompt(acceptCtx, params)

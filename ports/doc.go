@@ -10,4 +10,4 @@
 // github.com/golang/mock can generate the mocks in ports/mocks.
 package ports
 
-//go:generate mockgen -destination=mocks/mocks.go -package=mocks github.com/acpdrive/acpdrive/ports Launcher,Plan,Process,Clock,MeasurementSource,Measurement,MCPSource,Observer
+//go:generate mockgen -destination=mocks/mocks.go -package=mocks github.com/acpdrive/acpdrive/ports Launcher,Plan,Process,Clock,MeasurementSource,Measurement,MCPSource,Observer,SessionObserver,SessionObservation

@@ -146,6 +146,11 @@ type ContentBlock struct {
 type PromptRequest struct {
 	SessionID string         `json:"sessionId"`
 	Prompt    []ContentBlock `json:"prompt"`
+	// Meta is the request's _meta object, left out when empty. acpdrive
+	// puts only the W3C trace context keys there ("traceparent",
+	// "tracestate", "baggage", which the ACP schema reserves at its root;
+	// docs/behaviour.md#observability).
+	Meta map[string]string `json:"_meta,omitempty"`
 }
 
 // PromptResponse is the result of session/prompt. StopReason is kept as a
