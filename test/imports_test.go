@@ -99,6 +99,9 @@ func violation(from, imp string) string {
 	if from == "domain" && !isStdlib(imp) {
 		return "domain/ imports the standard library only"
 	}
+	if msg := otelViolation(from, imp); msg != "" {
+		return msg
+	}
 	if !strings.HasPrefix(imp, module) {
 		return ""
 	}
@@ -115,6 +118,30 @@ func violation(from, imp string) string {
 		return "ports/ imports the domain and the standard library only"
 	case from == "refagent" && to != "refagent":
 		return "the reference agent stays independent of the client it tests"
+	}
+	return ""
+}
+
+// otelModule is the OpenTelemetry import path prefix.
+const otelModule = "go.opentelemetry.io/"
+
+// otelViolation keeps OpenTelemetry at the edge
+// (docs/behaviour.md#observability): the API only in its adapter
+// (adapters/otelobserve), wiring and cmd; the SDK, the exporters and the
+// OTLP types only in cmd, which sets up the export.
+func otelViolation(from, imp string) string {
+	if !strings.HasPrefix(imp, otelModule) {
+		return ""
+	}
+	sdk := strings.HasPrefix(imp, otelModule+"otel/sdk") || strings.HasPrefix(imp, otelModule+"otel/exporters") ||
+		strings.HasPrefix(imp, otelModule+"proto")
+	switch {
+	case from == "cmd":
+		return ""
+	case sdk:
+		return "only cmd/ imports the OpenTelemetry SDK and exporters"
+	case from != "adapters/otelobserve" && from != "wiring":
+		return "only adapters/otelobserve, wiring/ and cmd/ import the OpenTelemetry API"
 	}
 	return ""
 }
@@ -141,6 +168,13 @@ func TestViolationRules(t *testing.T) {
 		{"ports", module + "/protocol/acpwire", true},
 		{"ports", module + "/domain", false},
 		{"adapters/sshexec", module + "/adapters/localexec", true},
+		{"adapters/otelobserve", otelModule + "otel/trace", false},
+		{"adapters/otelobserve", otelModule + "otel/sdk/trace", true},
+		{"wiring", otelModule + "otel/metric", false},
+		{"cmd", otelModule + "otel/exporters/otlp/otlptrace/otlptracehttp", false},
+		{"app", otelModule + "otel/trace", true},
+		{"ports", otelModule + "otel", true},
+		{"adapters/localexec", otelModule + "otel", true},
 	}
 	for _, c := range cases {
 		got := violation(c.from, c.imp) != ""
