@@ -235,7 +235,13 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
 		return exitUsage
 	}
-	deps, err := wiring.Resolve(logger, wiring.LocalSettings{Contain: true})
+	tel, err := telemetryFromEnv(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
+		return exitUsage
+	}
+	defer tel.shutdown(stderr)
+	deps, err := wiring.Resolve(logger, wiring.LocalSettings{Contain: true}, tel.options()...)
 	if err != nil {
 		fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
 		return exitUsage
