@@ -703,3 +703,29 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// TestMetaTurnEchoesTheMeta: #meta answers with the prompt's _meta as one
+// message, "{}" when the prompt carries none.
+func TestMetaTurnEchoesTheMeta(t *testing.T) {
+	t.Parallel()
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	cases := []struct {
+		name, meta, want string
+	}{
+		{"trace context", `{"traceparent":"` + tp + `","tracestate":"k=v"}`, `{"traceparent":"` + tp + `","tracestate":"k=v"}`},
+		{"absent", "", "{}"},
+		{"null", "null", "{}"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := openSession(t)
+			meta := ""
+			if c.meta != "" {
+				meta = `,"_meta":` + c.meta
+			}
+			h.send(`{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"ref-1","prompt":[{"type":"text","text":"#meta"}]` + meta + `}}`)
+			h.expect(chunk("ref-1", "m-1", c.want), stopLine(2, "end_turn"))
+		})
+	}
+}

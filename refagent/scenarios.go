@@ -38,6 +38,10 @@ func builtinTurns() map[string]*Turn {
 			Steps:       []Step{{Step: StepEcho}},
 		},
 		"tools": toolsTurn(),
+		"meta": {
+			Description: "Echo the prompt's _meta object (compact JSON, {} when it has none) as one agent message (messageId m-<turn>), then end_turn.",
+			Steps:       []Step{{Step: StepEcho, Of: "meta", Chunks: 1}},
+		},
 		"unannounced-tool": {
 			Description: "tool_call_update in_progress then completed for a toolCallId never announced by a tool_call, then end_turn.",
 			Steps: []Step{

@@ -275,7 +275,8 @@ type Step struct {
 	// (never inside a UTF-8 sequence).
 	ChunkSize int `json:"chunkSize,omitempty"`
 	// Of selects what echo repeats: "prompt" (all text blocks joined by
-	// "\n", the default) or "argument" (the text after "#NAME").
+	// "\n", the default), "argument" (the text after "#NAME") or "meta"
+	// (the prompt's _meta object as compact JSON, "{}" when it has none).
 	Of string `json:"of,omitempty"`
 
 	// ToolCallID is the toolCallId of toolCall/toolCallUpdate, and of the
@@ -555,9 +556,9 @@ func checkSteps(bad func(string, ...any), where string, steps []Step, inTurn boo
 			checkExit(bad, at, &Exit{Code: st.Code})
 		case StepEcho:
 			switch st.Of {
-			case "", "prompt", "argument":
+			case "", "prompt", "argument", "meta":
 			default:
-				bad("%s.of: unknown value %q (want prompt or argument)", at, st.Of)
+				bad("%s.of: unknown value %q (want prompt, argument or meta)", at, st.Of)
 			}
 		case StepError:
 			if st.Error != nil {

@@ -54,6 +54,7 @@ type stepCtx struct {
 	turn    int
 	prompt  string // all text blocks of the prompt, joined by "\n"
 	arg     string // the text after "#NAME" (the whole prompt for a default turn)
+	meta    string // the prompt's _meta object as compact JSON, "{}" when it has none
 	t       *turnRun
 	reports int
 	// forceRespond lets response steps answer a cancelled turn (OnCancel).
@@ -70,6 +71,7 @@ func (a *agent) handlePrompt(m *inMsg) {
 	var p struct {
 		SessionID *string           `json:"sessionId"`
 		Prompt    []json.RawMessage `json:"prompt"`
+		Meta      json.RawMessage   `json:"_meta"`
 	}
 	if err := json.Unmarshal(orEmpty(m.Params), &p); err != nil || p.SessionID == nil || p.Prompt == nil {
 		a.writeResponse(m.ID, nil, invalidParams("session/prompt needs a string sessionId and a prompt array"))
@@ -118,9 +120,18 @@ func (a *agent) handlePrompt(m *inMsg) {
 	s.turn = t
 	a.mu.Unlock()
 
-	sc := &stepCtx{session: s.id, turn: t.n, prompt: prompt, arg: arg, t: t}
+	sc := &stepCtx{session: s.id, turn: t.n, prompt: prompt, arg: arg, meta: metaText(p.Meta), t: t}
 	a.wg.Add(1)
 	go a.runTurn(t, sc)
+}
+
+// metaText is a prompt's _meta as compact JSON; "{}" when it is absent or
+// null.
+func metaText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "{}"
+	}
+	return string(compact(raw))
 }
 
 // selectTurn picks the turn for a prompt whose first text block is first.
@@ -265,8 +276,11 @@ func (a *agent) runStep(ctx context.Context, sc *stepCtx, st *Step) error {
 		return a.sendChunks(sc, st, "user_message_chunk", st.Text, msgID(st, "u", sc.turn), true)
 	case StepEcho:
 		text := sc.prompt
-		if st.Of == "argument" {
+		switch st.Of {
+		case "argument":
 			text = sc.arg
+		case "meta":
+			text = sc.meta
 		}
 		e := *st
 		if e.ChunkSize == 0 && e.Chunks == 0 {

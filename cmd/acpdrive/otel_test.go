@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -118,15 +119,15 @@ func strAttr(attrs []*commonpb.KeyValue, key string) string {
 
 // TestRunExportsOverOTLP runs the CLI with OTEL_EXPORTER_OTLP_ENDPOINT
 // pointing at the test's receiver: the session's spans and metrics arrive,
-// and the trace context the reference agent received in the prompt's
-// _meta is the turn span's.
+// and the trace context the reference agent received in each prompt's
+// _meta (its log, and its #meta turn's answer) is that turn's span.
 func TestRunExportsOverOTLP(t *testing.T) {
 	rcv := &receiver{}
 	srv := httptest.NewServer(rcv)
 	defer srv.Close()
 	bin := testbin.Path(t)
 	agentLog := filepath.Join(t.TempDir(), "agent.log")
-	cmd := exec.Command(bin, "run", "--json", "--command", bin+" agent --log "+agentLog, "#tools")
+	cmd := exec.Command(bin, "run", "--json", "--command", bin+" agent --log "+agentLog, "#tools", "#meta")
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(cleanEnv(), "OTEL_EXPORTER_OTLP_ENDPOINT="+srv.URL, "OTEL_SERVICE_NAME=acpdrive-test")
 	var stdout, stderr bytes.Buffer
@@ -145,10 +146,14 @@ func TestRunExportsOverOTLP(t *testing.T) {
 	session := byName["acpdrive.session"][0]
 	assert.Equal(t, "acpdrive-reference-agent", strAttr(session.Attributes, "acp.agent.name"))
 	assert.Equal(t, "session/new", strAttr(session.Attributes, "acp.session.route"))
-	require.Len(t, byName["acpdrive.turn"], 1)
-	turn := byName["acpdrive.turn"][0]
-	assert.Equal(t, session.SpanId, turn.ParentSpanId)
-	assert.Equal(t, "turn_completed", strAttr(turn.Attributes, "acpdrive.turn.outcome"))
+	turns := byName["acpdrive.turn"]
+	require.Len(t, turns, 2)
+	sort.Slice(turns, func(i, j int) bool { return turns[i].StartTimeUnixNano < turns[j].StartTimeUnixNano })
+	turn := turns[0]
+	for _, tr := range turns {
+		assert.Equal(t, session.SpanId, tr.ParentSpanId)
+		assert.Equal(t, "turn_completed", strAttr(tr.Attributes, "acpdrive.turn.outcome"))
+	}
 	assert.Len(t, byName["acpdrive.tool_call"], 11)
 	for _, c := range byName["acpdrive.tool_call"] {
 		assert.Equal(t, turn.SpanId, c.ParentSpanId)
@@ -165,7 +170,7 @@ func TestRunExportsOverOTLP(t *testing.T) {
 	require.Contains(t, metrics, "acpdrive.turns")
 	points := metrics["acpdrive.turns"].GetSum().GetDataPoints()
 	require.Len(t, points, 1)
-	assert.Equal(t, int64(1), points[0].GetAsInt())
+	assert.Equal(t, int64(2), points[0].GetAsInt())
 	assert.Equal(t, "turn_completed", strAttr(points[0].Attributes, "acpdrive.turn.outcome"))
 	for _, name := range []string{"acpdrive.tool_calls", "acpdrive.start.duration", "acpdrive.teardown.duration", "acpdrive.sessions.running"} {
 		assert.Contains(t, metrics, name)
@@ -186,9 +191,22 @@ func TestRunExportsOverOTLP(t *testing.T) {
 			metas = append(metas, msg.Params.Meta)
 		}
 	}
-	require.Len(t, metas, 1)
-	want := fmt.Sprintf("00-%s-%s-01", hex.EncodeToString(turn.TraceId), hex.EncodeToString(turn.SpanId))
-	assert.Equal(t, want, metas[0]["traceparent"])
+	require.Len(t, metas, 2)
+	for i, tr := range turns {
+		want := fmt.Sprintf("00-%s-%s-01", hex.EncodeToString(tr.TraceId), hex.EncodeToString(tr.SpanId))
+		assert.Equal(t, map[string]string{"traceparent": want}, metas[i], "prompt %d", i+1)
+	}
+
+	// What the runtime saw is what the operator sees in the #meta turn's
+	// answer.
+	var answer string
+	for _, l := range parseLines(t, stdout.String()) {
+		if l.Type == "notification" && strings.HasPrefix(l.Message, "{") {
+			answer = l.Message
+		}
+	}
+	want := fmt.Sprintf(`{"traceparent":"00-%s-%s-01"}`, hex.EncodeToString(turns[1].TraceId), hex.EncodeToString(turns[1].SpanId))
+	assert.Equal(t, want, answer)
 }
 
 // TestRunWithoutOTLPVariablesSendsNothing runs the CLI with no
@@ -206,11 +224,20 @@ func TestRunWithoutOTLPVariablesSendsNothing(t *testing.T) {
 	defer srv.Close()
 	bin := testbin.Path(t)
 	agentLog := filepath.Join(t.TempDir(), "agent.log")
-	cmd := exec.Command(bin, "run", "--json", "--command", bin+" agent --log "+agentLog, "hello")
+	cmd := exec.Command(bin, "run", "--json", "--command", bin+" agent --log "+agentLog, "#meta")
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(cleanEnv(), "OTEL_SERVICE_NAME=acpdrive-test")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, string(out))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, stderr.String())
+	var answers []string
+	for _, l := range ofType(parseLines(t, string(out)), "notification") {
+		if strings.HasPrefix(l.Message, "{") {
+			answers = append(answers, l.Message)
+		}
+	}
+	assert.Equal(t, []string{"{}"}, answers, "the prompt carried no _meta")
 	rcv.mu.Lock()
 	assert.Zero(t, rcv.requests)
 	rcv.mu.Unlock()
