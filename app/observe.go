@@ -35,9 +35,6 @@ func observe(observers []ports.Observer, at time.Time) *observation {
 	return o
 }
 
-// empty reports whether nothing observes the session.
-func (o *observation) empty() bool { return o == nil || len(o.plain)+len(o.per) == 0 }
-
 // event hands one event to every observer.
 func (o *observation) event(ev domain.Event) {
 	if o == nil {

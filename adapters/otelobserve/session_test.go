@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -243,7 +242,7 @@ func sums(t *testing.T, m metricdata.Metrics, key string) map[string]int64 {
 	out := map[string]int64{}
 	for _, dp := range s.DataPoints {
 		v, _ := dp.Attributes.Value(attribute.Key(key))
-		out[v.Emit()] += dp.Value
+		out[v.String()] += dp.Value
 	}
 	return out
 }
@@ -256,14 +255,13 @@ func counts(t *testing.T, m metricdata.Metrics, key string) map[string]uint64 {
 	out := map[string]uint64{}
 	for _, dp := range h.DataPoints {
 		v, _ := dp.Attributes.Value(attribute.Key(key))
-		out[v.Emit()] += dp.Count
+		out[v.String()] += dp.Count
 	}
 	return out
 }
 
 // spanTree indexes recorded spans by parent.
 type spanTree struct {
-	mu    sync.Mutex
 	all   []sdktrace.ReadOnlySpan
 	kids  map[trace.SpanID][]sdktrace.ReadOnlySpan
 	roots []sdktrace.ReadOnlySpan
@@ -337,7 +335,7 @@ func (tr *spanTree) String() string {
 			if a.Key == otelobserve.AttrStep {
 				continue
 			}
-			kv = append(kv, fmt.Sprintf("%s=%s", a.Key, a.Value.Emit()))
+			kv = append(kv, fmt.Sprintf("%s=%s", a.Key, a.Value.String()))
 		}
 		slices.Sort(kv)
 		if len(kv) > 0 {
