@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -61,13 +61,16 @@ func exportWanted(getenv func(string) string, own, exporter string) bool {
 
 // newTelemetry sets up the export the environment asks for; with none of
 // the endpoint variables set it sets up nothing and sends nothing.
-func newTelemetry(ctx context.Context, getenv func(string) string) (*telemetry, error) {
+func newTelemetry(ctx context.Context, getenv func(string) string, stderr io.Writer) (*telemetry, error) {
 	t := &telemetry{}
 	traces := exportWanted(getenv, envTracesEndpoint, envTracesExporter)
 	metrics := exportWanted(getenv, envMetricsEndpoint, envMetricsExporter)
 	if !traces && !metrics {
 		return t, nil
 	}
+	// The SDK reports a failed export in the background through the global
+	// handler; the CLI prints it as it prints a failed flush.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { reportExportError(stderr, err) }))
 	res, err := resource.New(ctx,
 		resource.WithAttributes(attribute.String("service.name", "acpdrive"), attribute.String("service.version", app.Version)),
 		resource.WithTelemetrySDK(),
@@ -119,19 +122,24 @@ func (t *telemetry) shutdown(stderr io.Writer) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), telemetryFlushBound)
 	defer cancel()
-	var errs []error
 	if t.tp != nil {
-		errs = append(errs, t.tp.Shutdown(ctx))
+		if err := t.tp.Shutdown(ctx); err != nil {
+			reportExportError(stderr, fmt.Errorf("traces: %w", err))
+		}
 	}
 	if t.mp != nil {
-		errs = append(errs, t.mp.Shutdown(ctx))
-	}
-	if err := errors.Join(errs...); err != nil {
-		fmt.Fprintf(stderr, "acpdrive: telemetry export: %v\n", err)
+		if err := t.mp.Shutdown(ctx); err != nil {
+			reportExportError(stderr, fmt.Errorf("metrics: %w", err))
+		}
 	}
 }
 
+// reportExportError prints one export failure on stderr.
+func reportExportError(stderr io.Writer, err error) {
+	fmt.Fprintf(stderr, "acpdrive: telemetry export: %v\n", err)
+}
+
 // telemetryFromEnv is newTelemetry on the process environment.
-func telemetryFromEnv(ctx context.Context) (*telemetry, error) {
-	return newTelemetry(ctx, os.Getenv)
+func telemetryFromEnv(ctx context.Context, stderr io.Writer) (*telemetry, error) {
+	return newTelemetry(ctx, os.Getenv, stderr)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,12 +31,12 @@ func TestExportWanted(t *testing.T) {
 			getenv := func(k string) string { return c.env[k] }
 			assert.Equal(t, c.traces, exportWanted(getenv, envTracesEndpoint, envTracesExporter))
 			assert.Equal(t, c.metrics, exportWanted(getenv, envMetricsEndpoint, envMetricsExporter))
-			tel, err := newTelemetry(context.Background(), getenv)
+			tel, err := newTelemetry(context.Background(), getenv, io.Discard)
 			require.NoError(t, err)
 			assert.Equal(t, c.traces, tel.tp != nil)
 			assert.Equal(t, c.metrics, tel.mp != nil)
 			assert.Equal(t, c.traces || c.metrics, len(tel.options()) == 1)
-			tel.shutdown(t.Output())
+			tel.shutdown(io.Discard)
 		})
 	}
 }

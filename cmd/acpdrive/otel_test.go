@@ -252,3 +252,23 @@ func TestRunWithoutOTLPVariablesSendsNothing(t *testing.T) {
 	}
 	assert.Equal(t, 1, prompts)
 }
+
+// TestRunWithAnUnreachableCollector: a failed export is reported on
+// stderr and changes nothing else: the turn's output and the exit status
+// are those of a run without telemetry.
+func TestRunWithAnUnreachableCollector(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	endpoint := "http://" + l.Addr().String()
+	require.NoError(t, l.Close()) // nothing listens there any more
+	cmd := exec.Command(testbin.Path(t), "run", "--json", "hello")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(cleanEnv(), "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), stderr.String())
+	assert.Contains(t, stderr.String(), "acpdrive: telemetry export: ")
+	results := ofType(parseLines(t, stdout.String()), "turn_result")
+	require.Len(t, results, 1)
+	assert.Equal(t, "turn_completed", results[0].Outcome)
+}

@@ -235,7 +235,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
 		return exitUsage
 	}
-	tel, err := telemetryFromEnv(ctx)
+	tel, err := telemetryFromEnv(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
 		return exitUsage
