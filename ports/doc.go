@@ -3,7 +3,8 @@
 // Process (a local process, the ssh binary, a native SSH channel), the
 // MeasurementSource a vendor adds to read a runtime's token usage, the
 // MCPSource that reads tool-server declarations, the Clock, and the
-// Observer that receives a session's events.
+// Observer that receives a session's events (with SessionObserver, one
+// SessionObservation per session: its steps, notices and turns).
 //
 // Adapters (and vendors) implement these interfaces; app consumes them.
 // The interfaces are deliberately non-generic so that mockgen from
