@@ -94,7 +94,7 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 		}
 		return nil, err
 	}
-	obs := observe(opts.Observers, opts.Clock.Now())
+	obs := observe(ctx, opts.Observers, opts.Clock.Now())
 	if opts.VerifyCredential {
 		began := opts.Clock.Now()
 		if err := verifyCredential(ctx, opts); err != nil {

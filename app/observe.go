@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -22,12 +23,14 @@ type observation struct {
 	ended   bool
 }
 
-// observe begins the observation of one session start at at.
-func observe(observers []ports.Observer, at time.Time) *observation {
+// observe begins the observation of one session start at at; ctx is the
+// start's, passed on without its cancellation.
+func observe(ctx context.Context, observers []ports.Observer, at time.Time) *observation {
+	ctx = context.WithoutCancel(ctx)
 	o := &observation{}
 	for _, ob := range observers {
 		if so, ok := ob.(ports.SessionObserver); ok {
-			o.per = append(o.per, so.ObserveSession(at))
+			o.per = append(o.per, so.ObserveSession(ctx, at))
 			continue
 		}
 		o.plain = append(o.plain, ob)

@@ -36,7 +36,7 @@ func (r *sessionRecorder) Observe(domain.Event) {
 	r.mu.Unlock()
 }
 
-func (r *sessionRecorder) ObserveSession(at time.Time) ports.SessionObservation {
+func (r *sessionRecorder) ObserveSession(_ context.Context, at time.Time) ports.SessionObservation {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := &sessionLog{meta: r.meta, began: at}

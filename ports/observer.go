@@ -1,6 +1,7 @@
 package ports
 
 import (
+	"context"
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
@@ -21,9 +22,13 @@ type Observer interface {
 // then hands that session's events to the returned SessionObservation
 // instead of to Observe. A start refused before launch (an invalid
 // configuration) is not observed.
+//
+// ctx is the context the start was given: an observer may read its values
+// (a tracer its parent span), never its deadline or cancellation, since the
+// observation outlives the start.
 type SessionObserver interface {
 	Observer
-	ObserveSession(at time.Time) SessionObservation
+	ObserveSession(ctx context.Context, at time.Time) SessionObservation
 }
 
 // SessionObservation follows one session from its start to the end of its

@@ -26,7 +26,7 @@ func TestOpenTelemetryJoinsObservers(t *testing.T) {
 	so, ok := deps.Observers[0].(ports.SessionObserver)
 	require.True(t, ok, "the OpenTelemetry observer follows sessions one by one")
 	at := time.Now()
-	obs := so.ObserveSession(at)
+	obs := so.ObserveSession(context.Background(), at)
 	obs.Ended(ports.SessionEnd{At: at.Add(time.Millisecond)})
 	require.Len(t, rec.Ended(), 1)
 	assert.Equal(t, "acpdrive.session", rec.Ended()[0].Name())

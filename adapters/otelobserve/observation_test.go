@@ -1,6 +1,7 @@
 package otelobserve_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func TestStepsNestAndKeepTheirTimes(t *testing.T) {
 	tel := newTelemetry(t)
 	obs, err := otelobserve.New(tel.tp, tel.mp)
 	require.NoError(t, err)
-	so := obs.ObserveSession(ms(0))
+	so := obs.ObserveSession(context.Background(), ms(0))
 	loadErr := domain.NewError(domain.KindResponseTimeout, domain.MsgTimedOut)
 	for _, st := range []ports.Step{
 		{Name: ports.StepLaunch, Start: ms(0), End: ms(10)},
@@ -92,7 +93,7 @@ func TestFailedStart(t *testing.T) {
 	tel := newTelemetry(t)
 	obs, err := otelobserve.New(tel.tp, tel.mp)
 	require.NoError(t, err)
-	so := obs.ObserveSession(ms(0))
+	so := obs.ObserveSession(context.Background(), ms(0))
 	startErr := domain.NewError(domain.KindAgentNotFound, "failed to start subprocess")
 	so.Step(ports.Step{Name: ports.StepLaunch, Start: ms(0), End: ms(3), Err: startErr})
 	so.Observe(domain.Event{Type: domain.EventStartupFailed, Time: ms(4), Message: startErr.Message})
@@ -117,7 +118,7 @@ func TestTurnAttributesAndTokens(t *testing.T) {
 	tel := newTelemetry(t)
 	obs, err := otelobserve.New(tel.tp, tel.mp)
 	require.NoError(t, err)
-	so := obs.ObserveSession(ms(0))
+	so := obs.ObserveSession(context.Background(), ms(0))
 	so.Started(ports.SessionInfo{At: ms(1), SessionID: "s-1", Agent: domain.AgentInfo{Name: "acme"}})
 
 	meta := so.TurnStarted(ms(2))
@@ -165,8 +166,31 @@ func TestTurnAttributesAndTokens(t *testing.T) {
 func TestNilProvidersAreNoOps(t *testing.T) {
 	obs, err := otelobserve.New(nil, nil)
 	require.NoError(t, err)
-	so := obs.ObserveSession(ms(0))
+	so := obs.ObserveSession(context.Background(), ms(0))
 	assert.Nil(t, so.TurnStarted(ms(1)))
 	so.TurnEnded(ms(2), domain.TurnResult{Outcome: domain.OutcomeCompleted})
 	so.Ended(ports.SessionEnd{At: ms(3)})
+}
+
+// TestSessionJoinsTheCallersTrace: the session span is a child of the
+// span in the start's context, and a cancelled context changes nothing.
+func TestSessionJoinsTheCallersTrace(t *testing.T) {
+	tel := newTelemetry(t)
+	obs, err := otelobserve.New(tel.tp, tel.mp)
+	require.NoError(t, err)
+	ctx, parent := tel.tp.Tracer("orchestrator").Start(context.Background(), "dispatch issue")
+	ctx, cancel := context.WithCancel(ctx)
+	cancel()
+	so := obs.ObserveSession(ctx, ms(0))
+	meta := so.TurnStarted(ms(1))
+	so.TurnEnded(ms(2), domain.TurnResult{Outcome: domain.OutcomeCompleted, StopReason: "end_turn"})
+	so.Ended(ports.SessionEnd{At: ms(3)})
+	parent.End()
+
+	tree := newTree(tel.spans.Ended())
+	session := tree.only(t, otelobserve.SpanSession)
+	assert.Equal(t, parent.SpanContext().SpanID(), session.Parent().SpanID())
+	assert.Equal(t, parent.SpanContext().TraceID(), session.SpanContext().TraceID())
+	turn := tree.only(t, otelobserve.SpanTurn)
+	assert.Equal(t, "00-"+parent.SpanContext().TraceID().String()+"-"+turn.SpanContext().SpanID().String()+"-01", meta["traceparent"])
 }

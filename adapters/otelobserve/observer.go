@@ -88,10 +88,11 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider) (*Observer, error) {
 // observation ObserveSession returned, never to the Observer itself.
 func (o *Observer) Observe(domain.Event) {}
 
-// ObserveSession opens the session span at at and returns the observation
+// ObserveSession opens the session span at at, as a child of the span in
+// ctx when there is one (the caller's trace), and returns the observation
 // that carries the rest of the session.
-func (o *Observer) ObserveSession(at time.Time) ports.SessionObservation {
-	ctx, span := o.tracer.Start(context.Background(), SpanSession,
+func (o *Observer) ObserveSession(ctx context.Context, at time.Time) ports.SessionObservation {
+	ctx, span := o.tracer.Start(context.WithoutCancel(ctx), SpanSession,
 		trace.WithTimestamp(at), trace.WithSpanKind(trace.SpanKindInternal))
 	return &session{o: o, ctx: ctx, span: span, began: at}
 }

@@ -589,17 +589,17 @@ func (mr *MockSessionObserverMockRecorder) Observe(arg0 interface{}) *gomock.Cal
 }
 
 // ObserveSession mocks base method.
-func (m *MockSessionObserver) ObserveSession(arg0 time.Time) ports.SessionObservation {
+func (m *MockSessionObserver) ObserveSession(arg0 context.Context, arg1 time.Time) ports.SessionObservation {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "ObserveSession", arg0)
+	ret := m.ctrl.Call(m, "ObserveSession", arg0, arg1)
 	ret0, _ := ret[0].(ports.SessionObservation)
 	return ret0
 }
 
 // ObserveSession indicates an expected call of ObserveSession.
-func (mr *MockSessionObserverMockRecorder) ObserveSession(arg0 interface{}) *gomock.Call {
+func (mr *MockSessionObserverMockRecorder) ObserveSession(arg0, arg1 interface{}) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ObserveSession", reflect.TypeOf((*MockSessionObserver)(nil).ObserveSession), arg0)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "ObserveSession", reflect.TypeOf((*MockSessionObserver)(nil).ObserveSession), arg0, arg1)
 }
 
 // MockSessionObservation is a mock of SessionObservation interface.
