@@ -98,6 +98,8 @@ func TestTracedSession(t *testing.T) {
 	require.NoError(t, err)
 	tools := sess.Turn(ctx, "#tools")
 	require.Equal(t, domain.OutcomeCompleted, tools.Outcome, tools.Message())
+	updates := sess.Turn(ctx, "#updates")
+	require.Equal(t, domain.OutcomeCompleted, updates.Outcome, updates.Message())
 	cancelled := sess.Turn(cancelCtx, "#wait-cancel")
 	require.Equal(t, domain.OutcomeCancelled, cancelled.Outcome, cancelled.Message())
 	caps := sess.Capabilities()
@@ -128,7 +130,7 @@ func TestTracedSession(t *testing.T) {
 	}
 	assert.Equal(t, []string{
 		"acpdrive.start.launch", "acpdrive.start.initialize", "acpdrive.start.session/new",
-		otelobserve.SpanTurn, otelobserve.SpanTurn, otelobserve.SpanTeardown,
+		otelobserve.SpanTurn, otelobserve.SpanTurn, otelobserve.SpanTurn, otelobserve.SpanTeardown,
 	}, names)
 	for _, c := range tree.children(root) {
 		assert.False(t, c.StartTime().Before(root.StartTime()), c.Name())
@@ -151,7 +153,9 @@ func TestTracedSession(t *testing.T) {
 
 	// The turns.
 	turns := tree.named(otelobserve.SpanTurn)
-	require.Len(t, turns, 2)
+	require.Len(t, turns, 3)
+	middle := turns[1]
+	turns = []sdktrace.ReadOnlySpan{turns[0], turns[2]}
 	first, second := attrMap(turns[0].Attributes()), attrMap(turns[1].Attributes())
 	assert.Equal(t, trace.SpanKindClient, turns[0].SpanKind())
 	assert.Equal(t, "turn_completed", first[otelobserve.AttrTurnOutcome].AsString())
@@ -182,9 +186,23 @@ func TestTracedSession(t *testing.T) {
 	}
 	assert.Equal(t, 1, failed)
 
+	// The updates turn's malformed lines are events of its span; its
+	// text is not recorded.
+	var malformed []string
+	for _, ev := range middle.Events() {
+		if ev.Name == otelobserve.EventMalformed {
+			malformed = append(malformed, attrMap(ev.Attributes)[otelobserve.AttrMessage].AsString())
+		}
+	}
+	assert.Equal(t, []string{domain.MsgUnknownUpdate, domain.MsgUnknownUpdate, domain.MsgNonTextChunk}, malformed)
+	for _, ev := range middle.Events() {
+		assert.NotContains(t, fmt.Sprint(ev.Attributes), "debug-only updates")
+	}
+
 	// The trace context each prompt carried is its turn span's.
 	metas := promptMetas(t, agentLog)
-	require.Len(t, metas, 2)
+	require.Len(t, metas, 3)
+	metas = []map[string]string{metas[0], metas[2]}
 	for i, turn := range turns {
 		sc := turn.SpanContext()
 		want := fmt.Sprintf("00-%s-%s-01", sc.TraceID(), sc.SpanID())
@@ -193,7 +211,7 @@ func TestTracedSession(t *testing.T) {
 
 	// Metrics.
 	ms := tel.metrics(t)
-	assert.Equal(t, map[string]int64{"turn_completed": 1, "turn_cancelled": 1},
+	assert.Equal(t, map[string]int64{"turn_completed": 2, "turn_cancelled": 1},
 		sums(t, ms[otelobserve.MetricTurns], otelobserve.AttrTurnOutcome))
 	toolSums := sums(t, ms[otelobserve.MetricToolCalls], otelobserve.AttrToolKind)
 	assert.Equal(t, int64(1), toolSums["execute"])
