@@ -285,3 +285,22 @@ func TestObservedStartRoutes(t *testing.T) {
 		assert.Empty(t, rec.sessions)
 	})
 }
+
+// TestProbeIsNotObservedAsASession: a probe opens no observation; what it
+// emits reaches every observer's Observe, as before session observers.
+func TestProbeIsNotObservedAsASession(t *testing.T) {
+	t.Parallel()
+	rec := &sessionRecorder{}
+	plain := &countingObserver{}
+	o, erec, _, _ := agentOptions(t, []string{"--scenario", "exit-before-init"}, withObservers(rec, plain))
+	_, err := app.Probe(context.Background(), o)
+	require.Error(t, err)
+	rec.mu.Lock()
+	assert.Empty(t, rec.sessions)
+	assert.Equal(t, len(erec.All()), rec.direct)
+	rec.mu.Unlock()
+	plain.mu.Lock()
+	assert.Equal(t, len(erec.All()), plain.n)
+	plain.mu.Unlock()
+	assert.NotEmpty(t, erec.All(), "the failed probe reported startup_failed")
+}

@@ -21,7 +21,8 @@ type Observer interface {
 // is launched (a restart to settle stays in the same observation) and
 // then hands that session's events to the returned SessionObservation
 // instead of to Observe. A start refused before launch (an invalid
-// configuration) is not observed.
+// configuration) is not observed, and neither is a probe (app.Probe),
+// whose events reach Observe.
 //
 // ctx is the context the start was given: an observer may read its values
 // (a tracer its parent span), never its deadline or cancellation, since the
