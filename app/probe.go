@@ -84,7 +84,7 @@ func Probe(ctx context.Context, opts Options) (ProbeReport, error) {
 	}
 	s := newSession(opts, false)
 	s.obs = &observation{plain: opts.Observers} // a probe is no session: its events reach Observe
-	s.meter.plan = measurePlan{settled: true} // a probe measures nothing
+	s.meter.plan = measurePlan{settled: true}   // a probe measures nothing
 	if err := s.open(ctx); err != nil {
 		s.fail(ctx, err)
 		return ProbeReport{}, err
