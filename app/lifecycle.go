@@ -42,6 +42,7 @@ type Session struct {
 	route       string
 	control     NegativeControl
 	servers     []domain.MCPServer // delivered on session/new and continuation calls
+	beacon      ports.ArmedBeacon  // the tool-server beacon, nil when not asked for
 
 	turnGate sync.Mutex // held by a running turn, so a flush between turns cannot interleave with it
 
@@ -111,6 +112,9 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 			}
 			err = s.resolve(ctx)
 		}
+		if err == nil {
+			err = s.confirmToolServers(ctx)
+		}
 		if err != nil {
 			s.fail(ctx, err)
 			return nil, err
@@ -149,6 +153,9 @@ func checkOptions(opts Options) error {
 	}
 	if opts.Clock == nil {
 		return domain.NewError(domain.KindAgentNotFound, "app.Options.Clock is required")
+	}
+	if opts.Config.ConfirmToolServers && opts.ToolServerBeacon == nil {
+		return domain.NewError(domain.KindAgentNotFound, "app.Options.ToolServerBeacon is required when Config.ConfirmToolServers is set")
 	}
 	var errs []domain.Finding
 	for _, f := range opts.Config.Validate() {
@@ -233,6 +240,9 @@ func (s *Session) open(ctx context.Context) error {
 	s.target = plan.Target()
 	servers, err := s.loadMCPServers(ctx)
 	if err != nil {
+		return err
+	}
+	if servers, err = s.armBeacon(ctx, servers); err != nil {
 		return err
 	}
 	env, err := s.meter.arm(ctx, cfg.Command, s.target, s.verification)
@@ -344,7 +354,11 @@ func (s *Session) deliverable(servers []domain.MCPServer) {
 		s.lower(domain.CapToolServers)
 	}
 	s.servers = kept
-	s.stream.serveTools(len(kept) > 0)
+	operators := len(kept)
+	if s.beacon != nil {
+		operators-- // the beacon serves no tool
+	}
+	s.stream.serveTools(operators > 0)
 }
 
 // agentInfo turns the handshake into the domain's record.
@@ -509,6 +523,9 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	s.stream.flush()
 	s.stream.emit(domain.Event{Type: domain.EventSessionStarted, SessionID: s.ID(), Message: domain.MsgSessionStarted})
 	if notice, ok := caps.Notice(); first && ok {
+		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: notice})
+	}
+	if notice := s.toolServerNotice(); first && notice != "" {
 		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: notice})
 	}
 

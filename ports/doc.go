@@ -2,7 +2,8 @@
 // reaches the outside world: a Launcher that prepares a Plan that starts a
 // Process (a local process, the ssh binary, a native SSH channel), the
 // MeasurementSource a vendor adds to read a runtime's token usage, the
-// MCPSource that reads tool-server declarations, the Clock, and the
+// MCPSource that reads tool-server declarations, the ToolServerBeacon
+// that confirms the runtime starts them, the Clock, and the
 // Observer that receives a session's events.
 //
 // Adapters (and vendors) implement these interfaces; app consumes them.
@@ -10,4 +11,4 @@
 // github.com/golang/mock can generate the mocks in ports/mocks.
 package ports
 
-//go:generate mockgen -destination=mocks/mocks.go -package=mocks github.com/acpdrive/acpdrive/ports Launcher,Plan,Process,Clock,MeasurementSource,Measurement,MCPSource,Observer
+//go:generate mockgen -destination=mocks/mocks.go -package=mocks github.com/acpdrive/acpdrive/ports Launcher,Plan,Process,Clock,MeasurementSource,Measurement,MCPSource,Observer,ToolServerBeacon,ArmedBeacon
