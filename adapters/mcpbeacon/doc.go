@@ -14,8 +14,10 @@
 //     MCP server on the official MCP Go SDK, over the process's standard
 //     streams. It offers no tool: one static resource, so that a client
 //     that refuses an empty server still completes initialize. Once the
-//     runtime's MCP client has completed initialize (its
-//     notifications/initialized), it connects to the socket and writes one
+//     runtime's MCP client has completed its handshake (the initialized
+//     notification after initialize, or a server/discover under the
+//     stateless MCP revision 2026-07-28, which replaces initialize), it
+//     connects to the socket and writes one
 //     JSON line, {"token":…,"mcp_client":"name/version"}. It exits when
 //     its standard input ends.
 //

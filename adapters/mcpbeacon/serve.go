@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,6 +23,27 @@ const ServerVersion = "1"
 // the server is. The beacon offers no tool.
 const ResourceURI = "acpdrive://beacon"
 
+// The MCP messages that end a client's handshake: the initialized
+// notification after initialize, and the stateless revision's
+// (2026-07-28) server/discover, which replaces initialize.
+const (
+	methodInitialized = "notifications/initialized"
+	methodDiscover    = "server/discover"
+)
+
+// clientOf is the name/version of the client that sent req, "" when it
+// gave none.
+func clientOf(req mcp.Request) string {
+	r, ok := req.(interface{ ClientInfo() *mcp.Implementation })
+	if !ok {
+		return ""
+	}
+	if info := r.ClientInfo(); info != nil {
+		return info.Name + "/" + info.Version
+	}
+	return ""
+}
+
 // reportDialBound bounds the connection to the client's socket.
 const reportDialBound = 5 * time.Second
 
@@ -30,7 +52,9 @@ const resourceText = "acpdrive's tool-server beacon: it tells acpdrive that this
 
 // Serve runs the beacon over in and out (the process's standard streams)
 // until in ends or ctx is done; the end of in is a normal end (nil). Once
-// the runtime's MCP client completed initialize, the beacon reports it to
+// the runtime's MCP client completed its handshake (the initialized
+// notification after initialize, or a server/discover under the stateless
+// MCP revision that replaces initialize), the beacon reports it, once, to
 // the socket getenv(EnvSocket) names, with the token getenv(EnvToken); a
 // beacon without them reports nothing. Problems go to logger (nil
 // discards); nothing but MCP is ever written to out.
@@ -39,21 +63,26 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, getenv func(string)
 		logger = slog.New(slog.DiscardHandler)
 	}
 	socket, token := getenv(EnvSocket), getenv(EnvToken)
-	server := mcp.NewServer(&mcp.Implementation{Name: domain.BeaconServerName, Version: ServerVersion}, &mcp.ServerOptions{
-		Logger: logger,
-		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
-			client := ""
-			if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
-				client = p.ClientInfo.Name + "/" + p.ClientInfo.Version
+	var once sync.Once
+	server := mcp.NewServer(&mcp.Implementation{Name: domain.BeaconServerName, Version: ServerVersion}, &mcp.ServerOptions{Logger: logger})
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if err != nil || (method != methodInitialized && method != methodDiscover) {
+				return res, err
 			}
-			if socket == "" || token == "" {
-				logger.Warn("tool-server beacon initialized, but has no socket to report to", "mcp_client", client)
-				return
-			}
-			if err := reportInitialized(ctx, socket, token, client); err != nil {
-				logger.Warn("tool-server beacon could not report", "error", err)
-			}
-		},
+			once.Do(func() {
+				client := clientOf(req)
+				if socket == "" || token == "" {
+					logger.Warn("tool-server beacon initialized, but has no socket to report to", "mcp_client", client)
+					return
+				}
+				if rerr := reportInitialized(ctx, socket, token, client); rerr != nil {
+					logger.Warn("tool-server beacon could not report", "error", rerr)
+				}
+			})
+			return res, err
+		}
 	})
 	server.AddResource(&mcp.Resource{
 		URI:         ResourceURI,
