@@ -2,6 +2,7 @@ package domain_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,13 +39,9 @@ func TestCapabilityConfirmation(t *testing.T) {
 			assert.False(t, c.Confirmed(domain.CapTokenCounts))
 			raw, err := json.Marshal(c)
 			require.NoError(t, err)
-			assert.Equal(t, tt.wantConfirmed, json.Valid(raw) && contains(string(raw), `"confirmed":true`))
+			assert.Equal(t, tt.wantConfirmed, strings.Contains(string(raw), `"confirmed":true`))
 		})
 	}
 	var c domain.Capabilities
 	assert.False(t, c.Confirm("no such label"))
-}
-
-func contains(s, sub string) bool {
-	return len(sub) == 0 || len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub))
 }
