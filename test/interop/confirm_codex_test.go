@@ -16,6 +16,7 @@ func TestConfirmCodex(t *testing.T) {
 		rig:       codexRig,
 		reply:     "Hello from Codex with a beacon.",
 		confirmed: true,
+		mcpClient: "codex-mcp-client/0.137.0",
 		gaps:      []domain.CapabilityLabel{domain.CapTokenCounts},
 		usage:     fakes.Usage{Input: 100, Output: 6},
 	}.run(t)
