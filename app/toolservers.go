@@ -28,7 +28,7 @@ func (s *Session) armBeacon(ctx context.Context, servers []domain.MCPServer) ([]
 	}
 	b, err := s.opts.ToolServerBeacon.Arm(ctx)
 	if err != nil {
-		return nil, keepKind(err, msgBeaconArm)
+		return nil, keepKind(err, msgBeaconArm+": "+err.Error())
 	}
 	s.beacon = b
 	return append(append([]domain.MCPServer{}, servers...), b.Server()), nil

@@ -168,7 +168,7 @@ func (l *loader) acpKey(path string, e kv) {
 		l.millis(path, e.val, &c.ConfirmToolServersTimeout)
 	default:
 		l.add(domain.SeverityWarning, CheckUnknownKey, path, e.at,
-			"agent kind %q reads no such key (it reads mcp_config only; runtime settings belong in agent.command); it is ignored",
+			"agent kind %q reads no such key (it reads mcp_config and confirm_tool_servers[_timeout_ms] only; runtime settings belong in agent.command); it is ignored",
 			domain.AgentKindACP)
 	}
 }
