@@ -254,6 +254,15 @@ func TestToolServerConfirmationRefusals(t *testing.T) {
 		require.ErrorIs(t, err, domain.KindAgentNotFound)
 		assert.Contains(t, err.Error(), "app.Options.ToolServerBeacon is required")
 	})
+	t.Run("a beacon that cannot be armed", func(t *testing.T) {
+		o, _, _, _ := agentOptions(t, nil, withConfirmation(time.Hour))
+		long := filepath.Join(t.TempDir(), strings.Repeat("d", 100))
+		require.NoError(t, os.MkdirAll(long, 0o700))
+		o.ToolServerBeacon = mcpbeacon.New(mcpbeacon.Options{Command: []string{"x"}, Dir: long})
+		_, err := app.Start(context.Background(), o)
+		require.ErrorIs(t, err, domain.KindPortExit)
+		assert.Contains(t, err.Error(), "could not arm the tool-server beacon: beacon socket path")
+	})
 	t.Run("an operator server with the beacon's name", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "mcp.json")
 		require.NoError(t, os.WriteFile(path, []byte(`{"mcpServers":{"acpdrive-beacon":{"command":"x"}}}`), 0o600))
