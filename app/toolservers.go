@@ -49,6 +49,7 @@ func (s *Session) confirmToolServers(ctx context.Context) error {
 	}
 	bound := s.opts.Config.EffectiveConfirmToolServersTimeout()
 	check := &domain.ToolServerCheck{BoundMS: bound.Milliseconds()}
+	began := s.clock.Now()
 	select {
 	case <-s.beacon.Initialized():
 	case <-s.clock.After(bound):
@@ -61,7 +62,7 @@ func (s *Session) confirmToolServers(ctx context.Context) error {
 		s.mu.Lock()
 		s.caps.Confirm(domain.CapToolServers)
 		s.mu.Unlock()
-		s.log.Info("tool servers confirmed", "mcp_client", check.MCPClient, "bound", bound)
+		s.log.Info("tool servers confirmed", "mcp_client", check.MCPClient, "bound", bound, "waited", s.clock.Now().Sub(began))
 	} else {
 		check.Reason = domain.ToolServersNotConfirmed(bound)
 		s.lower(domain.CapToolServers)

@@ -99,6 +99,11 @@ func (c confirmCase) run(t *testing.T) {
 		t0 := time.Now()
 		sess := r.mustStart(withConfirmation(t))
 		t.Logf("start with the confirmation took %s; verdict %+v", time.Since(t0).Round(time.Millisecond), *sess.AgentInfo().ToolServers)
+		for _, line := range strings.Split(r.logs.String(), "\n") {
+			if strings.Contains(line, `msg="tool servers confirmed"`) {
+				t.Logf("after session/new: %s", line[strings.Index(line, "waited="):])
+			}
+		}
 		c.checkVerdict(t, sess.AgentInfo().ToolServers)
 		caps := sess.Capabilities()
 		assert.Equal(t, c.expectedGaps(), caps.Gaps())
