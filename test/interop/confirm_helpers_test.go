@@ -42,6 +42,10 @@ type confirmCase struct {
 	gaps []domain.CapabilityLabel
 	// usage is the reply's usage figures.
 	usage fakes.Usage
+	// turn, when set, replaces the first turn's events after the notices
+	// (default: one streamed text reply, then turn_completed), for a
+	// runtime that reports its reply another way.
+	turn []string
 }
 
 // withConfirmation asks for the tool-server confirmation with the default
@@ -70,6 +74,9 @@ func (c confirmCase) expectedShape() []string {
 	want := []string{started, gapNotice(c.expectedGaps()...)}
 	if !c.confirmed {
 		want = append(want, "notification:"+domain.ToolServersNotConfirmed(domain.DefaultConfirmToolServersTimeout))
+	}
+	if c.turn != nil {
+		return append(want, c.turn...)
 	}
 	return append(want, "notification*", "notification:"+c.reply, "turn_completed")
 }
