@@ -113,14 +113,11 @@ func TestBeaconReportsInitializeAndExitsOnStdinEOF(t *testing.T) {
 	waitClosed(t, a.Initialized())
 	assert.Equal(t, "a-runtime/1", a.MCPClient())
 
-	ctx := context.Background()
 	res := cs.InitializeResult()
 	assert.Equal(t, domain.BeaconServerName, res.ServerInfo.Name)
 	assert.Nil(t, res.Capabilities.Tools, "the beacon offers no tool")
-	list, err := cs.ListResources(ctx, nil)
-	require.NoError(t, err)
-	require.Len(t, list.Resources, 1)
-	assert.Equal(t, mcpbeacon.ResourceURI, list.Resources[0].URI)
+	assert.Nil(t, res.Capabilities.Resources, "nor a resource")
+	assert.Nil(t, res.Capabilities.Prompts, "nor a prompt")
 
 	require.NoError(t, cs.Close(), "closing stdin ends the beacon")
 	require.NotNil(t, cmd.ProcessState)

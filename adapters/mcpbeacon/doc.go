@@ -12,8 +12,9 @@
 //     run in one process.
 //   - Serve (the beacon itself, run by the runtime as its MCP child) is an
 //     MCP server on the official MCP Go SDK, over the process's standard
-//     streams. It offers no tool: one static resource, so that a client
-//     that refuses an empty server still completes initialize. Once the
+//     streams. It offers nothing at all (no tool, resource or prompt), so
+//     the model never sees it: a resource would make Claude Code and Gemini
+//     CLI add their MCP resource tools to the model's tool list. Once the
 //     runtime's MCP client has completed its handshake (the initialized
 //     notification after initialize, or a server/discover under the
 //     stateless MCP revision 2026-07-28, which replaces initialize), it

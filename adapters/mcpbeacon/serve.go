@@ -19,10 +19,6 @@ import (
 // ServerVersion is the version the beacon gives in its MCP serverInfo.
 const ServerVersion = "1"
 
-// ResourceURI is the one resource the beacon offers: its text says what
-// the server is. The beacon offers no tool.
-const ResourceURI = "acpdrive://beacon"
-
 // The MCP messages that end a client's handshake: the initialized
 // notification after initialize, and the stateless revision's
 // (2026-07-28) server/discover, which replaces initialize.
@@ -46,9 +42,6 @@ func clientOf(req mcp.Request) string {
 
 // reportDialBound bounds the connection to the client's socket.
 const reportDialBound = 5 * time.Second
-
-// resourceText is the text of ResourceURI.
-const resourceText = "acpdrive's tool-server beacon: it tells acpdrive that this runtime started the MCP servers of the session. It offers nothing to call.\n"
 
 // Serve runs the beacon over in and out (the process's standard streams)
 // until in ends or ctx is done; the end of in is a normal end (nil). Once
@@ -83,14 +76,6 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, getenv func(string)
 			})
 			return res, err
 		}
-	})
-	server.AddResource(&mcp.Resource{
-		URI:         ResourceURI,
-		Name:        domain.BeaconServerName,
-		Description: "What this server is (it offers nothing to call).",
-		MIMEType:    "text/plain",
-	}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: ResourceURI, MIMEType: "text/plain", Text: resourceText}}}, nil
 	})
 	err := server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
 	if errors.Is(err, io.EOF) {

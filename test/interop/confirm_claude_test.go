@@ -16,6 +16,7 @@ func TestConfirmClaude(t *testing.T) {
 		rig:       claudeRig,
 		reply:     "Hello from Claude with a beacon.",
 		confirmed: true,
+		hidden:    []string{"McpResource"},
 		mcpClient: "claude-code/2.1.83",
 		gaps:      []domain.CapabilityLabel{domain.CapTokenCounts},
 		usage:     fakes.Usage{Input: 100, Output: 6},

@@ -34,6 +34,7 @@ func TestConfirmGeminiTrustedWorkspace(t *testing.T) {
 		},
 		reply:     "Hello from a trusted workspace.",
 		confirmed: true,
+		hidden:    []string{"McpResource", "mcp_resource"},
 		mcpClient: "gemini-cli-mcp-client/0.61.0",
 		gaps:      []domain.CapabilityLabel{domain.CapTokenCounts},
 		usage:     fakes.Usage{Input: 100, Output: 6},

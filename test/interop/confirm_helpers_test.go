@@ -42,6 +42,9 @@ type confirmCase struct {
 	gaps []domain.CapabilityLabel
 	// usage is the reply's usage figures.
 	usage fakes.Usage
+	// hidden are strings the first model request must not contain: the
+	// beacon adds nothing to what the model is offered.
+	hidden []string
 	// turn, when set, replaces the first turn's events after the notices
 	// (default: one streamed text reply, then turn_completed), for a
 	// runtime that reports its reply another way.
@@ -126,6 +129,11 @@ func (c confirmCase) run(t *testing.T) {
 		// The verdict is in before the first turn; the runtime's process
 		// group, the beacon included, is gone after the stop.
 		libraryTurn(t, r, sess, "say hello", completed, c.expectedShape())
+		calls := srv.ModelCalls()
+		require.NotEmpty(t, calls, srv.Describe())
+		for _, h := range append([]string{"acpdrive-beacon", "acpdrive_beacon"}, c.hidden...) {
+			assert.False(t, calls[0].BodyContains(h), "the model is offered nothing of the beacon: %q", h)
+		}
 	})
 	t.Run("cli", func(t *testing.T) {
 		r, srv := c.rig(t)
