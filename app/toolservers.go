@@ -40,7 +40,7 @@ const msgBeaconArm = "could not arm the tool-server beacon"
 // confirmToolServers waits, after the session was created or continued,
 // for the runtime to complete MCP initialize with the beacon, at most the
 // configured bound. Confirmed: "tool servers" is marked confirmed. Not
-// within the bound (also when the runtime exits meanwhile): it is lowered,
+// within the bound, or the runtime's stream ended first: it is lowered,
 // and the first turn carries the notice saying why. Only a cancelled ctx
 // fails the start.
 func (s *Session) confirmToolServers(ctx context.Context) error {
@@ -53,6 +53,7 @@ func (s *Session) confirmToolServers(ctx context.Context) error {
 	select {
 	case <-s.beacon.Initialized():
 	case <-s.clock.After(bound):
+	case <-s.conn.Done(): // the runtime is gone: nothing will start the beacon now
 	case <-ctx.Done():
 		return domain.WrapError(domain.KindTurnCancelled, msgStartCancelled, ctx.Err())
 	}

@@ -187,6 +187,18 @@ func TestToolServersStartedLazilyAreNotConfirmed(t *testing.T) {
 	assert.Contains(t, notices, domain.ToolServersNotConfirmed(300*time.Millisecond))
 }
 
+// A runtime that exits before starting the beacon ends the wait at once:
+// the bound (an hour here) is not waited out.
+func TestToolServersNotConfirmedWhenTheRuntimeExits(t *testing.T) {
+	t.Parallel()
+	h, starterLog := startStarter(t, []string{"--lazy", "--exit-after-new"}, withConfirmation(time.Hour))
+	assert.Equal(t, &domain.ToolServerCheck{BoundMS: time.Hour.Milliseconds(), Reason: domain.ToolServersNotConfirmed(time.Hour)}, h.sess.AgentInfo().ToolServers)
+	assert.Equal(t, domain.CapGap, h.sess.Capabilities().State(domain.CapToolServers))
+	assert.Empty(t, readFile(t, starterLog))
+	res := h.turn("hello")
+	assert.Equal(t, domain.OutcomeFailed, res.Outcome, "the turn reports the runtime's exit")
+}
+
 func TestToolServersOfSeveralSessionsAreConfirmedApart(t *testing.T) {
 	t.Parallel()
 	const n = 4

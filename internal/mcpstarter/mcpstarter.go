@@ -8,7 +8,8 @@
 // exits.
 //
 // Arguments: --lazy starts the servers at the first session/prompt
-// instead of during session/new; --log FILE appends one line per server
+// instead of during session/new; --exit-after-new exits right after
+// answering session/new; --log FILE appends one line per server
 // started ("started NAME") and per server that failed ("failed NAME:
 // error").
 package mcpstarter
@@ -56,6 +57,8 @@ type server struct {
 
 type runtime struct {
 	lazy     bool
+	exitNew  bool
+	done     bool
 	log      io.Writer
 	out      *json.Encoder
 	mu       sync.Mutex
@@ -71,6 +74,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		switch args[i] {
 		case "--lazy":
 			r.lazy = true
+		case "--exit-after-new":
+			r.exitNew = true
 		case "--log":
 			if i+1 >= len(args) {
 				fmt.Fprintln(stderr, "mcpstarter: --log needs a file")
@@ -97,6 +102,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			continue
 		}
 		r.handle(m)
+		if r.done {
+			break
+		}
 	}
 	r.closeAll()
 	return 0
@@ -128,6 +136,7 @@ func (r *runtime) handle(m message) {
 			r.start(p.MCPServers)
 		}
 		r.reply(m.ID, map[string]any{"sessionId": "mcpstarter-session"})
+		r.done = r.exitNew
 	case "session/prompt":
 		r.mu.Lock()
 		pending := r.pending
