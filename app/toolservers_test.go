@@ -77,7 +77,8 @@ func readFile(t *testing.T, path string) string {
 }
 
 func TestToolServersConfirmedWhenTheRuntimeStartsTheBeacon(t *testing.T) {
-	t.Parallel()
+	// Not parallel: its real processes run before the parallel tests,
+	// whose bounds they would otherwise crowd.
 	// The bound is long: a confirmation never waits for it.
 	h, starterLog := startStarter(t, nil, withConfirmation(time.Hour))
 
@@ -170,7 +171,8 @@ func TestToolServerNoticeText(t *testing.T) {
 // A runtime that starts its MCP servers only at the first prompt misses
 // the bound: the verdict is reached before the first turn and stands.
 func TestToolServersStartedLazilyAreNotConfirmed(t *testing.T) {
-	t.Parallel()
+	// Not parallel: its real processes run before the parallel tests,
+	// whose bounds they would otherwise crowd.
 	h, starterLog := startStarter(t, []string{"--lazy"}, withConfirmation(300*time.Millisecond))
 	assert.Equal(t, domain.CapGap, h.sess.Capabilities().State(domain.CapToolServers))
 	assert.Empty(t, readFile(t, starterLog), "nothing started before the prompt")
@@ -190,7 +192,8 @@ func TestToolServersStartedLazilyAreNotConfirmed(t *testing.T) {
 // A runtime that exits before starting the beacon ends the wait at once:
 // the bound (an hour here) is not waited out.
 func TestToolServersNotConfirmedWhenTheRuntimeExits(t *testing.T) {
-	t.Parallel()
+	// Not parallel: its real processes run before the parallel tests,
+	// whose bounds they would otherwise crowd.
 	h, starterLog := startStarter(t, []string{"--lazy", "--exit-after-new"}, withConfirmation(time.Hour))
 	assert.Equal(t, &domain.ToolServerCheck{BoundMS: time.Hour.Milliseconds(), Reason: domain.ToolServersNotConfirmed(time.Hour)}, h.sess.AgentInfo().ToolServers)
 	assert.Equal(t, domain.CapGap, h.sess.Capabilities().State(domain.CapToolServers))
@@ -200,8 +203,9 @@ func TestToolServersNotConfirmedWhenTheRuntimeExits(t *testing.T) {
 }
 
 func TestToolServersOfSeveralSessionsAreConfirmedApart(t *testing.T) {
-	t.Parallel()
-	const n = 4
+	// Not parallel: its real processes run before the parallel tests,
+	// whose bounds they would otherwise crowd.
+	const n = 3
 	var wg sync.WaitGroup
 	sockets := make([]string, n)
 	for i := range n {
@@ -286,7 +290,8 @@ func TestToolServerConfirmationRefusals(t *testing.T) {
 }
 
 func TestProbeReportsTheToolServerVerdict(t *testing.T) {
-	t.Parallel()
+	// Not parallel: its real processes run before the parallel tests,
+	// whose bounds they would otherwise crowd.
 	o, _ := starterOptions(t, nil, withConfirmation(time.Hour))
 	report, err := app.Probe(context.Background(), o)
 	require.NoError(t, err)
