@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -31,6 +32,9 @@ import (
 // on a CPU, so unless -parallel is given, more of them run at once than
 // GOMAXPROCS.
 func TestMain(m *testing.M) {
+	if code, ok := runHelper(); ok {
+		os.Exit(code)
+	}
 	flag.Parse()
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })

@@ -42,6 +42,7 @@ type Session struct {
 	route       string
 	control     NegativeControl
 	servers     []domain.MCPServer // delivered on session/new and continuation calls
+	beacon      ports.ArmedBeacon  // the tool-server beacon, nil when not asked for
 
 	// obs follows the session for Options.Observers
 	// (docs/behaviour.md#observability); nil observes nothing. Set before
@@ -132,6 +133,9 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 			}
 			err = s.resolve(ctx)
 		}
+		if err == nil {
+			err = s.confirmToolServers(ctx)
+		}
 		if err != nil {
 			s.fail(ctx, err)
 			return nil, err
@@ -174,6 +178,9 @@ func checkOptions(opts Options) error {
 	}
 	if opts.Clock == nil {
 		return domain.NewError(domain.KindAgentNotFound, "app.Options.Clock is required")
+	}
+	if opts.Config.ConfirmToolServers && opts.ToolServerBeacon == nil {
+		return domain.NewError(domain.KindAgentNotFound, "app.Options.ToolServerBeacon is required when Config.ConfirmToolServers is set")
 	}
 	var errs []domain.Finding
 	for _, f := range opts.Config.Validate() {
@@ -275,6 +282,9 @@ func (s *Session) launch(ctx context.Context) error {
 	s.target = plan.Target()
 	servers, err := s.loadMCPServers(ctx)
 	if err != nil {
+		return err
+	}
+	if servers, err = s.armBeacon(ctx, servers); err != nil {
 		return err
 	}
 	env, err := s.meter.arm(ctx, cfg.Command, s.target, s.verification)
@@ -387,7 +397,11 @@ func (s *Session) deliverable(servers []domain.MCPServer) {
 		s.lower(domain.CapToolServers)
 	}
 	s.servers = kept
-	s.stream.serveTools(len(kept) > 0)
+	operators := len(kept)
+	if s.beacon != nil {
+		operators-- // the beacon serves no tool
+	}
+	s.stream.serveTools(operators > 0)
 }
 
 // agentInfo turns the handshake into the domain's record.
@@ -560,6 +574,9 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	if notice, ok := caps.Notice(); first && ok {
 		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: notice})
 		s.stream.noticed(s.clock.Now(), notice)
+	}
+	if notice := s.toolServerNotice(); first && notice != "" {
+		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: notice})
 	}
 
 	var res domain.TurnResult

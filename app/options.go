@@ -59,6 +59,11 @@ type Options struct {
 	// ReservedMCPName is the server name MCPConfigPath may not declare;
 	// "" means DefaultReservedMCPName.
 	ReservedMCPName string
+	// ToolServerBeacon arms the tool-server confirmation; required when
+	// Config.ConfirmToolServers is set (docs/behaviour.md#tool-server-confirmation).
+	// adapters/mcpbeacon implements it; its Options.Command re-executes
+	// the beacon (the CLI: its own executable and "mcp-beacon").
+	ToolServerBeacon ports.ToolServerBeacon
 	// MeasurementSources may measure the runtime's token usage; the first
 	// that claims a local launch is used (docs/behaviour.md#token-accounting).
 	MeasurementSources []ports.MeasurementSource

@@ -37,6 +37,10 @@ type ProbeReport struct {
 	TeardownMethod string `json:"teardown_method"`
 	// Capabilities is the capability record a session would start with.
 	Capabilities domain.Capabilities `json:"capabilities"`
+	// ToolServers is the verdict of the tool-server confirmation, when
+	// Config.ConfirmToolServers asked for it (the probe then creates a
+	// session, docs/behaviour.md#tool-server-confirmation); nil otherwise.
+	ToolServers *domain.ToolServerCheck `json:"tool_servers,omitempty"`
 	// Agent is the whole handshake record in the domain's terms.
 	Agent domain.AgentInfo `json:"agent"`
 	// ClaimedBy names the measurement source that would claim the command
@@ -76,7 +80,9 @@ type ProbeAuthMethod struct {
 // Probe starts the runtime, performs the handshake and the negative
 // control, reports what the runtime advertises, and stops it through the
 // normal teardown. It creates no session, so nothing is stored on the
-// runtime's side.
+// runtime's side, unless Config.ConfirmToolServers asks for the tool-server
+// confirmation: servers are declared on session/new only, so the probe
+// then creates one session and waits for the verdict.
 func Probe(ctx context.Context, opts Options) (ProbeReport, error) {
 	opts.withDefaults()
 	if err := checkOptions(opts); err != nil {
@@ -91,6 +97,10 @@ func Probe(ctx context.Context, opts Options) (ProbeReport, error) {
 	}
 	c := &continuation{client: s.client, clock: s.clock, log: s.log, stream: s.stream, readTimeout: opts.Config.EffectiveReadTimeout()}
 	control := c.negativeControl(ctx)
+	if err := s.probeToolServers(ctx); err != nil {
+		s.fail(ctx, err)
+		return ProbeReport{}, err
+	}
 	a := s.agent
 	adv := a.Advertised
 	r := ProbeReport{
@@ -106,6 +116,7 @@ func Probe(ctx context.Context, opts Options) (ProbeReport, error) {
 		TeardownMethod:      s.closeMethod,
 		Capabilities:        s.Capabilities(),
 		Agent:               a,
+		ToolServers:         a.ToolServers,
 	}
 	if !s.target.Remote() {
 		for _, src := range opts.MeasurementSources {
@@ -126,4 +137,16 @@ func Probe(ctx context.Context, opts Options) (ProbeReport, error) {
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.Config.StopGrace+10*time.Second)
 	defer cancel()
 	return r, s.Stop(stopCtx)
+}
+
+// probeToolServers creates the session the tool-server confirmation needs
+// and waits for its verdict; nothing when the beacon is not armed.
+func (s *Session) probeToolServers(ctx context.Context) error {
+	if s.beacon == nil {
+		return nil
+	}
+	if err := s.createSession(ctx); err != nil {
+		return err
+	}
+	return s.confirmToolServers(ctx)
 }

@@ -69,6 +69,7 @@ func (s *Session) Stop(ctx context.Context) error {
 // teardown runs the order. The grace's end is deadline; every step is
 // bounded on its own, so teardown ends however the runtime behaves.
 func (s *Session) teardown(deadline time.Time) error {
+	defer s.releaseBeacon() // after the runtime's tree is gone
 	if s.proc == nil {
 		return nil
 	}

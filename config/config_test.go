@@ -272,7 +272,7 @@ func TestParseChecks(t *testing.T) {
 		{"unknown agent key", []string{"agent:", cmd, "  turn_timout_ms: 5"}, []domain.Finding{
 			warnF("config.unknown_key", "agent.turn_timout_ms: the agent block has no such key; it is ignored (line 4)")}},
 		{"unknown acp key", []string{"agent:", cmd, "agent-client-protocol:", "  model: gemini-2.5-pro"}, []domain.Finding{
-			warnF("config.unknown_key", `agent-client-protocol.model: agent kind "agent-client-protocol" reads no such key (it reads mcp_config only; runtime settings belong in agent.command); it is ignored (line 5)`)}},
+			warnF("config.unknown_key", `agent-client-protocol.model: agent kind "agent-client-protocol" reads no such key (it reads mcp_config and confirm_tool_servers[_timeout_ms] only; runtime settings belong in agent.command); it is ignored (line 5)`)}},
 		{"unknown worker key", []string{"agent:", cmd, "worker:", "  hosts: [a]"}, []domain.Finding{
 			warnF("config.unknown_key", "worker.hosts: the worker block has no such key; it is ignored (line 5)")}},
 		{"unknown top-level keys are the orchestrator's", []string{"agent:", cmd, "polling: {interval_ms: 1}", "whatever: [1]"}, nil},

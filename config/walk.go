@@ -160,9 +160,15 @@ func (l *loader) acpKey(path string, e kv) {
 		}
 	case "effort":
 		c.Effort = effortText(resolve(e.val))
+	case "confirm_tool_servers":
+		if v, err := l.boolean(path, e.val); err == nil {
+			c.ConfirmToolServers = v
+		}
+	case "confirm_tool_servers_timeout_ms":
+		l.millis(path, e.val, &c.ConfirmToolServersTimeout)
 	default:
 		l.add(domain.SeverityWarning, CheckUnknownKey, path, e.at,
-			"agent kind %q reads no such key (it reads mcp_config only; runtime settings belong in agent.command); it is ignored",
+			"agent kind %q reads no such key (it reads mcp_config and confirm_tool_servers[_timeout_ms] only; runtime settings belong in agent.command); it is ignored",
 			domain.AgentKindACP)
 	}
 }
@@ -228,6 +234,20 @@ func (l *loader) command(path string, n *yaml.Node) {
 	default:
 		l.wrongType(path, n, "a string or a list of strings")
 	}
+}
+
+// boolean reads a YAML boolean; null is false.
+func (l *loader) boolean(path string, n *yaml.Node) (bool, error) {
+	n = resolve(n)
+	if isNull(n) {
+		return false, nil
+	}
+	var v bool
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&v) != nil {
+		l.wrongType(path, n, "a boolean")
+		return false, errNotRead
+	}
+	return v, nil
 }
 
 func (l *loader) str(path string, n *yaml.Node) (string, error) {

@@ -15,6 +15,10 @@ type AgentInfo struct {
 	ProtocolVersion int `json:"protocol_version"`
 	// Advertised is what the runtime advertised.
 	Advertised Advertised `json:"advertised"`
+	// ToolServers is the verdict of the tool-server confirmation; nil
+	// when the session did not ask for it or delivers no servers
+	// (docs/behaviour.md#tool-server-confirmation).
+	ToolServers *ToolServerCheck `json:"tool_servers,omitempty"`
 }
 
 // Advertised is the capability set a runtime advertised in its handshake.

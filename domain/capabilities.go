@@ -78,7 +78,8 @@ func (l capLevel) state() CapabilityState {
 // ever lowered. It is a value type; the zero value has every entry at
 // CapProtocol.
 type Capabilities struct {
-	levels [len(capabilityOrder)]capLevel
+	levels    [len(capabilityOrder)]capLevel
+	confirmed [len(capabilityOrder)]bool
 }
 
 // capIndex returns the position of label in the fixed order.
@@ -116,7 +117,27 @@ func (c *Capabilities) Lower(label CapabilityLabel) (changed bool) {
 		return false
 	}
 	c.levels[i] = levelGap
+	c.confirmed[i] = false
 	return true
+}
+
+// Confirm records that the entry was observed to work, not only assumed
+// (the tool-server confirmation, docs/behaviour.md#tool-server-confirmation),
+// and reports whether it did. An entry at gap cannot be confirmed; lowering
+// an entry clears its confirmation.
+func (c *Capabilities) Confirm(label CapabilityLabel) bool {
+	i, ok := capIndex(label)
+	if !ok || c.levels[i] == levelGap {
+		return false
+	}
+	c.confirmed[i] = true
+	return true
+}
+
+// Confirmed reports whether the entry was confirmed (see Confirm).
+func (c Capabilities) Confirmed(label CapabilityLabel) bool {
+	i, ok := capIndex(label)
+	return ok && c.confirmed[i]
 }
 
 // State returns the entry's state, or "" for an unknown label.
@@ -156,16 +177,17 @@ func (c Capabilities) Notice() (string, bool) {
 
 // capabilityEntry is the JSON shape of one entry.
 type capabilityEntry struct {
-	Label CapabilityLabel `json:"label"`
-	State CapabilityState `json:"state"`
+	Label     CapabilityLabel `json:"label"`
+	State     CapabilityState `json:"state"`
+	Confirmed bool            `json:"confirmed,omitempty"`
 }
 
 // MarshalJSON encodes the record as [{"label":...,"state":...}, ...] in the
-// fixed order.
+// fixed order; a confirmed entry carries "confirmed":true.
 func (c Capabilities) MarshalJSON() ([]byte, error) {
 	entries := make([]capabilityEntry, len(capabilityOrder))
 	for i, l := range capabilityOrder {
-		entries[i] = capabilityEntry{Label: l, State: c.levels[i].state()}
+		entries[i] = capabilityEntry{Label: l, State: c.levels[i].state(), Confirmed: c.confirmed[i]}
 	}
 	return json.Marshal(entries)
 }

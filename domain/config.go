@@ -82,6 +82,15 @@ type Config struct {
 	// null). This kind passes no reasoning level to its runtime, so any
 	// non-empty value draws CheckEffortNotForwarded and is otherwise unused.
 	Effort string
+	// ConfirmToolServers is agent-client-protocol.confirm_tool_servers:
+	// declare acpdrive's own beacon beside the session's MCP servers and
+	// lower "tool servers" when the runtime does not start it
+	// (docs/behaviour.md#tool-server-confirmation).
+	ConfirmToolServers bool
+	// ConfirmToolServersTimeout is
+	// agent-client-protocol.confirm_tool_servers_timeout_ms, the bound of
+	// the confirmation; see EffectiveConfirmToolServersTimeout.
+	ConfirmToolServersTimeout time.Duration
 	// TokenRatesPriced reports whether the front matter's token_rates block
 	// prices this agent kind (has an entry keyed "agent-client-protocol").
 	TokenRatesPriced bool
@@ -117,6 +126,15 @@ func (c Config) EffectiveReadTimeout() time.Duration {
 		return FallbackReadTimeout
 	}
 	return c.ReadTimeout
+}
+
+// EffectiveConfirmToolServersTimeout returns ConfirmToolServersTimeout,
+// or DefaultConfirmToolServersTimeout when it is not positive.
+func (c Config) EffectiveConfirmToolServersTimeout() time.Duration {
+	if c.ConfirmToolServersTimeout <= 0 {
+		return DefaultConfirmToolServersTimeout
+	}
+	return c.ConfirmToolServersTimeout
 }
 
 // InitializeTimeout returns the bound of the initialize call:

@@ -2,8 +2,9 @@
 // reaches the outside world: a Launcher that prepares a Plan that starts a
 // Process (a local process, the ssh binary, a native SSH channel), the
 // MeasurementSource a vendor adds to read a runtime's token usage, the
-// MCPSource that reads tool-server declarations, the Clock, and the
-// Observer that receives a session's events (with SessionObserver, one
+// MCPSource that reads tool-server declarations, the ToolServerBeacon
+// that confirms the runtime starts them, the Clock, and the Observer that
+// receives a session's events (with SessionObserver, one
 // SessionObservation per session: its steps, notices and turns).
 //
 // Adapters (and vendors) implement these interfaces; app consumes them.
@@ -11,4 +12,4 @@
 // github.com/golang/mock can generate the mocks in ports/mocks.
 package ports
 
-//go:generate mockgen -destination=mocks/mocks.go -package=mocks github.com/acpdrive/acpdrive/ports Launcher,Plan,Process,Clock,MeasurementSource,Measurement,MCPSource,Observer,SessionObserver,SessionObservation
+//go:generate mockgen -destination=mocks/mocks.go -package=mocks github.com/acpdrive/acpdrive/ports Launcher,Plan,Process,Clock,MeasurementSource,Measurement,MCPSource,Observer,SessionObserver,SessionObservation,ToolServerBeacon,ArmedBeacon

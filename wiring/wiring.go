@@ -20,6 +20,7 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/gemini_measure"
 	"github.com/acpdrive/acpdrive/adapters/localexec"
 	"github.com/acpdrive/acpdrive/adapters/mcp"
+	"github.com/acpdrive/acpdrive/adapters/mcpbeacon"
 	"github.com/acpdrive/acpdrive/adapters/sshexec"
 	"github.com/acpdrive/acpdrive/adapters/sshexec/native"
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
@@ -36,6 +37,7 @@ type Deps struct {
 	Clock              ports.Clock
 	Logger             *slog.Logger
 	MCPSource          ports.MCPSource
+	ToolServerBeacon   ports.ToolServerBeacon
 	Creations          app.CreationStore
 	MeasurementSources []ports.MeasurementSource `group:"measurement_sources"`
 	Observers          []ports.Observer          `group:"observers"`
@@ -45,6 +47,7 @@ type Deps struct {
 func (d Deps) Apply(o *app.Options) {
 	o.Launcher, o.Clock, o.Logger = d.Launcher, d.Clock, d.Logger
 	o.MCPSource, o.Creations = d.MCPSource, d.Creations
+	o.ToolServerBeacon = d.ToolServerBeacon
 	o.MeasurementSources = d.MeasurementSources
 	o.Observers = d.Observers
 }
@@ -54,16 +57,23 @@ type LocalSettings struct {
 	// Contain makes teardown reach descendants that left the runtime's
 	// process group (adapters/localexec, Options.Contain).
 	Contain bool
+	// BeaconCommand re-executes the tool-server beacon
+	// (adapters/mcpbeacon, Options.Command): the CLI passes its own
+	// executable and "mcp-beacon". Empty: a session that asks for the
+	// confirmation fails to start.
+	BeaconCommand []string
 }
 
 // LocalModule provides the local-process transport, the system clock,
-// the MCP source and the process-wide creation store. It expects a
+// the MCP source, the tool-server beacon and the process-wide creation
+// store. It expects a
 // *slog.Logger and LocalSettings to be supplied.
 var LocalModule = fx.Module("acpdrive_local",
 	fx.Provide(
 		NewLocalLauncher,
 		NewSystemClock,
 		NewMCPSource,
+		NewToolServerBeacon,
 		NewCreationStore,
 	),
 )
@@ -99,6 +109,11 @@ func Observer(constructor any) fx.Option {
 // NewMCPSource builds the MCP configuration reader.
 func NewMCPSource(logger *slog.Logger) ports.MCPSource {
 	return mcp.New(mcp.Options{Logger: logger})
+}
+
+// NewToolServerBeacon builds the tool-server confirmation's beacon.
+func NewToolServerBeacon(logger *slog.Logger, s LocalSettings) ports.ToolServerBeacon {
+	return mcpbeacon.New(mcpbeacon.Options{Command: s.BeaconCommand, Logger: logger})
 }
 
 // NewLocalLauncher builds the local-process launcher.

@@ -14,11 +14,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/acpdrive/acpdrive/internal/mcpstarter"
 	"github.com/acpdrive/acpdrive/internal/proctest"
 	"github.com/acpdrive/acpdrive/internal/testbin"
 )
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == mcpstarter.Subcommand {
+		// This test binary is the fake runtime that starts the declared
+		// stdio servers (the tool-server confirmation tests).
+		os.Exit(mcpstarter.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	code := m.Run()
 	testbin.Cleanup()
 	os.Exit(code)

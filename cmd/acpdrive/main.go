@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/acpdrive/acpdrive/adapters/mcpbeacon"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/refagent"
 )
@@ -46,6 +47,10 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return refagent.Main(ctx, args[1:], stdin, stdout, stderr)
 	case "probe":
 		return probeCommand(ctx, args[1:], stdout, stderr)
+	case mcpbeacon.SubcommandName:
+		// Hidden: the tool-server beacon a runtime starts as an MCP server
+		// (docs/behaviour.md#tool-server-confirmation).
+		return mcpbeacon.Main(ctx, args[1:], stdin, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "acpdrive %s\n", app.Version)
 		return exitOK

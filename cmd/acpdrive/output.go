@@ -57,6 +57,10 @@ type runResultLine struct {
 	Stopped string `json:"stopped,omitempty"`
 	// Notice is a closing remark (the ceiling could not bound the run).
 	Notice string `json:"notice,omitempty"`
+	// ToolServers is the tool-server confirmation's verdict, present
+	// when --confirm-tool-servers asked for it on a local launch
+	// (docs/behaviour.md#tool-server-confirmation).
+	ToolServers *domain.ToolServerCheck `json:"tool_servers,omitempty"`
 }
 
 // printer renders a run either as JSON lines or for a person.
@@ -266,7 +270,8 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 	}
 	if p.json {
 		line := runResultLine{Type: "run_result", SessionID: sess.ID(), AgentPID: sess.PID(), CapabilityGaps: gaps, Turns: turns,
-			Host: p.host, Survivors: survivors, MeasuredTurns: end.budget.Measured, Stopped: end.stopped, Notice: end.notice}
+			Host: p.host, Survivors: survivors, MeasuredTurns: end.budget.Measured, Stopped: end.stopped, Notice: end.notice,
+			ToolServers: sess.AgentInfo().ToolServers}
 		if end.budget.Measured > 0 {
 			used := end.budget.Used
 			line.Usage = &used
@@ -281,6 +286,9 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 	}
 	if len(gaps) > 0 {
 		fmt.Fprintf(p.out, "; capability gaps: %s", strings.Join(gaps, ", "))
+	}
+	if c := sess.AgentInfo().ToolServers; c != nil {
+		fmt.Fprintf(p.out, "; tool servers: %s", toolServersText(c))
 	}
 	if end.budget.Measured > 0 {
 		used := end.budget.Used
@@ -307,4 +315,16 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// toolServersText is the tool-server confirmation's verdict for a person.
+func toolServersText(c *domain.ToolServerCheck) string {
+	bound := time.Duration(c.BoundMS) * time.Millisecond
+	switch {
+	case c.Confirmed && c.MCPClient != "":
+		return "confirmed (the runtime's MCP client " + c.MCPClient + " initialized the beacon)"
+	case c.Confirmed:
+		return "confirmed"
+	}
+	return "not confirmed within " + bound.String()
 }

@@ -39,7 +39,7 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "acpdrive probe: %v\n", err)
 		return exitUsage
 	}
-	deps, err := wiring.Resolve(logger, wiring.LocalSettings{Contain: true})
+	deps, err := wiring.Resolve(logger, localSettings())
 	if err != nil {
 		fmt.Fprintf(stderr, "acpdrive probe: %v\n", err)
 		return exitUsage
@@ -98,8 +98,15 @@ func printProbe(w io.Writer, r app.ProbeReport) {
 	row("teardown", teardown)
 	row("measurement (claim)", orNone(r.ClaimedBy))
 	row("measurement (handshake)", orNone(r.MeasuredBy))
+	if r.ToolServers != nil {
+		row("tool servers (confirmation)", toolServersText(r.ToolServers))
+	}
 	for _, label := range domain.CapabilityOrder {
-		row("capability: "+string(label), string(r.Capabilities.State(label)))
+		state := string(r.Capabilities.State(label))
+		if r.Capabilities.Confirmed(label) {
+			state += " (confirmed)"
+		}
+		row("capability: "+string(label), state)
 	}
 	_ = tw.Flush()
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpdrive/acpdrive/adapters/mcpbeacon"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/config"
 	"github.com/acpdrive/acpdrive/domain"
@@ -36,6 +37,9 @@ type runFlags struct {
 	workflow         string
 	maxTokens        int64
 	noMeasure        bool
+
+	confirmToolServers        bool
+	confirmToolServersTimeout time.Duration
 
 	sshHosts     []string
 	sshTransport string
@@ -62,6 +66,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	})
 	fs.StringVar(&f.sshTransport, "ssh-transport", "openssh", "SSH transport: openssh (the ssh binary) or native")
 	fs.StringVar(&f.sshConfig, "ssh-config", "", "an alternate ssh client config `FILE` (ssh -F)")
+	fs.BoolVar(&f.confirmToolServers, "confirm-tool-servers", false, "declare acpdrive's own beacon beside the MCP servers and report whether the runtime starts it (agent-client-protocol.confirm_tool_servers)")
+	fs.DurationVar(&f.confirmToolServersTimeout, "confirm-tool-servers-timeout", domain.DefaultConfirmToolServersTimeout, "how long after the session is created the runtime has to start the beacon")
 	fs.StringVar(&f.logLevel, "log-level", "", "write structured logs to stderr at this level (debug, info, warn, error)")
 }
 
@@ -162,11 +168,13 @@ func (f runFlags) config() (domain.Config, error) {
 		cfg.Command = []string{exe, "agent"}
 	}
 	for name, apply := range map[string]func(){
-		"read-timeout":  func() { cfg.ReadTimeout = f.readTimeout },
-		"turn-timeout":  func() { cfg.TurnTimeout = f.turnTimeout },
-		"stall-timeout": func() { cfg.StallTimeout = f.stallTimeout },
-		"stop-grace":    func() { cfg.StopGrace = f.stopGrace },
-		"max-tokens":    func() { cfg.MaxTokens = f.maxTokens },
+		"read-timeout":                 func() { cfg.ReadTimeout = f.readTimeout },
+		"turn-timeout":                 func() { cfg.TurnTimeout = f.turnTimeout },
+		"stall-timeout":                func() { cfg.StallTimeout = f.stallTimeout },
+		"stop-grace":                   func() { cfg.StopGrace = f.stopGrace },
+		"max-tokens":                   func() { cfg.MaxTokens = f.maxTokens },
+		"confirm-tool-servers":         func() { cfg.ConfirmToolServers = f.confirmToolServers },
+		"confirm-tool-servers-timeout": func() { cfg.ConfirmToolServersTimeout = f.confirmToolServersTimeout },
 	} {
 		if f.workflow == "" || f.set[name] {
 			apply()
@@ -241,7 +249,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	defer tel.shutdown(stderr)
-	deps, err := wiring.Resolve(logger, wiring.LocalSettings{Contain: true}, tel.options()...)
+	deps, err := wiring.Resolve(logger, localSettings(), tel.options()...)
 	if err != nil {
 		fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
 		return exitUsage
@@ -361,4 +369,15 @@ func startOnHosts(ctx context.Context, sigs <-chan os.Signal, opts app.Options, 
 		}
 	}
 	return nil, "", lastErr
+}
+
+// localSettings are the CLI's local settings: containment, and the
+// tool-server beacon re-executed as this very binary's hidden
+// "mcp-beacon" subcommand (docs/behaviour.md#tool-server-confirmation).
+func localSettings() wiring.LocalSettings {
+	s := wiring.LocalSettings{Contain: true}
+	if exe, err := os.Executable(); err == nil {
+		s.BeaconCommand = []string{exe, mcpbeacon.SubcommandName}
+	}
+	return s
 }

@@ -635,6 +635,9 @@ type runResultLine struct {
 	Turns          int           `json:"turns"`
 	Usage          *domain.Usage `json:"usage"`
 	MeasuredTurns  int           `json:"measured_turns"`
+	// ToolServers is the tool-server confirmation's verdict
+	// (--confirm-tool-servers; see confirm_helpers_test.go).
+	ToolServers *domain.ToolServerCheck `json:"tool_servers"`
 }
 
 type startupFailedLine struct {

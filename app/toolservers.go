@@ -1,0 +1,98 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/acpdrive/acpdrive/domain"
+)
+
+// armBeacon arms the tool-server confirmation when the configuration asks
+// for it (docs/behaviour.md#tool-server-confirmation) and returns the
+// servers to declare: the operator's, then the beacon. A remote launch and
+// a verification session declare no beacon; an operator file that already
+// declares the beacon's name fails the start.
+func (s *Session) armBeacon(ctx context.Context, servers []domain.MCPServer) ([]domain.MCPServer, error) {
+	if !s.opts.Config.ConfirmToolServers || s.verification {
+		return servers, nil
+	}
+	if s.target.Remote() {
+		s.log.Info("a remote launch delivers no MCP servers; no tool-server beacon is declared", "host", s.target.Host)
+		return servers, nil
+	}
+	for _, srv := range servers {
+		if srv.Name == domain.BeaconServerName {
+			return nil, domain.NewError(domain.KindResponseError,
+				fmt.Sprintf("%s%s: declares a server named %q, a name reserved for the tool-server beacon", domain.MsgMCPParsePrefix, s.opts.MCPConfigPath, srv.Name))
+		}
+	}
+	b, err := s.opts.ToolServerBeacon.Arm(ctx)
+	if err != nil {
+		return nil, keepKind(err, msgBeaconArm+": "+err.Error())
+	}
+	s.beacon = b
+	return append(append([]domain.MCPServer{}, servers...), b.Server()), nil
+}
+
+// msgBeaconArm is the message of a start that could not arm the beacon.
+const msgBeaconArm = "could not arm the tool-server beacon"
+
+// confirmToolServers waits, after the session was created or continued,
+// for the runtime to complete MCP initialize with the beacon, at most the
+// configured bound. Confirmed: "tool servers" is marked confirmed. Not
+// within the bound, or the runtime's stream ended first: it is lowered,
+// and the first turn carries the notice saying why. Only a cancelled ctx
+// fails the start.
+func (s *Session) confirmToolServers(ctx context.Context) error {
+	if s.beacon == nil {
+		return nil
+	}
+	bound := s.opts.Config.EffectiveConfirmToolServersTimeout()
+	check := &domain.ToolServerCheck{BoundMS: bound.Milliseconds()}
+	began := s.clock.Now()
+	select {
+	case <-s.beacon.Initialized():
+	case <-s.clock.After(bound):
+	case <-s.conn.Done(): // the runtime is gone: nothing will start the beacon now
+	case <-ctx.Done():
+		return domain.WrapError(domain.KindTurnCancelled, msgStartCancelled, ctx.Err())
+	}
+	if isDone(s.beacon.Initialized()) {
+		check.Confirmed = true
+		check.MCPClient = s.beacon.MCPClient()
+		s.mu.Lock()
+		s.caps.Confirm(domain.CapToolServers)
+		s.mu.Unlock()
+		s.log.Info("tool servers confirmed", "mcp_client", check.MCPClient, "bound", bound, "waited", s.clock.Now().Sub(began))
+	} else {
+		check.Reason = domain.ToolServersNotConfirmed(bound)
+		s.lower(domain.CapToolServers)
+		s.log.Warn("tool servers not confirmed", "bound", bound)
+	}
+	s.agent.ToolServers = check
+	return nil
+}
+
+// toolServerNotice is the notice of a confirmation that failed, "" when
+// there is none.
+func (s *Session) toolServerNotice() string {
+	if c := s.agent.ToolServers; c != nil && !c.Confirmed {
+		return c.Reason
+	}
+	return ""
+}
+
+// releaseBeacon releases the beacon at teardown. A beacon that reported
+// only after the bound is logged: the verdict stands (a capability is never
+// raised).
+func (s *Session) releaseBeacon() {
+	if s.beacon == nil {
+		return
+	}
+	if c := s.agent.ToolServers; c != nil && !c.Confirmed && isDone(s.beacon.Initialized()) {
+		s.log.Info("the tool-server beacon was initialized after the bound; the verdict stands", "mcp_client", s.beacon.MCPClient())
+	}
+	if err := s.beacon.Release(); err != nil {
+		s.log.Debug("could not release the tool-server beacon", "error", err)
+	}
+}
