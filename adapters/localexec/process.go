@@ -40,6 +40,8 @@ const (
 	// reapBound is how long Release waits for the reaper. Release runs
 	// after Kill, so the child is dead or about to be reaped.
 	reapBound = time.Second
+	// stderrReadSize is the stderr copier's read buffer.
+	stderrReadSize = 1 << 10
 	// maxLoggedStderrLine caps one standard-error line logged at Debug.
 	maxLoggedStderrLine = 1 << 10
 )
@@ -234,8 +236,19 @@ func (p *process) copyStderr() {
 		w = io.MultiWriter(&p.tail, lines)
 	}
 	// The copy ends with end of file or with the error a closed read end
-	// reports; either way there is nothing more to keep.
-	_, _ = io.Copy(w, p.stderr)
+	// reports; either way there is nothing more to keep. Its buffer is
+	// small and its own: io.Copy would take os.File's 32 KiB one, held by
+	// every idle session while the read waits.
+	buf := make([]byte, stderrReadSize)
+	for {
+		n, err := p.stderr.Read(buf)
+		if n > 0 {
+			_, _ = w.Write(buf[:n])
+		}
+		if err != nil {
+			break
+		}
+	}
 	if lines != nil {
 		lines.flush()
 	}
