@@ -58,14 +58,16 @@ func noteLeader(pid int) {
 	liveLeaders.mu.Unlock()
 }
 
-// forgetLeader drops a leader about to be reaped: while it is a zombie
-// its PID cannot name another process.
-func forgetLeader(pid int) {
+// forgetLeader drops a leader as reap reaps it, both under the lock, so
+// that no walk ever takes a PID reused after the reap for a leader (reap
+// is a wait that returns at once: the leader is a zombie).
+func forgetLeader(pid int, reap func()) {
 	liveLeaders.mu.Lock()
+	defer liveLeaders.mu.Unlock()
+	reap()
 	if liveLeaders.pid[pid]--; liveLeaders.pid[pid] <= 0 {
 		delete(liveLeaders.pid, pid)
 	}
-	liveLeaders.mu.Unlock()
 }
 
 // otherThanLeaders returns the PIDs of pids that lead no session of this

@@ -29,8 +29,8 @@ func (*tree) signal(sigKind, func(int) bool) ([]domain.Survivor, bool, error) {
 // noteLeader records nothing here: no tree is walked.
 func noteLeader(int) {}
 
-// forgetLeader forgets nothing here.
-func forgetLeader(int) {}
+// forgetLeader only reaps here.
+func forgetLeader(_ int, reap func()) { reap() }
 
 func (*tree) walks() bool { return false }
 

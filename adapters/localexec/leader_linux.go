@@ -68,39 +68,39 @@ func newLeader(proc *os.Process, pidfd *int) *leader {
 }
 
 // wait blocks until the leader has exited, reaps it and says how it
-// ended, calling beforeReap just before the reap, while the PID still
-// names the leader (after it, without a pidfd). It closes the pidfd once the leader is reaped: a signal after
-// that reaches nothing.
-func (l *leader) wait(beforeReap func()) domain.ExitStatus {
-	if l.fd != nil {
-		defer l.release()
-	}
+// ended. The reap runs inside forget (see forgetLeader); without a pidfd,
+// os.Process.Wait reaps as it returns and forget follows it. It closes
+// the pidfd once the leader is reaped: a signal after that reaches
+// nothing.
+func (l *leader) wait(forget func(reap func())) domain.ExitStatus {
 	if l.fd == nil {
 		state, err := l.proc.Wait()
-		beforeReap()
+		forget(func() {})
 		if err != nil {
 			return domain.ExitStatus{Exited: true, Code: -1, Message: "wait failed: " + err.Error()}
 		}
 		return domain.ExitStatus{Exited: true, Code: state.ExitCode(), Signal: exitSignal(state)}
 	}
-	err := l.awaitExit()
-	beforeReap()
-	if err != nil {
+	defer l.release()
+	if err := l.awaitExit(); err != nil {
+		forget(func() {})
 		return domain.ExitStatus{Exited: true, Code: -1, Message: "wait failed: " + err.Error()}
 	}
 	// The pidfd is readable: the whole thread group has exited and the
 	// leader is a zombie, so this wait returns at once. It waits by PID,
 	// which cannot be reused before this very wait reaps it.
 	var ws unix.WaitStatus
-	for {
-		_, err := unix.Wait4(l.pid, &ws, 0, nil)
-		if errors.Is(err, unix.EINTR) {
-			continue
+	var werr error
+	forget(func() {
+		for {
+			_, werr = unix.Wait4(l.pid, &ws, 0, nil)
+			if !errors.Is(werr, unix.EINTR) {
+				return
+			}
 		}
-		if err != nil {
-			return domain.ExitStatus{Exited: true, Code: -1, Message: "wait failed: " + err.Error()}
-		}
-		break
+	})
+	if werr != nil {
+		return domain.ExitStatus{Exited: true, Code: -1, Message: "wait failed: " + werr.Error()}
 	}
 	return waitStatusExit(syscall.WaitStatus(ws))
 }

@@ -25,11 +25,11 @@ func requestLeaderHandle(*syscall.SysProcAttr) *int { return nil }
 func newLeader(proc *os.Process, _ *int) *leader { return &leader{pid: proc.Pid, proc: proc} }
 
 // wait blocks until the leader has exited, reaps it and says how it
-// ended, calling beforeReap just before the reap (while the PID still
-// names the leader) or, where the wait reaps as it returns, just after.
-func (l *leader) wait(beforeReap func()) domain.ExitStatus {
+// ended. Its Wait reaps as it returns, so forget gets a reap that has
+// nothing left to do.
+func (l *leader) wait(forget func(reap func())) domain.ExitStatus {
 	state, err := l.proc.Wait()
-	beforeReap()
+	forget(func() {})
 	if err != nil {
 		return domain.ExitStatus{Exited: true, Code: -1, Message: "wait failed: " + err.Error()}
 	}

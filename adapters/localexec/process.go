@@ -218,7 +218,7 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 // reap waits for the direct child, records how it ended and closes exited.
 func (p *process) reap() {
 	defer close(p.reaperDone)
-	st := p.leader.wait(func() { forgetLeader(p.pid) })
+	st := p.leader.wait(func(reap func()) { forgetLeader(p.pid, reap) })
 	p.mu.Lock()
 	p.exit = st
 	p.mu.Unlock()
