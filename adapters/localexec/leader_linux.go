@@ -5,6 +5,7 @@ package localexec
 import (
 	"errors"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 
@@ -165,4 +166,26 @@ func waitStatusExit(ws syscall.WaitStatus) domain.ExitStatus {
 		st.Signal = ws.Signal().String()
 	}
 	return st
+}
+
+// startOffMainThread runs start, which forks the leader, on a thread
+// other than the main one. Orphans are reparented to this process's main
+// thread (see orphanCandidates), so a walk lists only that thread's
+// children; a leader forked there would cost every other session's walk
+// a little. A goroutine on the main thread stays locked there while a
+// goroutine of its own forks: a locked thread runs nothing else, so that
+// goroutine runs on another thread, to which it locks itself for the fork.
+func startOffMainThread(start func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if !pidfdUsable() || unix.Gettid() != unix.Getpid() {
+		return start()
+	}
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		done <- start()
+	}()
+	return <-done
 }

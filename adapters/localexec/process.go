@@ -167,7 +167,7 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 		Stderr:      errW,
 		SysProcAttr: attr,
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startOffMainThread(cmd.Start); err != nil {
 		closeAll()
 		return nil, domain.WrapError(domain.KindPortExit, msgStartFailed, err)
 	}
