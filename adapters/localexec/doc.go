@@ -46,9 +46,10 @@
 // process that is in the leader's group, carries the tag, was seen as a
 // member before (same PID and start time), or descends by parent PID from
 // any of those. The tree is found from its own processes, never by reading
-// the whole process table: the leader, the members last seen, this
-// process's children that lead no other session (the orphans the
-// subreaper inherits), and the descendants of every member, listed by
+// the whole process table: the leader, the members last seen, the
+// children of this process's main thread that lead no other session (the
+// kernel reparents the subreaper's orphans there; leaders are forked on
+// other threads), and the descendants of every member, listed by
 // /proc/<pid>/task/<tid>/children; only when this process could not
 // become the subreaper, or the kernel does not list children, is the
 // whole table read instead. Each is signalled through a pidfd checked
@@ -59,7 +60,9 @@
 // sessions' reapers are waiting for), and runs another round while such a
 // zombie is about to become reapable.
 //
-// Limits: a descendant that both scrubs or replaces its environment and
+// Limits: a process the leader itself creates with CLONE_PARENT is this
+// process's child on the leader's thread, so a walk reaches it through the
+// group only; a descendant that both scrubs or replaces its environment and
 // leaves the group escapes containment unless a scan saw it while its
 // parent chain still led to the runtime (Terminate's scan, run while the
 // leader is usually alive, is what catches most double forks); a process
