@@ -169,23 +169,26 @@ func waitStatusExit(ws syscall.WaitStatus) domain.ExitStatus {
 }
 
 // startOffMainThread runs start, which forks the leader, on a thread
-// other than the main one. Orphans are reparented to this process's main
-// thread (see orphanCandidates), so a walk lists only that thread's
-// children; a leader forked there would cost every other session's walk
-// a little. A goroutine on the main thread stays locked there while a
+// other than the main one, as a rule. Orphans are reparented to this
+// process's main thread (see orphanCandidates), so a walk lists only that
+// thread's children, and a leader forked there would lengthen that list.
+// A start that finds itself on the main thread stays locked there while a
 // goroutine of its own forks: a locked thread runs nothing else, so that
-// goroutine runs on another thread, to which it locks itself for the fork.
+// goroutine runs on another thread. Only the main thread is ever held this
+// way, so this costs at most one thread whatever the number of starts; a
+// start that moves to the main thread after the check only lengthens the
+// list by one.
 func startOffMainThread(start func() error) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if !pidfdUsable() || unix.Gettid() != unix.Getpid() {
+	if !pidfdUsable() {
 		return start()
 	}
+	runtime.LockOSThread()
+	if unix.Gettid() != unix.Getpid() {
+		runtime.UnlockOSThread()
+		return start()
+	}
+	defer runtime.UnlockOSThread()
 	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		done <- start()
-	}()
+	go func() { done <- start() }()
 	return <-done
 }
