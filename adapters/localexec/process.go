@@ -171,9 +171,9 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 		closeAll()
 		return nil, domain.WrapError(domain.KindPortExit, msgStartFailed, err)
 	}
+	ld := newLeader(cmd.Process, pidfd)
 	// Platform step after the start (platform_*.go): none on Unix; on
 	// Windows the job assignment and the resume of the suspended child.
-	ld := newLeader(cmd.Process, pidfd)
 	plat, err := startPlatform(ctx, l, cmd)
 	if err != nil {
 		ld.release()
