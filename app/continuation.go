@@ -61,12 +61,15 @@ type CreationStore interface {
 }
 
 // MemoryCreations is the in-memory CreationStore of one process. It keeps
-// only entries younger than the hold can ever need (two minutes), so it
-// stays small however many sessions the process creates. It is safe for
+// only the entries of the latest UTC minute it was told of: a session
+// created in an earlier minute is never held (holdFor), so the store holds
+// at most one minute of creations however many sessions the process
+// creates, and forgetting costs nothing per entry. It is safe for
 // concurrent use.
 type MemoryCreations struct {
-	mu sync.Mutex
-	at map[string]time.Time
+	mu     sync.Mutex
+	minute time.Time // the latest UTC minute an entry was created in
+	at     map[string]time.Time
 }
 
 // NewMemoryCreations returns an empty store.
@@ -74,19 +77,20 @@ func NewMemoryCreations() *MemoryCreations {
 	return &MemoryCreations{at: make(map[string]time.Time)}
 }
 
-// creationKeep is how long MemoryCreations keeps an entry.
-const creationKeep = 2 * time.Minute
-
-// Remember records id and forgets entries older than creationKeep.
+// Remember records id. An entry of a later UTC minute than the store's
+// drops every earlier entry at once.
 func (m *MemoryCreations) Remember(id string, at time.Time) {
+	at = at.UTC()
+	minute := at.Truncate(time.Minute)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for k, t := range m.at {
-		if at.Sub(t) > creationKeep {
-			delete(m.at, k)
+	if minute.After(m.minute) {
+		m.minute = minute
+		if len(m.at) > 0 {
+			m.at = make(map[string]time.Time)
 		}
 	}
-	m.at[id] = at.UTC()
+	m.at[id] = at
 }
 
 // CreatedAt returns when id was created.

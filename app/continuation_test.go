@@ -189,15 +189,55 @@ func TestLoadOfAnEarlierMinuteIsNotHeld(t *testing.T) {
 }
 
 // TestCreatedSessionsAreRemembered: session/new records the creation time
-// in the injected store.
+// in the injected store when the runtime advertises loadSession, and only
+// then: no other session can be loaded.
 func TestCreatedSessionsAreRemembered(t *testing.T) {
 	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		args []string
+		want bool
+	}{
+		{name: "advertises loadSession", args: []string{"--scenario", "load"}, want: true},
+		{name: "advertises no loadSession", want: false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			store := app.NewMemoryCreations()
+			clock := fakeclock.New(epoch)
+			h := start(t, tt.args, withCreations(store), withClock(clock))
+			at, ok := store.CreatedAt(h.sess.ID())
+			require.Equal(t, tt.want, ok)
+			if tt.want {
+				assert.Equal(t, epoch, at)
+			}
+		})
+	}
+}
+
+// TestMemoryCreationsKeepsTheLatestMinute: entries of an earlier UTC minute
+// are dropped once one of a later minute arrives; those of the same minute
+// stay.
+func TestMemoryCreationsKeepsTheLatestMinute(t *testing.T) {
+	t.Parallel()
+	minute := epoch.Truncate(time.Minute)
 	store := app.NewMemoryCreations()
-	clock := fakeclock.New(epoch)
-	h := start(t, nil, withCreations(store), withClock(clock))
-	at, ok := store.CreatedAt(h.sess.ID())
+	store.Remember("a", minute.Add(10*time.Second))
+	store.Remember("b", minute.Add(50*time.Second))
+	assert.Equal(t, 2, store.Len())
+	at, ok := store.CreatedAt("a")
 	require.True(t, ok)
-	assert.Equal(t, epoch, at)
+	assert.Equal(t, minute.Add(10*time.Second), at)
+	store.Remember("c", minute.Add(70*time.Second))
+	assert.Equal(t, 1, store.Len())
+	_, ok = store.CreatedAt("a")
+	assert.False(t, ok, "an entry of an earlier minute is dropped")
+	at, ok = store.CreatedAt("c")
+	require.True(t, ok)
+	assert.Equal(t, minute.Add(70*time.Second), at)
+	store.Remember("d", minute.Add(30*time.Second)) // the clock stepped back
+	_, ok = store.CreatedAt("c")
+	assert.True(t, ok, "an earlier minute drops nothing")
 }
 
 func TestCredentialVerification(t *testing.T) {

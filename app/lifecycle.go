@@ -511,7 +511,9 @@ func (s *Session) createSession(ctx context.Context) error {
 	}
 	s.adopt(resp.SessionID)
 	s.meter.opened(resp.SessionID, false)
-	if s.opts.Creations != nil {
+	if s.opts.Creations != nil && s.agent.Advertised.LoadSession {
+		// Only a runtime that advertises loadSession can be asked to load
+		// it, the one route the hold is for (docs/behaviour.md#continuation).
 		s.opts.Creations.Remember(resp.SessionID, s.clock.Now())
 	}
 	s.log.Info("agent session created", "session_id", resp.SessionID, "agent_pid", s.PID())

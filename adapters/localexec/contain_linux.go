@@ -41,12 +41,60 @@ func enableSubreaper(logger *slog.Logger) {
 	})
 }
 
+// liveLeaders holds the PID of every leader this package started that is
+// not reaped yet, with a count (a PID is reused only after a reap, but the
+// count keeps a late forget harmless). walkTree skips them among this
+// process's children: another session's leader is never a member, so no
+// session reads the /proc entries of the others.
+var liveLeaders = struct {
+	mu  sync.Mutex
+	pid map[int]int
+}{pid: map[int]int{}}
+
+// noteLeader records a started leader.
+func noteLeader(pid int) {
+	liveLeaders.mu.Lock()
+	liveLeaders.pid[pid]++
+	liveLeaders.mu.Unlock()
+}
+
+// forgetLeader drops a leader as reap reaps it, both under the lock, so
+// that no walk ever takes a PID reused after the reap for a leader (reap
+// is a wait that returns at once: the leader is a zombie).
+func forgetLeader(pid int, reap func()) {
+	liveLeaders.mu.Lock()
+	defer liveLeaders.mu.Unlock()
+	reap()
+	if liveLeaders.pid[pid]--; liveLeaders.pid[pid] <= 0 {
+		delete(liveLeaders.pid, pid)
+	}
+}
+
+// otherThanLeaders returns the PIDs of pids that lead no session of this
+// package, keeping own (the caller's leader).
+func otherThanLeaders(pids []int, own int) []int {
+	liveLeaders.mu.Lock()
+	defer liveLeaders.mu.Unlock()
+	out := pids[:0]
+	for _, pid := range pids {
+		if _, ok := liveLeaders.pid[pid]; !ok || pid == own {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
 // tree is the contained process tree of one started runtime: the leader,
 // its process group, its descendants by parent, and every process that
 // carries the runtime's tag. It is safe for concurrent use.
 type tree struct {
 	entry string // treeTagVar=<tag>, as it appears in an environment
 	self  int    // this process, never a member
+	// walk: the tree is found from its own processes and this process's
+	// children (see walkTree) instead of by reading the whole process
+	// table; set when this process is a child subreaper and the kernel
+	// lists children in /proc.
+	walk bool
 
 	mu          sync.Mutex
 	attached    bool
@@ -63,9 +111,11 @@ func newTree(logger *slog.Logger) (*tree, error) {
 		return nil, fmt.Errorf("/proc cannot be read: %w", err)
 	}
 	enableSubreaper(logger)
+	self := os.Getpid()
 	return &tree{
 		entry: treeTagVar + "=" + rand.Text(),
-		self:  os.Getpid(),
+		self:  self,
+		walk:  subreaperErr == nil && childrenListed(self),
 		known: map[int]uint64{},
 	}, nil
 }
@@ -96,7 +146,11 @@ func (t *tree) attach(pid, pgid int) {
 func (t *tree) signal(sig sigKind, spare func(pid int) bool) (live []domain.Survivor, pending bool, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	members, err := t.scan()
+	scan := t.scan
+	if t.walk {
+		scan = t.walkTree
+	}
+	members, err := scan()
 	if err != nil {
 		return nil, false, err
 	}
@@ -141,8 +195,9 @@ func (t *tree) isLeader(m procStat) bool {
 	return t.attached && m.pid == t.leader && m.start == t.leaderStart
 }
 
-// scan reads the process table and returns the members of the tree in
-// PID order, zombies included. A process is a member when it is the
+// scan reads the whole process table and returns the members of the tree
+// in PID order, zombies included; it is the fallback of walkTree, which
+// finds the same members (see there). A process is a member when it is the
 // leader, is in the leader's group, was a member when last seen (same PID
 // and start time), carries the tag, or has a member as its parent. No
 // member is older than the leader, and this process and PID 1 never are.
@@ -193,15 +248,151 @@ func (t *tree) scan() ([]procStat, error) {
 	}
 
 	members := make([]procStat, 0, len(member))
-	known := make(map[int]uint64, len(member))
 	for pid := range member {
-		st := all[pid]
-		members = append(members, st)
-		known[pid] = st.start
+		members = append(members, all[pid])
+	}
+	return t.remember(members), nil
+}
+
+// remember records members as the known ones and returns them in PID
+// order.
+func (t *tree) remember(members []procStat) []procStat {
+	known := make(map[int]uint64, len(members))
+	for _, m := range members {
+		known[m.pid] = m.start
 	}
 	t.known = known
 	slices.SortFunc(members, func(a, b procStat) int { return a.pid - b.pid })
-	return members, nil
+	return members
+}
+
+// walkTree finds the members scan would find by reading only the
+// processes that can be members, so that its cost does not grow with the
+// number of other sessions' processes (docs/behaviour.md#containment).
+// This process being a child subreaper, every process of the tree is the
+// leader, a descendant of a live member, or an orphan reparented to this
+// process. So the candidates are the leader, the members known from the
+// last look, and this process's children that lead no other session;
+// each candidate that is a member by scan's rules (leader, leader's group,
+// known, tag) brings in its descendants, read from
+// /proc/<pid>/task/<tid>/children.
+func (t *tree) walkTree() ([]procStat, error) {
+	kids, err := orphanCandidates(t.self)
+	if err != nil {
+		return nil, fmt.Errorf("localexec: list this process's children: %w", err)
+	}
+	member := map[int]procStat{}
+	var queue []procStat
+	consider := func(pid, parent int) {
+		if pid <= 1 || pid == t.self {
+			return
+		}
+		if _, ok := member[pid]; ok {
+			return
+		}
+		st, ok := readProcStat(pid)
+		if !ok || st.start < t.leaderStart {
+			return // gone while we looked, or older than the runtime
+		}
+		start, seen := t.known[pid]
+		switch {
+		case parent > 0 && st.ppid == parent,
+			t.isLeader(st),
+			t.attached && st.pgrp == t.pgid,
+			seen && start == st.start,
+			!st.gone() && hasEnvEntry(pid, t.entry):
+			member[pid] = st
+			queue = append(queue, st)
+		}
+	}
+	if t.attached {
+		consider(t.leader, 0)
+	}
+	for pid := range t.known {
+		consider(pid, 0)
+	}
+	for _, pid := range otherThanLeaders(kids, t.leader) {
+		consider(pid, 0)
+	}
+	for len(queue) > 0 {
+		st := queue[0]
+		queue = queue[1:]
+		children, err := childrenOf(st.pid)
+		if err != nil {
+			continue // gone while we looked
+		}
+		for _, c := range children {
+			consider(c, st.pid)
+		}
+	}
+	members := make([]procStat, 0, len(member))
+	for _, st := range member {
+		members = append(members, st)
+	}
+	return t.remember(members), nil
+}
+
+// childrenListed reports whether the kernel lists a process's children
+// in /proc/<pid>/task/<tid>/children (CONFIG_PROC_CHILDREN).
+func childrenListed(pid int) bool {
+	_, err := os.Stat("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
+	return err == nil
+}
+
+// orphanCandidates lists the children of this process (self) an orphan
+// of a tree can be among. The kernel reparents an orphan to the first
+// thread of the subreaper that is not exiting, in thread order: the main
+// thread, whose ID is the process's (so since Linux 4.1; pidfds, which
+// the check stands on, came with 5.3). Reading that one thread's list
+// leaves out the leaders forked by the other threads, which cost the
+// kernel about half a microsecond each to list. On an older kernel, the
+// children of every thread.
+func orphanCandidates(self int) ([]int, error) {
+	if !pidfdUsable() {
+		return childrenOf(self)
+	}
+	return taskChildren("/proc/"+strconv.Itoa(self)+"/task/", strconv.Itoa(self))
+}
+
+// taskChildren lists the children of one thread, read from
+// dir/<tid>/children.
+func taskChildren(dir, tid string) ([]int, error) {
+	data, err := os.ReadFile(dir + tid + "/children")
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for len(data) > 0 {
+		var f []byte
+		if i := bytes.IndexByte(data, ' '); i >= 0 {
+			f, data = data[:i], data[i+1:]
+		} else {
+			f, data = data, nil
+		}
+		if child, err := strconv.Atoi(string(bytes.TrimSpace(f))); err == nil {
+			out = append(out, child)
+		}
+	}
+	return out, nil
+}
+
+// childrenOf lists the children of every thread of pid, zombies
+// included.
+func childrenOf(pid int) ([]int, error) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task/"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, task := range tasks {
+		kids, err := taskChildren(dir, task.Name())
+		if err != nil {
+			continue // the thread ended while we looked
+		}
+		out = append(out, kids...)
+	}
+	return out, nil
 }
 
 // hasEnvEntry reports whether the environment pid started with holds
@@ -274,3 +465,11 @@ func reapOrphan(m procStat) bool {
 	}
 	return pid == m.pid
 }
+
+// walks reports whether the tree is found by walkTree, which also finds
+// every live member of the leader's group.
+func (t *tree) walks() bool { return t.walk }
+
+// scanWholeTable makes the tree read the whole process table instead of
+// walking (tests of the fallback).
+func (t *tree) scanWholeTable() { t.walk = false }

@@ -180,60 +180,71 @@ func TestContainedTeardown(t *testing.T) {
 			leavesGroup: true, escapes: inEscapedSubtree, wantLeader: "killed"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := &captureHandler{}
-			p, dir := startHelper(t, New(Options{Contain: tt.contain, Logger: slog.New(h)}), tt.mode, tt.env...)
-			procs := waitReady(t, dir, tt.ready)
-			pgid := p.Identity().PID
-			outside := 0
-			for _, hp := range procs {
-				st, _ := readProcStat(hp.pid)
-				if st.pgrp != pgid {
-					outside++
-				}
-				if leaderRole(hp.role) && hp.pid != p.Identity().PID {
-					t.Fatalf("leader announced as %v, started as %d", hp, p.Identity().PID)
-				}
+		for _, scanTable := range []bool{false, true} {
+			if scanTable && !tt.contain {
+				continue
 			}
-			if (outside > 0) != tt.leavesGroup {
-				t.Fatalf("%d helpers outside group %d; want some: %t", outside, pgid, tt.leavesGroup)
+			name := tt.name
+			if scanTable {
+				name += ", whole-table scan"
 			}
+			t.Run(name, func(t *testing.T) {
+				h := &captureHandler{}
+				l := New(Options{Contain: tt.contain, Logger: slog.New(h)})
+				l.scanTable = scanTable
+				p, dir := startHelper(t, l, tt.mode, tt.env...)
+				procs := waitReady(t, dir, tt.ready)
+				pgid := p.Identity().PID
+				outside := 0
+				for _, hp := range procs {
+					st, _ := readProcStat(hp.pid)
+					if st.pgrp != pgid {
+						outside++
+					}
+					if leaderRole(hp.role) && hp.pid != p.Identity().PID {
+						t.Fatalf("leader announced as %v, started as %d", hp, p.Identity().PID)
+					}
+				}
+				if (outside > 0) != tt.leavesGroup {
+					t.Fatalf("%d helpers outside group %d; want some: %t", outside, pgid, tt.leavesGroup)
+				}
 
-			if err := p.Terminate(); err != nil {
-				t.Fatalf("Terminate: %v", err)
-			}
-			_ = p.Stdin().Close()
-			if tt.wantLeader == "terminated" {
-				// As teardown does: wait for the exit before forcing it.
+				if err := p.Terminate(); err != nil {
+					t.Fatalf("Terminate: %v", err)
+				}
+				_ = p.Stdin().Close()
+				if tt.wantLeader == "terminated" {
+					// As teardown does: wait for the exit before forcing it.
+					waitExited(t, p)
+				}
+				if err := p.Kill(); err != nil {
+					t.Fatalf("Kill: %v", err)
+				}
 				waitExited(t, p)
-			}
-			if err := p.Kill(); err != nil {
-				t.Fatalf("Kill: %v", err)
-			}
-			waitExited(t, p)
-			if got := p.Exit(); got.Signal != tt.wantLeader {
-				t.Errorf("leader ended %+v, want signal %q", got, tt.wantLeader)
-			}
-			for _, hp := range procs {
-				escaped := !tt.contain && tt.escapes != nil && tt.escapes(hp.role)
-				if alive := aliveSame(hp); alive != escaped {
-					t.Errorf("after Kill helper %v alive: %t, want %t", hp, alive, escaped)
+				if got := p.Exit(); got.Signal != tt.wantLeader {
+					t.Errorf("leader ended %+v, want signal %q", got, tt.wantLeader)
 				}
-				if !tt.contain {
-					continue
+				for _, hp := range procs {
+					escaped := !tt.contain && tt.escapes != nil && tt.escapes(hp.role)
+					if alive := aliveSame(hp); alive != escaped {
+						t.Errorf("after Kill helper %v alive: %t, want %t", hp, alive, escaped)
+					}
+					if !tt.contain {
+						continue
+					}
+					// What containment killed and was reparented here is reaped.
+					if st, ok := readProcStat(hp.pid); ok && st.start == hp.start && st.ppid == os.Getpid() &&
+						hp.pid != p.Identity().PID {
+						t.Errorf("helper %v left as an unreaped child in state %c", hp, st.state)
+					}
 				}
-				// What containment killed and was reparented here is reaped.
-				if st, ok := readProcStat(hp.pid); ok && st.start == hp.start && st.ppid == os.Getpid() &&
-					hp.pid != p.Identity().PID {
-					t.Errorf("helper %v left as an unreaped child in state %c", hp, st.state)
+				for _, rec := range h.records() {
+					if rec.Level >= slog.LevelWarn {
+						t.Errorf("unexpected warning %q %v", rec.Message, attrs(rec))
+					}
 				}
-			}
-			for _, rec := range h.records() {
-				if rec.Level >= slog.LevelWarn {
-					t.Errorf("unexpected warning %q %v", rec.Message, attrs(rec))
-				}
-			}
-		})
+			})
+		}
 	}
 }
 

@@ -25,3 +25,13 @@ func (*tree) attach(int, int) {}
 func (*tree) signal(sigKind, func(int) bool) ([]domain.Survivor, bool, error) {
 	return nil, false, nil
 }
+
+// noteLeader records nothing here: no tree is walked.
+func noteLeader(int) {}
+
+// forgetLeader only reaps here.
+func forgetLeader(_ int, reap func()) { reap() }
+
+func (*tree) walks() bool { return false }
+
+func (*tree) scanWholeTable() {}

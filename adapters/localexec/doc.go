@@ -13,7 +13,10 @@
 //
 // Each Process owns two goroutines: a reaper, which closes Exited once the
 // direct child (the leader) has been reaped, and a copier, which keeps the
-// last 8 KiB of standard error. Release awaits both (each bounded), so a
+// last 8 KiB of standard error. On Linux the reaper waits on a pidfd of
+// the leader in the Go runtime's poller and blocks no OS thread, so a
+// process with thousands of live sessions has a bounded number of threads;
+// elsewhere (and without pidfds) it blocks one thread in wait. Release awaits both (each bounded), so a
 // caller that runs the full teardown order leaves nothing running behind
 // it.
 //
@@ -39,10 +42,17 @@
 // variable, which its descendants inherit, and makes this process a child
 // subreaper (PR_SET_CHILD_SUBREAPER), so that orphans of the tree are
 // reparented here rather than to init. Terminate and each round of Kill
-// then read the process table and signal, besides the group and the
-// leader, every process that is in the leader's group, carries the tag,
-// was seen as a member before (same PID and start time), or descends by
-// parent PID from any of those. Each is signalled through a pidfd checked
+// then find the tree and signal, besides the group and the leader, every
+// process that is in the leader's group, carries the tag, was seen as a
+// member before (same PID and start time), or descends by parent PID from
+// any of those. The tree is found from its own processes, never by reading
+// the whole process table: the leader, the members last seen, the
+// children of this process's main thread that lead no other session (the
+// kernel reparents the subreaper's orphans there; leaders are forked on
+// other threads), and the descendants of every member, listed by
+// /proc/<pid>/task/<tid>/children; only when this process could not
+// become the subreaper, or the kernel does not list children, is the
+// whole table read instead. Each is signalled through a pidfd checked
 // against its start time, so a reused PID is never hit; no process older
 // than the leader is ever a member. Kill reaps the members that became
 // zombie children of this process, each by its own PID with wait4 (never a
@@ -50,7 +60,9 @@
 // sessions' reapers are waiting for), and runs another round while such a
 // zombie is about to become reapable.
 //
-// Limits: a descendant that both scrubs or replaces its environment and
+// Limits: a process the leader itself creates with CLONE_PARENT is this
+// process's child on the leader's thread, so a walk reaches it through the
+// group only; a descendant that both scrubs or replaces its environment and
 // leaves the group escapes containment unless a scan saw it while its
 // parent chain still led to the runtime (Terminate's scan, run while the
 // leader is usually alive, is what catches most double forks); a process

@@ -58,6 +58,9 @@ type Launcher struct {
 	// Terminate must not signal by PID, standing in for a process that
 	// cannot be killed.
 	spare func(pid int) bool
+	// scanTable, when set (by tests only), makes containment read the
+	// whole process table, the fallback of the tree walk.
+	scanTable bool
 
 	unsupportedOnce sync.Once
 }

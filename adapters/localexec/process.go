@@ -40,6 +40,8 @@ const (
 	// reapBound is how long Release waits for the reaper. Release runs
 	// after Kill, so the child is dead or about to be reaped.
 	reapBound = time.Second
+	// stderrReadSize is the stderr copier's read buffer.
+	stderrReadSize = 1 << 10
 	// maxLoggedStderrLine caps one standard-error line logged at Debug.
 	maxLoggedStderrLine = 1 << 10
 )
@@ -57,7 +59,7 @@ const (
 // process is a started runtime. It implements ports.Process.
 type process struct {
 	logger *slog.Logger
-	proc   *os.Process // the leader; Signal on it never reaches a reused PID
+	leader *leader // the leader; a signal through it never reaches a reused PID
 	pid    int
 	pgid   int
 	tree   *tree         // the contained tree, nil without containment
@@ -107,6 +109,9 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 				l.logger.Warn("process containment is unavailable", slog.String("error", err.Error()))
 			})
 		} else {
+			if l.scanTable {
+				t.scanWholeTable()
+			}
 			tr = t
 		}
 	}
@@ -147,6 +152,8 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 	// the last of duplicate variables, so env overrides the inherited
 	// environment and the containment tag overrides both.
 	cmdEnv := append(os.Environ(), env...)
+	attr := sysProcAttr()
+	pidfd := requestLeaderHandle(attr)
 	if tr != nil {
 		cmdEnv = append(cmdEnv, tr.envEntry())
 	}
@@ -158,19 +165,22 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 		Stdin:       inR,
 		Stdout:      outW,
 		Stderr:      errW,
-		SysProcAttr: sysProcAttr(),
+		SysProcAttr: attr,
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startOffMainThread(cmd.Start); err != nil {
 		closeAll()
 		return nil, domain.WrapError(domain.KindPortExit, msgStartFailed, err)
 	}
+	ld := newLeader(cmd.Process, pidfd)
 	// Platform step after the start (platform_*.go): none on Unix; on
 	// Windows the job assignment and the resume of the suspended child.
 	plat, err := startPlatform(ctx, l, cmd)
 	if err != nil {
+		ld.release()
 		closeAll()
 		return nil, err
 	}
+	noteLeader(ld.pid)
 	// The child holds its own copies now; keeping ours would stop standard
 	// output and error from ever reaching end of file.
 	_ = inR.Close()
@@ -180,14 +190,14 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 	if tr != nil {
 		// Before the reaper starts: the leader cannot have been reaped
 		// yet, so its /proc entry is there to be read.
-		tr.attach(cmd.Process.Pid, cmd.Process.Pid)
+		tr.attach(ld.pid, ld.pid)
 	}
 
 	p := &process{
 		logger:         l.logger,
-		proc:           cmd.Process,
-		pid:            cmd.Process.Pid,
-		pgid:           cmd.Process.Pid, // Setpgid with Pgid 0: the child leads its group
+		leader:         ld,
+		pid:            ld.pid,
+		pgid:           ld.pid, // Setpgid with Pgid 0: the child leads its group
 		tree:           tr,
 		plat:           plat,
 		killWindow:     l.killWindow,
@@ -208,14 +218,7 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 // reap waits for the direct child, records how it ended and closes exited.
 func (p *process) reap() {
 	defer close(p.reaperDone)
-	state, err := p.proc.Wait()
-	st := domain.ExitStatus{Exited: true, Code: -1}
-	if err != nil {
-		st.Message = "wait failed: " + err.Error()
-	} else {
-		st.Code = state.ExitCode()
-		st.Signal = exitSignal(state)
-	}
+	st := p.leader.wait(func(reap func()) { forgetLeader(p.pid, reap) })
 	p.mu.Lock()
 	p.exit = st
 	p.mu.Unlock()
@@ -233,8 +236,19 @@ func (p *process) copyStderr() {
 		w = io.MultiWriter(&p.tail, lines)
 	}
 	// The copy ends with end of file or with the error a closed read end
-	// reports; either way there is nothing more to keep.
-	_, _ = io.Copy(w, p.stderr)
+	// reports; either way there is nothing more to keep. Its buffer is
+	// small and its own: io.Copy would take os.File's 32 KiB one, held by
+	// every idle session while the read waits.
+	buf := make([]byte, stderrReadSize)
+	for {
+		n, err := p.stderr.Read(buf)
+		if n > 0 {
+			_, _ = w.Write(buf[:n])
+		}
+		if err != nil {
+			break
+		}
+	}
 	if lines != nil {
 		lines.flush()
 	}
@@ -334,9 +348,9 @@ func (p *process) signalAll(sig sigKind) ([]domain.Survivor, bool, error) {
 		errs = append(errs, fmt.Errorf("localexec: signal process group %d: %w", p.pgid, err))
 	}
 	if p.pid > 1 && signalsLeader(sig) && (p.spare == nil || !p.spare(p.pid)) {
-		// After the reaper's Wait this reports os.ErrProcessDone instead of
-		// reaching whatever process reuses the PID.
-		if err := p.proc.Signal(osSignal(sig)); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		// After the reaper's wait this reaches no process, never whatever
+		// process reuses the PID.
+		if err := p.leader.signal(sig); err != nil {
 			errs = append(errs, fmt.Errorf("localexec: signal process %d: %w", p.pid, err))
 		}
 	}
@@ -359,9 +373,13 @@ func (p *process) survivors(treeLive []domain.Survivor) []domain.Survivor {
 	for _, s := range treeLive {
 		byPID[s.PID] = s
 	}
-	for _, pid := range p.plat.groupSurvivors(p.pgid) {
-		if _, ok := byPID[pid]; !ok {
-			byPID[pid] = domain.Survivor{PID: pid, Name: commandName(pid)}
+	// A walked tree holds every live member of the group already; only
+	// without one is the group looked up on its own.
+	if p.tree == nil || !p.tree.walks() {
+		for _, pid := range p.plat.groupSurvivors(p.pgid) {
+			if _, ok := byPID[pid]; !ok {
+				byPID[pid] = domain.Survivor{PID: pid, Name: commandName(pid)}
+			}
 		}
 	}
 	if _, ok := byPID[p.pid]; !ok && p.leaderAlive() {
