@@ -66,6 +66,27 @@ type Handler interface {
 	HandleOversize(n int64)
 }
 
+// IdleHandler is an optional interface of a Handler. HandleIdle is called
+// on the read goroutine before every read from the peer: each time the
+// connection has handled every complete line it has read and is about to
+// read more (a read that blocks while the peer sends nothing), or needs
+// more of a line that has not ended. It is the moment to write out output
+// buffered while handling a batch of lines.
+type IdleHandler interface {
+	HandleIdle()
+}
+
+// idleReader calls idle before every read of the underlying reader.
+type idleReader struct {
+	r    io.Reader
+	idle func()
+}
+
+func (ir *idleReader) Read(p []byte) (int, error) {
+	ir.idle()
+	return ir.r.Read(p)
+}
+
 // Options configures a Conn. The zero value is usable.
 type Options struct {
 	// MaxLineBytes bounds one inbound line, terminator excluded. Zero or
@@ -137,11 +158,15 @@ type Conn struct {
 // NewConn starts a connection that reads messages from r and writes messages
 // to w: it starts the read goroutine, which runs until r reports EOF or an
 // error, and the writer goroutine (see Conn for how both end). h receives
-// notifications, requests, and bad lines; it must not be nil.
+// notifications, requests, and bad lines; it must not be nil. When h is
+// also an IdleHandler, HandleIdle is called before every read from r.
 func NewConn(r io.Reader, w io.Writer, h Handler, opts Options) *Conn {
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	if ih, ok := h.(IdleHandler); ok {
+		r = &idleReader{r: r, idle: ih.HandleIdle}
 	}
 	c := &Conn{
 		w:       w,
