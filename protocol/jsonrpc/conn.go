@@ -67,24 +67,14 @@ type Handler interface {
 }
 
 // IdleHandler is an optional interface of a Handler. HandleIdle is called
-// on the read goroutine before every read from the peer: each time the
-// connection has handled every complete line it has read and is about to
-// read more (a read that blocks while the peer sends nothing), or needs
-// more of a line that has not ended. It is the moment to write out output
-// buffered while handling a batch of lines.
+// on the read goroutine when the connection has handled every complete
+// line it has read, the peer had nothing more when it last looked (its
+// last read did not fill the buffer), and it is about to read again: a
+// read that blocks while the peer sends nothing. It is also called before
+// such a read in the middle of a line that has not ended. It is the moment
+// to write out output buffered while handling a batch of lines.
 type IdleHandler interface {
 	HandleIdle()
-}
-
-// idleReader calls idle before every read of the underlying reader.
-type idleReader struct {
-	r    io.Reader
-	idle func()
-}
-
-func (ir *idleReader) Read(p []byte) (int, error) {
-	ir.idle()
-	return ir.r.Read(p)
 }
 
 // Options configures a Conn. The zero value is usable.
@@ -159,14 +149,12 @@ type Conn struct {
 // to w: it starts the read goroutine, which runs until r reports EOF or an
 // error, and the writer goroutine (see Conn for how both end). h receives
 // notifications, requests, and bad lines; it must not be nil. When h is
-// also an IdleHandler, HandleIdle is called before every read from r.
+// also an IdleHandler, HandleIdle is called before each read from r that
+// follows one that drained it.
 func NewConn(r io.Reader, w io.Writer, h Handler, opts Options) *Conn {
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
-	}
-	if ih, ok := h.(IdleHandler); ok {
-		r = &idleReader{r: r, idle: ih.HandleIdle}
 	}
 	c := &Conn{
 		w:       w,
@@ -179,6 +167,9 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts Options) *Conn {
 		broken:  make(chan struct{}),
 		pending: make(map[int64]*Pending),
 		done:    make(chan struct{}),
+	}
+	if ih, ok := h.(IdleHandler); ok {
+		c.lines.idle = ih.HandleIdle
 	}
 	c.wg.Go(c.readLoop)
 	c.wg.Go(c.writeLoop)
