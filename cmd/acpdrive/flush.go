@@ -17,7 +17,7 @@ const outputBufferSize = 64 << 10
 // flushWriter buffers the CLI's standard output so that a fast stream
 // costs one write system call per batch instead of one per chunk and per
 // event, and writes the batch out at the moments a reader of the output
-// notices (docs/behaviour.md#events):
+// notices (docs/behaviour.md#cli):
 //   - when the session has handled everything the runtime sent so far and
 //     waits for more (idle, called by the session's reader);
 //   - at the latest maxOutputLatency after the first byte that is waiting,
