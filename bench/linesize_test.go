@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,11 +24,12 @@ var lineSizes = []int{100, 1000, 100_000, 1_000_000, 10_000_000}
 // in reads of at most 64 KiB (what a pipe gives). One op is one line:
 // an agent_message_chunk session/update whose text fills the line.
 //
-// The library: a jsonrpc.Conn (line reader, envelope scan, dispatch) whose
-// handler decodes each notification with acpwire.DecodeSessionUpdate, the
-// path every session/update of a session takes before the event mapping.
-// The floor: a bufio.Scanner (64 KiB buffer, growing to the same 10 MiB
-// bound) and one json.Unmarshal per line into floorLine.
+// The library: one jsonrpc.Conn (line reader, envelope scan, dispatch)
+// whose handler decodes each notification with acpwire.DecodeSessionUpdate,
+// the path every session/update of a session takes before the event
+// mapping. The floor: one bufio.Scanner (64 KiB buffer, growing to the same
+// 10 MiB bound) and one json.Unmarshal per line into floorLine. Each reads
+// one stream for the whole benchmark, like a session reads its runtime.
 //
 // Metrics: ns/B (the library's time per byte), x-floor (the library's
 // time over the floor's on the same lines) and MB/s.
@@ -34,33 +37,27 @@ func BenchmarkLineSize(b *testing.B) {
 	for _, size := range lineSizes {
 		b.Run("bytes="+strconv.Itoa(size), func(b *testing.B) {
 			line := chunkLine(size)
+			lib, floor := startLibraryReader(line), startFloorReader(line)
+			defer lib.close()
+			defer floor.close()
 			b.SetBytes(int64(size))
 			b.ReportAllocs()
 			// The library and the floor take turns, a tenth of the
 			// lines at a time, so that a change in the machine's load
 			// during the run weighs on both alike.
-			var lib, floor time.Duration
+			var libTime, floorTime time.Duration
 			b.ResetTimer()
 			for done := 0; done < b.N; {
 				n := max(1, min(b.N-done, b.N/10))
 				b.StartTimer()
-				start := time.Now()
-				got := readLibrary(line, n)
-				lib += time.Since(start)
+				libTime += lib.read(n)
 				b.StopTimer()
-				if got != n {
-					b.Fatalf("library handled %d of %d lines", got, n)
-				}
-				start = time.Now()
-				if got := readFloor(line, n); got != n {
-					b.Fatalf("floor handled %d of %d lines", got, n)
-				}
-				floor += time.Since(start)
+				floorTime += floor.read(n)
 				done += n
 			}
-			b.ReportMetric(float64(lib.Nanoseconds())/float64(int64(b.N)*int64(size)), "ns/B")
-			if floor > 0 {
-				b.ReportMetric(float64(lib)/float64(floor), "x-floor")
+			b.ReportMetric(float64(libTime.Nanoseconds())/float64(int64(b.N)*int64(size)), "ns/B")
+			if floorTime > 0 {
+				b.ReportMetric(float64(libTime)/float64(floorTime), "x-floor")
 			}
 		})
 	}
@@ -110,53 +107,110 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// gate is a stream of copies of one line that a benchmark releases a
+// round at a time: a Read past the released copies waits for the next
+// round (EOF once rounds is closed).
+type gate struct {
+	rounds chan int
+	cur    repeatReader
+}
+
+func (g *gate) Read(p []byte) (int, error) {
+	for g.cur.left == 0 && g.cur.off == 0 {
+		n, ok := <-g.rounds
+		if !ok {
+			return 0, io.EOF
+		}
+		g.cur.left = n
+	}
+	return g.cur.Read(p)
+}
+
+// roundReader is one reader of a gate: read releases n lines and waits
+// until all of them were handled.
+type roundReader struct {
+	g      *gate
+	target atomic.Int64 // lines to handle before done fires
+	n      int64        // lines handled (the reading goroutine's)
+	done   chan struct{}
+	wait   func() // waits for the reading goroutine's end
+}
+
+func newRoundReader(line []byte) *roundReader {
+	return &roundReader{g: &gate{rounds: make(chan int), cur: repeatReader{line: line}}, done: make(chan struct{}, 1)}
+}
+
+// handled counts one line on the reading goroutine.
+func (r *roundReader) handled() {
+	r.n++
+	if r.n == r.target.Load() {
+		r.done <- struct{}{}
+	}
+}
+
+// read releases n lines and returns how long they took to be handled.
+func (r *roundReader) read(n int) time.Duration {
+	r.target.Add(int64(n))
+	start := time.Now()
+	r.g.rounds <- n
+	<-r.done
+	return time.Since(start)
+}
+
+func (r *roundReader) close() {
+	close(r.g.rounds)
+	r.wait()
+}
+
+// startLibraryReader reads a gate through one jsonrpc.Conn.
+func startLibraryReader(line []byte) *roundReader {
+	r := newRoundReader(line)
+	h := &countingHandler{chunk: r.handled}
+	c := jsonrpc.NewConn(r.g, io.Discard, h, jsonrpc.Options{})
+	r.wait = func() {
+		<-c.Done()
+		_ = c.Close()
+		c.Wait()
+	}
+	return r
+}
+
+// startFloorReader reads a gate through the floor's loop.
+func startFloorReader(line []byte) *roundReader {
+	r := newRoundReader(line)
+	var wg sync.WaitGroup
+	wg.Go(func() { floorLoop(r.g, r.handled) })
+	r.wait = wg.Wait
+	return r
+}
+
 // countingHandler decodes every session/update the way a session does and
-// counts the chunks.
+// calls chunk for each chunk.
 type countingHandler struct {
-	chunks int
-	bad    int
+	chunk func()
 }
 
 func (h *countingHandler) HandleNotification(method string, params json.RawMessage) {
 	if method != acpwire.MethodSessionUpdate {
 		return
 	}
-	_, u, err := acpwire.DecodeSessionUpdate(params)
-	if err != nil || u.Chunk == nil {
-		h.bad++
-		return
+	if _, u, err := acpwire.DecodeSessionUpdate(params); err == nil && u.Chunk != nil {
+		h.chunk()
 	}
-	h.chunks++
 }
 
-func (h *countingHandler) HandleRequest(jsonrpc.Request) { h.bad++ }
-func (h *countingHandler) HandleMalformed([]byte, error) { h.bad++ }
-func (h *countingHandler) HandleOversize(int64)          { h.bad++ }
+func (h *countingHandler) HandleRequest(jsonrpc.Request) {}
+func (h *countingHandler) HandleMalformed([]byte, error) {}
+func (h *countingHandler) HandleOversize(int64)          {}
 
-// readLibrary reads n copies of line through a jsonrpc.Conn and returns
-// the chunks its handler decoded.
-func readLibrary(line []byte, n int) int {
-	h := &countingHandler{}
-	c := jsonrpc.NewConn(&repeatReader{line: line, left: n}, io.Discard, h, jsonrpc.Options{})
-	<-c.Done()
-	_ = c.Close()
-	c.Wait()
-	return h.chunks
-}
-
-// readFloor reads n copies of line through the floor's loop.
-func readFloor(line []byte, n int) int { return floorLoop(&repeatReader{line: line, left: n}) }
-
-// floorLoop is the floor's read loop over r.
-func floorLoop(r io.Reader) int {
+// floorLoop is the floor's read loop over r, calling chunk for each chunk.
+func floorLoop(r io.Reader, chunk func()) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), floorMaxLine+1)
-	n := 0
 	for sc.Scan() {
 		var m floorLine
 		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Params.Update.SessionUpdate == "agent_message_chunk" {
-			n++
+			chunk()
 		}
 	}
-	return n
 }

@@ -1,6 +1,7 @@
 package acpwire
 
 import (
+	"encoding/binary"
 	"unicode/utf8"
 )
 
@@ -192,7 +193,15 @@ func (s *chunkScanner) str() (raw []byte, escaped, ok bool) {
 	}
 	start := s.i + 1
 	ascii := true
-	for j := start; j < len(s.b); j++ {
+	j := start
+	// Eight bytes at a time past plain ASCII (no quote, backslash,
+	// control byte or byte >= 0x80).
+	for ; j+8 <= len(s.b); j += 8 {
+		if special(binary.LittleEndian.Uint64(s.b[j:])) != 0 {
+			break
+		}
+	}
+	for ; j < len(s.b); j++ {
 		switch c := s.b[j]; {
 		case c == '"':
 			raw = s.b[start:j]
@@ -252,4 +261,20 @@ func (s *chunkScanner) unquote(raw []byte, escaped bool) string {
 		s.buf = append(s.buf, c)
 	}
 	return string(s.buf)
+}
+
+// SWAR constants: a byte broadcast across a 64-bit word.
+const (
+	lsb    = 0x0101010101010101
+	msb    = 0x8080808080808080
+	quotes = '"' * lsb
+	slashs = '\\' * lsb
+)
+
+// special is non-zero when the little-endian word w holds a quote, a
+// backslash, a control byte (< 0x20) or a byte >= 0x80.
+func special(w uint64) uint64 {
+	q := w ^ quotes
+	s := w ^ slashs
+	return ((q-lsb)&^q | (s-lsb)&^s | (w - 0x20*lsb) | w) & msb
 }

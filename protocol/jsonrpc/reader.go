@@ -223,7 +223,10 @@ func (lr *lineReader) long(first []byte) ([]byte, int64, error) {
 			lr.err = errSkipRest
 			return nil, seen, nil
 		}
-		frag, complete, err := lr.more()
+		var n int
+		var complete bool
+		var err error
+		acc, n, complete, err = lr.more(acc)
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				return nil, 0, err
@@ -231,9 +234,8 @@ func (lr *lineReader) long(first []byte) ([]byte, int64, error) {
 			lr.err = err
 			break
 		}
-		total += int64(len(frag))
-		last = frag[len(frag)-1]
-		acc = lr.grow(acc, frag)
+		total += int64(n)
+		last = acc[len(acc)-1]
 		if complete {
 			break
 		}
@@ -264,16 +266,21 @@ func (lr *lineReader) takeAcc() []byte {
 	return (*p)[:0]
 }
 
-// grow appends frag to acc, doubling its capacity when it must grow but
-// never beyond accLimit.
+// grow appends frag to acc, making room first with reserve.
 func (lr *lineReader) grow(acc, frag []byte) []byte {
-	if len(acc)+len(frag) > cap(acc) {
-		n := max(min(2*cap(acc), lr.accLimit()), len(acc)+len(frag))
-		bigger := make([]byte, len(acc), n)
+	return append(lr.reserve(acc, len(frag)), frag...)
+}
+
+// reserve makes room for n more bytes in acc, doubling its capacity when
+// it must grow but never beyond accLimit.
+func (lr *lineReader) reserve(acc []byte, n int) []byte {
+	if len(acc)+n > cap(acc) {
+		c := max(min(2*cap(acc), lr.accLimit()), len(acc)+n)
+		bigger := make([]byte, len(acc), c)
 		copy(bigger, acc)
 		acc = bigger
 	}
-	return append(acc, frag...)
+	return acc
 }
 
 // releaseAcc gives the accumulator of the previous long line back to the
@@ -285,29 +292,57 @@ func (lr *lineReader) releaseAcc() {
 	}
 }
 
-// more returns the bytes of the current line that have arrived: through the
-// next '\n' (complete is then true) or everything buffered, reading once from
-// the underlying reader when nothing is. Unlike a full read it does not wait
-// for the buffer to fill. The slice is valid until the next read.
-func (lr *lineReader) more() (frag []byte, complete bool, err error) {
-	if lr.r0 == lr.w0 {
-		if lr.rerr != nil {
-			return nil, false, lr.rerr
+// more appends to acc the bytes of the current line that have arrived:
+// through the next '\n' (complete is then true) or everything buffered.
+// When nothing is buffered it reads once, straight into acc (the line's
+// bytes are not copied through the read buffer), and moves whatever
+// follows a '\n' in what it read to the read buffer. Unlike a full read it
+// does not wait for the space to fill. n is how many bytes it appended.
+func (lr *lineReader) more(acc []byte) (_ []byte, n int, complete bool, err error) {
+	if lr.r0 < lr.w0 {
+		frag := lr.buf[lr.r0:lr.w0]
+		if i := bytes.IndexByte(frag, '\n'); i >= 0 {
+			frag, complete = frag[:i+1], true
 		}
-		if lr.flow == nil && len(lr.small) < lr.fast {
-			lr.takeFlow() // a long line is flowing: read it in big pieces
-		}
-		lr.fill(false)
-		if lr.r0 == lr.w0 {
-			return nil, false, lr.rerr
-		}
+		lr.r0 += len(frag)
+		return lr.grow(acc, frag), len(frag), complete, nil
 	}
-	frag = lr.buf[lr.r0:lr.w0]
-	if i := bytes.IndexByte(frag, '\n'); i >= 0 {
-		frag, complete = frag[:i+1], true
+	if lr.rerr != nil {
+		return acc, 0, false, lr.rerr
 	}
-	lr.r0 += len(frag)
-	return frag, complete, nil
+	lr.r0, lr.w0 = 0, 0
+	chunk := min(readBufferSize, lr.fast)
+	acc = lr.reserve(acc, chunk)
+	if lr.drained && lr.idle != nil {
+		lr.idle()
+	}
+	start := len(acc)
+	for range maxEmptyReads {
+		got, err := lr.r.Read(acc[start : start+chunk])
+		lr.drained = got < chunk
+		if err != nil {
+			lr.rerr = err
+		}
+		if got == 0 {
+			if err != nil {
+				return acc, 0, false, err
+			}
+			continue
+		}
+		read := acc[start : start+got]
+		if i := bytes.IndexByte(read, '\n'); i >= 0 {
+			if rest := read[i+1:]; len(rest) > 0 {
+				if len(lr.buf) < len(rest) {
+					lr.takeFlow()
+				}
+				lr.w0 = copy(lr.buf, rest)
+			}
+			return acc[:start+i+1], i + 1, true, nil
+		}
+		return acc[:start+got], got, false, nil
+	}
+	lr.rerr = io.ErrNoProgress
+	return acc, 0, false, lr.rerr
 }
 
 // skipRest discards the rest of a line already reported as oversize, through

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -424,6 +425,10 @@ func TestLineReaderBuffers(t *testing.T) {
 	short := strings.Repeat(`{"jsonrpc":"2.0","method":"m"}`+"\n", 4000) // ~124 KB: fills every read
 	long := strings.Repeat("y", 300_000) + "\n"
 	sr := &scriptedReader{chunks: [][]byte{[]byte("a\n"), []byte(short), []byte(long), []byte(long), []byte("z\n")}}
+	// Two collections empty the shared buffers, which earlier tests may
+	// have left larger than these lines need.
+	runtime.GC()
+	runtime.GC()
 	lr := newLineReader(sr, 0, readBufferSize)
 	var bufs []int
 	idles := 0
