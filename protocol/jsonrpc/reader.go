@@ -143,7 +143,8 @@ func (lr *lineReader) next() (line []byte, oversize int64, err error) {
 
 // fill reads once into the free end of the buffer, making room first:
 // moving the unread bytes to the front, growing the idle buffer to the
-// flowing one when it is full, or (with shrink, between lines) shrinking
+// flowing one when the last read filled it or a line does not fit in it,
+// or (with shrink, between lines) shrinking
 // back to the idle buffer when everything was consumed and the peer had
 // nothing more.
 func (lr *lineReader) fill(shrink bool) {
@@ -153,6 +154,9 @@ func (lr *lineReader) fill(shrink bool) {
 			flowBuffers.Put(lr.flow)
 			lr.flow, lr.buf = nil, lr.small
 		}
+	}
+	if !lr.drained && lr.flow == nil && len(lr.small) < lr.fast {
+		lr.takeFlow() // the last read filled the idle buffer: the stream flows
 	}
 	if lr.w0 == len(lr.buf) && lr.r0 > 0 {
 		lr.w0 = copy(lr.buf, lr.buf[lr.r0:lr.w0])
