@@ -126,11 +126,11 @@ func (p *printer) text(messageID, text string) {
 	defer p.done()
 	p.clearStatus()
 	if p.midLine && messageID != p.lastMsgID {
-		fmt.Fprintln(p.out)
+		_, _ = io.WriteString(p.out, "\n")
 	}
 	p.lastMsgID = messageID
 	p.streamed = true
-	fmt.Fprint(p.out, text)
+	_, _ = io.WriteString(p.out, text)
 	p.midLine = !strings.HasSuffix(text, "\n")
 	if p.status != nil {
 		p.status.hold(p.midLine)
