@@ -48,15 +48,28 @@ generate: tools
 check-generate: generate
 	@git diff --exit-code -- ports/mocks || (echo "ports/mocks is stale: run make generate and commit"; exit 1)
 
+## bench: the whole comparison in one command (BENCHMARKS.md): the package
+## micro-benchmarks, the SSH start latency, then the bench module (the
+## stream through the library, the CLI, the Go SDK and the floor; start
+## latency; line sizes; sessions at scale), each BENCHCOUNT times; the
+## output goes to bench/results.txt and its medians to docs/bench.svg.
+## BENCHFLAGS passes more flags to the bench module (e.g. -stream-turns 10).
+BENCHCOUNT ?= 3
+BENCHFLAGS ?=
+bench: SHELL := /bin/bash
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./protocol/... ./app/...
-	$(GO) test -run '^$$' -bench StartLatency -benchtime 5x ./adapters/sshexec/native/
-	cd bench && $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m .
+	set -o pipefail; { \
+		$(GO) test -run '^$$' -bench . -benchmem -count=1 ./protocol/... ./app/... && \
+		$(GO) test -run '^$$' -bench StartLatency -benchtime 5x ./adapters/sshexec/native/ && \
+		cd bench && $(GO) test -run '^$$' -bench . -benchmem -count=$(BENCHCOUNT) -timeout 90m . $(BENCHFLAGS); \
+	} 2>&1 | tee bench/results.txt
+	cd bench && $(GO) run ./cmd/benchplot -in results.txt -out ../docs/bench.svg
 
 ## bench-check: the bench module's tests (a 1,000,000-notification burst
-## with zero loss, the SDK overflow sweep); no timing is asserted
+## with zero loss, the SDK overflow sweep, every stream client handling
+## the whole stream, the plot tool); no timing is asserted
 bench-check:
-	cd bench && $(GO) test -count=1 -timeout 10m .
+	cd bench && $(GO) test -count=1 -timeout 10m ./...
 
 cover:
 	$(GO) test -count=1 -coverprofile=coverage.out $(PKGS)

@@ -15,7 +15,18 @@ import (
 // connection's single reader goroutine, in wire order.
 type handler Session
 
-var _ jsonrpc.Handler = (*handler)(nil)
+var (
+	_ jsonrpc.Handler     = (*handler)(nil)
+	_ jsonrpc.IdleHandler = (*handler)(nil)
+)
+
+// HandleIdle tells Options.OnReadIdle that the reader is about to wait
+// for the runtime.
+func (h *handler) HandleIdle() {
+	if idle := h.opts.OnReadIdle; idle != nil {
+		idle()
+	}
+}
 
 // HandleNotification gives session/update to the event stream and ignores
 // the rest.

@@ -49,6 +49,12 @@ type Options struct {
 	// chunk as it arrives, for interfaces that stream the reply. It is
 	// called on the same goroutine and under the same ordering as OnEvent.
 	OnAgentText func(messageID, text string)
+	// OnReadIdle, when set, is called on the session's reader each time
+	// it has handled everything the runtime sent so far and is about to
+	// wait for more: the moment an interface that buffers its output
+	// writes it out (the CLI does). It must not block or call back into
+	// the Session.
+	OnReadIdle func()
 	// MCPConfigPath is the MCP configuration (the mcpServers object of the
 	// common mcp.json format) whose servers session/new and the
 	// continuation calls declare. Empty delivers no servers; a remote

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -403,4 +404,58 @@ func TestRunWorkflowInvalid(t *testing.T) {
 	_, stderr, code = run(t, "run", "--workflow", dir+"/missing.md", "hi")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "missing.md")
+}
+
+// TestRunOutputStaysLive: the CLI buffers its standard output, yet what
+// the runtime sent reaches a reader of a pipe while the runtime waits. The
+// agent sends one chunk and then waits for a cancel; the test sends the
+// SIGINT that becomes that cancel only once it has read the chunk (human
+// output) or its event line (--json), so the run can only end if the
+// chunk came out while the agent was still waiting.
+func TestRunOutputStaysLive(t *testing.T) {
+	for _, jsonOut := range []bool{false, true} {
+		name := "human"
+		if jsonOut {
+			name = "json"
+		}
+		t.Run(name, func(t *testing.T) {
+			args := []string{"run", "#cancel-ignore"}
+			if jsonOut {
+				args = append(args, "--json")
+			}
+			cmd := exec.Command(testbin.Path(t), args...)
+			cmd.Dir = t.TempDir()
+			stdout, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			r := bufio.NewReader(stdout)
+			var seen bytes.Buffer
+			want := "Waiting for a cancel."
+			if jsonOut {
+				want = `{"type":"notification","time":`
+			}
+			for !strings.Contains(seen.String(), want) {
+				b, err := r.ReadByte()
+				require.NoError(t, err, "output ended before the chunk came out: %q", seen.String())
+				seen.WriteByte(b)
+			}
+			assert.NotContains(t, seen.String(), "Ignored the cancel.", "the agent went on before the go-ahead")
+			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+			rest, err := io.ReadAll(r)
+			require.NoError(t, err)
+			_ = cmd.Wait()
+			all := seen.String() + string(rest)
+			if jsonOut {
+				lines := parseLines(t, all)
+				require.NotEmpty(t, lines)
+				assert.Equal(t, "run_result", lines[len(lines)-1].Type)
+				results := ofType(lines, "turn_result")
+				require.Len(t, results, 1)
+				return
+			}
+			assert.Contains(t, string(rest), "Ignored the cancel.")
+			assert.Contains(t, string(rest), "── turn 1:")
+			assert.Contains(t, string(rest), "session ref-1")
+		})
+	}
 }

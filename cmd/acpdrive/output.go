@@ -67,8 +67,13 @@ type runResultLine struct {
 type printer struct {
 	host   string // the SSH host that ran the session, "" locally
 	json   bool
-	out    io.Writer
+	out    io.Writer // buf, written with mu held
+	buf    *flushWriter
 	status *statusLine // nil unless human output goes to a terminal
+	// eager: flush after every call (stdout is a terminal: the output is
+	// interleaved with the status line on stderr).
+	eager bool
+	line  []byte // the hand-encoded JSON line being built
 
 	mu        sync.Mutex
 	enc       *json.Encoder
@@ -78,18 +83,40 @@ type printer struct {
 	tools     int
 }
 
+// newPrinter prints to stdout through a buffer (flushWriter) that is
+// written out when the session waits for the runtime (idle), within
+// maxOutputLatency otherwise, and when the run ends (close).
 func newPrinter(jsonOut bool, stdout, stderr io.Writer) *printer {
-	p := &printer{json: jsonOut, out: stdout, enc: json.NewEncoder(stdout)}
+	p := &printer{json: jsonOut}
+	p.buf = newFlushWriter(stdout, &p.mu)
+	p.out = p.buf
+	p.enc = json.NewEncoder(p.buf)
 	p.enc.SetEscapeHTML(false)
-	if !jsonOut && isTerminal(stdout) {
+	p.eager = isTerminal(stdout)
+	if !jsonOut && p.eager {
 		p.status = newStatusLine(stderr)
 	}
 	return p
 }
 
+// idle writes out the buffered output: the session has handled all the
+// runtime sent so far (app.Options.OnReadIdle).
+func (p *printer) idle() { p.buf.idle() }
+
+// close writes out what is buffered and stops the status line; nothing
+// may be printed afterwards.
 func (p *printer) close() {
+	p.buf.close()
 	if p.status != nil {
 		p.status.stop()
+	}
+}
+
+// done ends one printer call, with p.mu held: on a terminal the output is
+// written at once.
+func (p *printer) done() {
+	if p.eager {
+		p.buf.flush()
 	}
 }
 
@@ -100,13 +127,14 @@ func (p *printer) text(messageID, text string) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	defer p.done()
 	p.clearStatus()
 	if p.midLine && messageID != p.lastMsgID {
-		fmt.Fprintln(p.out)
+		_, _ = io.WriteString(p.out, "\n")
 	}
 	p.lastMsgID = messageID
 	p.streamed = true
-	fmt.Fprint(p.out, text)
+	_, _ = io.WriteString(p.out, text)
 	p.midLine = !strings.HasSuffix(text, "\n")
 	if p.status != nil {
 		p.status.hold(p.midLine)
@@ -118,9 +146,15 @@ func (p *printer) text(messageID, text string) {
 func (p *printer) event(ev domain.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	defer p.done()
 	if p.json {
 		if ev.Type == domain.EventStartupFailed {
 			return // printed as startup_failed with its error kind
+		}
+		if line, ok := appendBareEvent(p.line[:0], ev); ok {
+			p.line = line
+			_, _ = p.out.Write(line)
+			return
 		}
 		_ = p.enc.Encode(ev)
 		return
@@ -183,6 +217,7 @@ func (p *printer) updateStatus(last string) {
 func (p *printer) turnResult(n int, res domain.TurnResult) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	defer p.buf.flush() // a result is a boundary the reader waits for
 	if p.json {
 		line := turnResultLine{Type: "turn_result", Turn: n, Outcome: string(res.Outcome),
 			StopReason: res.StopReason, Message: res.Message(), Usage: res.Usage, Model: res.Model}
@@ -212,6 +247,7 @@ func (p *printer) turnResult(n int, res domain.TurnResult) {
 func (p *printer) startupFailed(err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	defer p.buf.flush() // a result is a boundary the reader waits for
 	kind, msg := "", err.Error()
 	var ae *domain.AgentError
 	if errors.As(err, &ae) {
@@ -258,6 +294,7 @@ type runEnd struct {
 func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end runEnd) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	defer p.buf.flush() // a result is a boundary the reader waits for
 	var survivors []domain.Survivor
 	var surv *domain.SurvivorsError
 	if errors.As(stopErr, &surv) {

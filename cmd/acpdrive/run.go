@@ -267,6 +267,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		Workspace:   workspace,
 		OnEvent:     out.event,
 		OnAgentText: out.text,
+		OnReadIdle:  out.idle,
 
 		ResumeSessionID:  f.resume,
 		VerifyCredential: f.verifyCredential,

@@ -159,6 +159,15 @@ type chunkNotification struct {
 // the two stages of DecodeUpdate, so an unknown variant is still kept raw
 // and never misread as a chunk.
 func DecodeSessionUpdate(params json.RawMessage) (sessionID string, u Update, err error) {
+	if sessionID, u, ok := scanChunk(params); ok {
+		return sessionID, u, nil
+	}
+	return decodeSessionUpdateJSON(params)
+}
+
+// decodeSessionUpdateJSON is DecodeSessionUpdate with encoding/json only:
+// the path of every shape scanChunk does not take.
+func decodeSessionUpdateJSON(params json.RawMessage) (sessionID string, u Update, err error) {
 	var fast chunkNotification
 	if json.Unmarshal(params, &fast) == nil && fast.Update.Content != nil {
 		switch kind := fast.Update.SessionUpdate; kind {

@@ -66,6 +66,17 @@ type Handler interface {
 	HandleOversize(n int64)
 }
 
+// IdleHandler is an optional interface of a Handler. HandleIdle is called
+// on the read goroutine when the connection has handled every complete
+// line it has read, the peer had nothing more when it last looked (its
+// last read did not fill the buffer), and it is about to read again: a
+// read that blocks while the peer sends nothing. It is also called before
+// such a read in the middle of a line that has not ended. It is the moment
+// to write out output buffered while handling a batch of lines.
+type IdleHandler interface {
+	HandleIdle()
+}
+
 // Options configures a Conn. The zero value is usable.
 type Options struct {
 	// MaxLineBytes bounds one inbound line, terminator excluded. Zero or
@@ -137,7 +148,9 @@ type Conn struct {
 // NewConn starts a connection that reads messages from r and writes messages
 // to w: it starts the read goroutine, which runs until r reports EOF or an
 // error, and the writer goroutine (see Conn for how both end). h receives
-// notifications, requests, and bad lines; it must not be nil.
+// notifications, requests, and bad lines; it must not be nil. When h is
+// also an IdleHandler, HandleIdle is called before each read from r that
+// follows one that drained it.
 func NewConn(r io.Reader, w io.Writer, h Handler, opts Options) *Conn {
 	logger := opts.Logger
 	if logger == nil {
@@ -154,6 +167,9 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts Options) *Conn {
 		broken:  make(chan struct{}),
 		pending: make(map[int64]*Pending),
 		done:    make(chan struct{}),
+	}
+	if ih, ok := h.(IdleHandler); ok {
+		c.lines.idle = ih.HandleIdle
 	}
 	c.wg.Go(c.readLoop)
 	c.wg.Go(c.writeLoop)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"unicode/utf8"
 )
 
@@ -171,6 +172,20 @@ func FuzzLineReader(f *testing.F) {
 		want := referenceLines(input, int(maxLine)+1)
 		if !sameItems(got, want, int(maxLine)+1) {
 			t.Fatalf("input %q max %d:\n got %v\nwant %v", input, int(maxLine)+1, got, want)
+		}
+		// Again with an idle buffer smaller than the flowing one, with
+		// full reads and with reads of every size, so that the buffer
+		// grows and shrinks.
+		for _, r := range []io.Reader{strings.NewReader(input), iotest.HalfReader(strings.NewReader(input))} {
+			lr = newLineReader(r, int(maxLine)+1, 32+int(bufExtra%64))
+			lr.small = make([]byte, 16)
+			lr.buf = lr.small
+			if got, err = drain(lr); err != io.EOF {
+				t.Fatalf("error = %v", err)
+			}
+			if !sameItems(got, want, int(maxLine)+1) {
+				t.Fatalf("small idle buffer, input %q max %d:\n got %v\nwant %v", input, int(maxLine)+1, got, want)
+			}
 		}
 	})
 }

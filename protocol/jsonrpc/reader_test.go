@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -187,8 +188,8 @@ func TestOversizeLine(t *testing.T) {
 					t.Errorf("methods = %v", methods)
 				}
 				// The discarded line was not buffered whole.
-				if limit := maxLine + 2 + readBufferSize; cap(c.lines.acc) > limit {
-					t.Errorf("accumulator grew to %d bytes, bound %d", cap(c.lines.acc), limit)
+				if limit := maxLine + 2 + readBufferSize; c.lines.accPeak > limit {
+					t.Errorf("accumulator grew to %d bytes, bound %d", c.lines.accPeak, limit)
 				}
 			} else {
 				if len(h.oversize) != 0 {
@@ -378,8 +379,8 @@ func TestOversizeReportedBeforeTheNewline(t *testing.T) {
 			if len(h.notifications) != 1 || h.notifications[0].method != "after" {
 				t.Errorf("notifications = %v", h.notifications)
 			}
-			if limit := tt.max + 2 + readBufferSize; cap(c.lines.acc) > limit {
-				t.Errorf("accumulator grew to %d bytes, bound %d", cap(c.lines.acc), limit)
+			if limit := tt.max + 2 + readBufferSize; c.lines.accPeak > limit {
+				t.Errorf("accumulator grew to %d bytes, bound %d", c.lines.accPeak, limit)
 			}
 		})
 	}
@@ -392,4 +393,104 @@ func TestOversizeLineEndingAtEOFWhileSkipped(t *testing.T) {
 	if len(h.oversize) != 1 || h.oversize[0] <= 70_000 || len(h.notifications) != 1 {
 		t.Errorf("oversize %v, notifications %v", h.oversize, h.notifications)
 	}
+}
+
+// scriptedReader hands out its chunks one Read at a time (a chunk larger
+// than the caller's buffer is handed out over several), and calls look
+// before each Read.
+type scriptedReader struct {
+	chunks [][]byte
+	look   func(p []byte)
+}
+
+func (s *scriptedReader) Read(p []byte) (int, error) {
+	if s.look != nil {
+		s.look(p)
+	}
+	if len(s.chunks) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, s.chunks[0])
+	if s.chunks[0] = s.chunks[0][n:]; len(s.chunks[0]) == 0 {
+		s.chunks = s.chunks[1:]
+	}
+	return n, nil
+}
+
+// TestLineReaderBuffers: a quiet reader holds only its idle buffer; a
+// flowing stream gets the flowing one; lines longer than it still come
+// out whole; and the idle hook runs exactly before the reads that follow
+// a read that drained the peer.
+func TestLineReaderBuffers(t *testing.T) {
+	short := strings.Repeat(`{"jsonrpc":"2.0","method":"m"}`+"\n", 4000) // ~124 KB: fills every read
+	long := strings.Repeat("y", 300_000) + "\n"
+	sr := &scriptedReader{chunks: [][]byte{[]byte("a\n"), []byte(short), []byte(long), []byte(long), []byte("z\n")}}
+	// Two collections empty the shared buffers, which earlier tests may
+	// have left larger than these lines need.
+	runtime.GC()
+	runtime.GC()
+	lr := newLineReader(sr, 0, readBufferSize)
+	var bufs []int
+	idles := 0
+	sr.look = func(p []byte) { bufs = append(bufs, len(lr.buf)) }
+	lr.idle = func() { idles++ }
+	items, err := drain(lr)
+	if err != io.EOF {
+		t.Fatalf("error = %v", err)
+	}
+	want := referenceLines("a\n"+short+long+long+"z\n", DefaultMaxLineBytes)
+	if !sameItems(items, want, DefaultMaxLineBytes) {
+		t.Fatalf("lines differ from the reference (%d items, want %d)", len(items), len(want))
+	}
+	if bufs[0] != idleBufferSize || bufs[1] != idleBufferSize {
+		t.Errorf("the first reads got %v bytes of buffer, want the idle %d", bufs[:2], idleBufferSize)
+	}
+	flowing := false
+	for _, n := range bufs {
+		flowing = flowing || n == readBufferSize
+	}
+	if !flowing {
+		t.Errorf("no read used the flowing buffer: %v", bufs)
+	}
+	if last := bufs[len(bufs)-1]; last != idleBufferSize || lr.flow != nil {
+		t.Errorf("the last read (after the stream drained) got %d bytes of buffer, want the idle %d", last, idleBufferSize)
+	}
+	if lr.accPeak > 2*len(long) {
+		t.Errorf("accumulator peaked at %d bytes for %d-byte lines", lr.accPeak, len(long))
+	}
+	// Short reads: before the first read, after "a\n", after the end of
+	// each long line and after "z\n" (the read that sees EOF).
+	if idles < 3 || idles > len(bufs) {
+		t.Errorf("idle hook ran %d times for %d reads", idles, len(bufs))
+	}
+}
+
+// idleCounter is a recorder that, on each HandleIdle, reports how many
+// notifications it had handled by then.
+type idleCounter struct {
+	recorder
+	idle chan int
+}
+
+func (h *idleCounter) HandleIdle() { h.idle <- len(h.notifications) }
+
+// TestHandleIdle: HandleIdle runs once the lines that arrived together
+// were all handled, before the connection waits for more.
+func TestHandleIdle(t *testing.T) {
+	connR, peerW := io.Pipe()
+	h := &idleCounter{idle: make(chan int, 8)}
+	c := NewConn(connR, io.Discard, h, Options{})
+	if n := <-h.idle; n != 0 {
+		t.Fatalf("first HandleIdle after %d notifications, want 0", n)
+	}
+	batch := strings.Repeat(`{"jsonrpc":"2.0","method":"m"}`+"\n", 3)
+	if _, err := io.WriteString(peerW, batch); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-h.idle; n != 3 {
+		t.Errorf("HandleIdle after %d notifications, want all 3 of the batch", n)
+	}
+	_ = peerW.Close()
+	_ = c.Close()
+	c.Wait()
 }

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/acpdrive/acpdrive/domain"
+)
+
+// appendBareEvent appends the --json line of an event that carries only
+// its type, time and agent PID (the notification every text chunk
+// produces, the bulk of a stream) exactly as encoding/json would encode
+// it, and reports true; for any other event it reports false and the
+// caller encodes it with encoding/json.
+func appendBareEvent(b []byte, ev domain.Event) ([]byte, bool) {
+	if ev.Message != "" || ev.SessionID != "" || ev.Usage != nil || ev.Model != "" || ev.ToolName != "" ||
+		ev.ToolDurationMS != 0 || ev.ToolError || !plainJSONString(string(ev.Type)) {
+		return b, false
+	}
+	if y := ev.Time.Year(); y < 0 || y > 9999 || ev.Time.Location() != time.UTC {
+		return b, false // encoding/json refuses these years; other zones take the slow path
+	}
+	b = append(b, `{"type":"`...)
+	b = append(b, ev.Type...)
+	b = append(b, `","time":"`...)
+	b = ev.Time.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, '"')
+	if ev.AgentPID != 0 {
+		b = append(b, `,"agent_pid":`...)
+		b = strconv.AppendInt(b, int64(ev.AgentPID), 10)
+	}
+	return append(b, '}', '\n'), true
+}
+
+// plainJSONString reports whether s encodes as itself between quotes:
+// printable ASCII without '"' or '\\' (encoding/json's HTML escaping is
+// off in the printer).
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
