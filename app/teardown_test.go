@@ -85,7 +85,9 @@ func TestStopForceKillsAnAgentIgnoringSigterm(t *testing.T) {
 	h.stop()
 	took := time.Since(began)
 	assert.GreaterOrEqual(t, took, grace, "the grace is waited out")
-	assert.Less(t, took, 3*grace+time.Second)
+	// The bound is the fault suite's (x3 + 2 s, docs/behaviour.md#bounds):
+	// tighter margins failed on a loaded 2-core machine (3.5 s once).
+	assert.Less(t, took, 3*grace+2*time.Second)
 	assert.Contains(t, h.logs.String(), "agent did not exit inside the graceful period and was force-terminated")
 	assert.Contains(t, h.logs.String(), "stop_grace=500ms")
 	proctest.WaitGroupEmpty(t, h.sess.PID(), time.Second)
