@@ -109,6 +109,9 @@ type rig struct {
 	// rewrite, when set, rewrites each line the runtime writes before
 	// acpdrive reads it (library sessions only; see maskInit).
 	rewrite func(line string) string
+	// ns, when set, is the network namespace the runtime runs in (see
+	// offline).
+	ns *netNamespace
 }
 
 // rigPhase is what one phase of a multi-session test recorded.
@@ -158,6 +161,9 @@ func newRig(t *testing.T, command ...string) *rig {
 func (r *rig) serve(s *fakes.Server) *fakes.Server {
 	r.servers = append(r.servers, s)
 	r.t.Cleanup(s.Close)
+	if r.ns != nil {
+		r.ns.forward(r.t, strings.TrimPrefix(s.URL(), "http://"))
+	}
 	return s
 }
 
@@ -219,6 +225,9 @@ type optFn func(*app.Options)
 func (r *rig) options(opts ...optFn) app.Options {
 	cfg := domain.DefaultConfig()
 	cfg.Command = append(append([]string{"env", "-i"}, r.envList()...), r.command...)
+	if r.ns != nil {
+		cfg.Command = append(r.ns.prefix(), cfg.Command...)
+	}
 	cfg.ReadTimeout = r.readTimeout
 	cfg.StopGrace = r.stopGrace
 	cfg.StallTimeout = 0
@@ -653,8 +662,9 @@ func (r *rig) cli(prompts ...string) cliRun {
 // launchFlags are the flags `acpdrive run` and `acpdrive probe` share,
 // set to the rig's runtime, workspace and bounds.
 func (r *rig) launchFlags() []string {
-	words := make([]string, len(r.command))
-	for i, w := range r.command {
+	command := r.launchCommand()
+	words := make([]string, len(command))
+	for i, w := range command {
 		words[i] = shellQuote(w)
 	}
 	return []string{"--log-level", "debug",
