@@ -294,9 +294,7 @@ func TestCopilotModelHTTPError(t *testing.T) {
 		srv.Script(fakes.Reply{Status: 500, ErrorMessage: "fake server error", Header: http.Header{"Retry-After-Ms": {"10"}}},
 			fakes.TextReply(fakes.Usage{Input: 10, Output: 2}, "Recovered."))
 		cliCompleted(t, r, textTurn(copilotGaps, "Info: Request failed due to a transient API error. Retrying...Recovered."), "say hello")
-		calls := srv.ModelCalls()
-		require.Len(t, calls, 2, srv.Describe())
-		assert.Equal(t, "1", calls[1].Header.Get("X-Stainless-Retry-Count"), "the second attempt is the client's retry")
+		assert.Len(t, srv.ModelCalls(), 2, "one retry, then answered:\n%s", srv.Describe())
 	})
 }
 
