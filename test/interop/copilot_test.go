@@ -4,6 +4,7 @@ package interop
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/acpdrive/acpdrive/adapters/copilot_measure"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/test/fakes"
 )
@@ -301,5 +303,39 @@ func TestCopilotModelHTTPError(t *testing.T) {
 // TestCopilotProbe: `acpdrive probe` against the raw initialize answer.
 func TestCopilotProbe(t *testing.T) {
 	r, srv := copilotRig(t)
-	probeMatchesInitialize(t, r, srv, "copilot")
+	probeMatchesInitialize(t, r, srv, "copilot", "copilot_events")
+}
+
+// TestCopilotUsage: the copilot_events source (adapters/copilot_measure)
+// reads each turn's figures from Copilot's session-state journal, exact
+// against the fake server's over two turns (the first with two model
+// calls), through the library and through `acpdrive run` with the
+// shipped sources. The prompt result's own usage (summed over the turn)
+// is not what is recorded: here it agrees, and it is never more.
+func TestCopilotUsage(t *testing.T) {
+	tool := &fakes.ToolCall{ID: "call_copilot_usage", Name: "bash", Args: map[string]any{"command": "true", "description": "nothing"}}
+	t.Run("library", func(t *testing.T) {
+		r, srv := copilotRig(t, "--allow-all-tools")
+		usageScript(srv, tool)
+		src := copilot_measure.New(copilot_measure.Options{Logger: slog.New(slog.NewTextHandler(r.logs, nil)),
+			StateDir: filepath.Join(r.home, ".copilot")})
+		measuredTwoTurnsLibrary(t, r, srv, src, copilotModel)
+		resp, ok := r.wire.responseTo("session/prompt")
+		require.True(t, ok)
+		var pr struct {
+			Usage struct {
+				Input  int64 `json:"inputTokens"`
+				Output int64 `json:"outputTokens"`
+			} `json:"usage"`
+		}
+		require.NoError(t, json.Unmarshal(resp.Result, &pr))
+		assert.Equal(t, wantUsage[0].InputTokens, pr.Usage.Input, "the vendor figure of the first turn, summed over its calls")
+		assert.LessOrEqual(t, pr.Usage.Output, wantUsage[0].OutputTokens)
+	})
+	t.Run("cli", func(t *testing.T) {
+		r, srv := copilotRig(t, "--allow-all-tools")
+		usageScript(srv, tool)
+		run := measuredTwoTurnsCLI(t, r, srv, copilotModel)
+		assert.Contains(t, run.Stderr, "source=copilot_events")
+	})
 }

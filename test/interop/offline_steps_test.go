@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acpdrive/acpdrive/app"
+	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/test/fakes"
 )
 
@@ -187,9 +189,10 @@ type probeFullReport struct {
 // probeMatchesInitialize takes the raw initialize answer from a library
 // session on the rig, then runs `acpdrive probe --json` and `acpdrive
 // probe` (the table pinned in testdata/probe/<name>.txt, as TestProbe
-// does): every field the probe reports is the raw answer's, the probe
-// makes no model call, and no process survives. It returns the report.
-func probeMatchesInitialize(t *testing.T, r *rig, srv *fakes.Server, name string) probeFullReport {
+// does): every field the probe reports is the raw answer's, source (""
+// for none) claims and measures the runtime, the probe makes no model
+// call, and no process survives. It returns the report.
+func probeMatchesInitialize(t *testing.T, r *rig, srv *fakes.Server, name, source string) probeFullReport {
 	t.Helper()
 	sess := r.mustStart()
 	r.stop(sess)
@@ -238,6 +241,8 @@ func probeMatchesInitialize(t *testing.T, r *rig, srv *fakes.Server, name string
 		wantTeardown = "session/close"
 	}
 	assert.Equal(t, wantTeardown, rep.TeardownMethod)
+	assert.Equal(t, source, rep.ClaimedBy, "the shipped source that claims the command")
+	assert.Equal(t, source, rep.MeasuredBy, "the shipped source that reads the runtime the handshake named")
 	assert.NotContains(t, stderr, "agent session created", "a probe creates no session")
 	assert.Len(t, srv.Requests(), before, "a probe calls no model:\n%s", srv.Describe())
 
@@ -263,4 +268,96 @@ func lastMessage(t *testing.T, req fakes.Request) map[string]any {
 	require.NotEmpty(t, msgs, "%s", req.Body)
 	m, _ := msgs[len(msgs)-1].(map[string]any)
 	return m
+}
+
+// fakeChatUsage is what a source reports for a reply of the fake Chat
+// Completions server, as both Qwen Code and Copilot CLI record it:
+// prompt_tokens (cache reads included) as input, completion_tokens
+// (reasoning included) as output, the API's total.
+func fakeChatUsage(us ...fakes.Usage) domain.Usage {
+	var sum domain.Usage
+	for _, u := range us {
+		sum = sum.Add(domain.Usage{
+			InputTokens:     int64(u.Input),
+			OutputTokens:    int64(u.Output + u.Thoughts),
+			CacheReadTokens: int64(u.Cached),
+			ReasoningTokens: int64(u.Thoughts),
+			TotalTokens:     int64(u.Total()),
+		})
+	}
+	return sum
+}
+
+// usageCalls are the fixed figures of the measured two-turn sessions:
+// the first turn makes two model calls (a tool call, then text), the
+// second one; different, so a running total fails the second turn.
+var usageCalls = []fakes.Usage{
+	{Input: 100, Output: 9, Cached: 30, Thoughts: 4},
+	{Input: 130, Output: 6, Cached: 40, Thoughts: 2},
+	{Input: 200, Output: 8, Cached: 50, Thoughts: 1},
+}
+
+// usageScript scripts the measured session: tool is the runtime's shell
+// tool call (it runs: the rig lets the runtime run tools).
+func usageScript(srv *fakes.Server, tool *fakes.ToolCall) {
+	srv.Script(
+		fakes.Reply{Text: []string{"Checking."}, Tool: tool, Usage: usageCalls[0]},
+		fakes.TextReply(usageCalls[1], "Checked."),
+		fakes.TextReply(usageCalls[2], "Again."),
+	)
+}
+
+// wantUsage is each measured turn's own figures.
+var wantUsage = []domain.Usage{fakeChatUsage(usageCalls[0], usageCalls[1]), fakeChatUsage(usageCalls[2])}
+
+// measuredTwoTurnsLibrary runs the measured session on a library session
+// with src as its only source: each turn's token_usage is exactly the
+// fake server's figures for that turn, attributed to model; token counts
+// is delivered, with no gap notice.
+func measuredTwoTurnsLibrary(t *testing.T, r *rig, srv *fakes.Server, src ports.MeasurementSource, model string) {
+	t.Helper()
+	sess := r.mustStart(func(o *app.Options) { o.MeasurementSources = []ports.MeasurementSource{src} })
+	assert.Empty(t, sess.Capabilities().Gaps(), "a claimed launch starts with token counts delivered")
+	for i, prompt := range []string{"check it", "again"} {
+		res := r.turn(sess, prompt)
+		require.Equal(t, completed, outcomeOf(res), "turn %d", i+1)
+		require.NotNil(t, res.Usage, "turn %d measured", i+1)
+		assert.Equal(t, wantUsage[i], *res.Usage, "turn %d's own figures", i+1)
+		assert.Equal(t, model, res.Model)
+	}
+	r.stop(sess)
+	usages := r.rec.OfType(domain.EventTokenUsage)
+	require.Len(t, usages, 2, "one token_usage per turn:\n%s", strings.Join(r.shape(), "\n"))
+	for i := range usages {
+		require.NotNil(t, usages[i].Usage)
+		assert.Equal(t, wantUsage[i], *usages[i].Usage, "turn %d", i+1)
+		assert.Equal(t, model, usages[i].Model)
+	}
+	assert.Empty(t, sess.Capabilities().Gaps(), "token counts stays delivered")
+	assert.NotContains(t, r.shape(), gapNotice(domain.CapTokenCounts), "no gap notice")
+	assert.Len(t, srv.ModelCalls(), 3, srv.Describe())
+}
+
+// measuredTwoTurnsCLI runs the measured session through `acpdrive run`
+// with the shipped sources: each turn_result carries the turn's figures
+// and run_result their sum over two measured turns.
+func measuredTwoTurnsCLI(t *testing.T, r *rig, srv *fakes.Server, model string) cliRun {
+	t.Helper()
+	r.measure = true
+	run := r.cli("check it", "again")
+	require.Equal(t, 0, run.Code, run.Stderr)
+	assert.Equal(t, []outcome{completed, completed}, run.outcomes())
+	require.Len(t, run.Results, 2)
+	for i, res := range run.Results {
+		require.NotNil(t, res.Usage, "turn %d measured", i+1)
+		assert.Equal(t, wantUsage[i], *res.Usage, "turn %d's own figures", i+1)
+		assert.Equal(t, model, res.Model)
+	}
+	require.NotNil(t, run.Run)
+	require.NotNil(t, run.Run.Usage)
+	assert.Equal(t, wantUsage[0].Add(wantUsage[1]), *run.Run.Usage)
+	assert.Equal(t, 2, run.Run.MeasuredTurns)
+	assert.Empty(t, run.Run.CapabilityGaps)
+	assert.Len(t, srv.ModelCalls(), 3, srv.Describe())
+	return run
 }

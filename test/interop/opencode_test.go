@@ -286,5 +286,5 @@ func TestOpencodeModelHTTPError(t *testing.T) {
 // TestOpencodeProbe: `acpdrive probe` against the raw initialize answer.
 func TestOpencodeProbe(t *testing.T) {
 	r, srv := opencodeRig(t, "")
-	probeMatchesInitialize(t, r, srv, "opencode")
+	probeMatchesInitialize(t, r, srv, "opencode", "")
 }

@@ -4,6 +4,7 @@ package interop
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/acpdrive/acpdrive/adapters/qwen_measure"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/test/fakes"
 )
@@ -274,5 +276,25 @@ func TestQwenModelHTTPError(t *testing.T) {
 // TestQwenProbe: `acpdrive probe` against the raw initialize answer.
 func TestQwenProbe(t *testing.T) {
 	r, srv := qwenRig(t)
-	probeMatchesInitialize(t, r, srv, "qwen")
+	probeMatchesInitialize(t, r, srv, "qwen", "qwen_chats")
+}
+
+// TestQwenUsage: the qwen_chats source (adapters/qwen_measure) reads each
+// turn's figures from Qwen's chats journal, exact against the fake
+// server's over two turns (the first with two model calls), through the
+// library and through `acpdrive run` with the shipped sources.
+func TestQwenUsage(t *testing.T) {
+	tool := &fakes.ToolCall{ID: "call_qwen_usage", Name: "run_shell_command", Args: map[string]any{"command": "true", "description": "nothing"}}
+	t.Run("library", func(t *testing.T) {
+		r, srv := qwenRig(t, "--approval-mode", "yolo")
+		usageScript(srv, tool)
+		src := qwen_measure.New(qwen_measure.Options{Logger: slog.New(slog.NewTextHandler(r.logs, nil)), Home: r.home})
+		measuredTwoTurnsLibrary(t, r, srv, src, qwenModel)
+	})
+	t.Run("cli", func(t *testing.T) {
+		r, srv := qwenRig(t, "--approval-mode", "yolo")
+		usageScript(srv, tool)
+		run := measuredTwoTurnsCLI(t, r, srv, qwenModel)
+		assert.Contains(t, run.Stderr, "source=qwen_chats")
+	})
 }
