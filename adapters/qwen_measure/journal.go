@@ -24,8 +24,6 @@ type apiResponse struct {
 	Cached   *int64 `json:"cached_content_token_count"`
 	Thoughts *int64 `json:"thoughts_token_count"`
 	Total    *int64 `json:"total_token_count"`
-	PromptID string `json:"prompt_id"`
-	Response string `json:"response_id"`
 }
 
 const (
