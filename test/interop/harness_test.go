@@ -43,8 +43,17 @@ func repoRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// runtimesDir is where scripts/install-runtimes.sh installs the runtimes.
-func runtimesDir() string { return filepath.Join(repoRoot(), ".cache", "runtimes") }
+// runtimesDir is where scripts/install-runtimes.sh installs the runtimes,
+// with symbolic links resolved (a worktree may link .cache to another
+// checkout's): runtimes see their own real paths, and tests compare with
+// them.
+func runtimesDir() string {
+	dir := filepath.Join(repoRoot(), ".cache", "runtimes")
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return dir
+}
 
 // locate returns the absolute path of an installed runtime file, rel to
 // .cache/runtimes/. A missing runtime fails the test in CI and skips it
