@@ -22,7 +22,7 @@ const opencodeModel = "fake-model"
 
 // opencodeRig runs opencode in a network namespace of its own with one
 // provider, the fake (@ai-sdk/openai-compatible, bundled), its model
-// pinned; the models.dev catalogue fetch, auto-update, sharing, LSP
+// pinned; the model catalogue fetch, auto-update, sharing, LSP
 // downloads and default plugins off; and a config folder that already
 // holds node_modules/ and a package-lock.json listing @opencode-ai/plugin,
 // without which opencode installs that package from the npm registry
@@ -38,7 +38,6 @@ func opencodeRig(t *testing.T, permission string) (*rig, *fakes.Server) {
 		perm = `, "permission": ` + permission
 	}
 	writeFile(t, filepath.Join(cfgDir, "opencode.json"), fmt.Sprintf(`{
-  "$schema": "https://opencode.ai/config.json",
   "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake",
     "options": {"baseURL": "%s/v1", "apiKey": "fake-opencode-key"},
     "models": {"%s": {"name": "Fake Model"}}}},
