@@ -7,7 +7,7 @@
 # name, through npm and go as configured on the machine.
 #
 #   scripts/install-runtimes.sh            # everything
-#   scripts/install-runtimes.sh gemini     # one or more of: gemini claude codex ts-sdk acpx go-sdk-agent
+#   scripts/install-runtimes.sh gemini     # one or more of: gemini claude codex qwen opencode copilot ts-sdk acpx go-sdk-agent
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD/.cache/runtimes"
@@ -18,6 +18,9 @@ npm_runtimes=(
 	"gemini       @google/gemini-cli                 0.61.0"
 	"claude       @zed-industries/claude-agent-acp   0.23.1"
 	"codex        @zed-industries/codex-acp          0.16.0"
+	"qwen         @qwen-code/qwen-code               0.24.4"
+	"opencode     opencode-ai                        1.18.33"
+	"copilot      @github/copilot                    1.0.102"
 	"ts-sdk       @agentclientprotocol/sdk           1.9.0"
 	"acpx         acpx                               0.19.1"
 )
@@ -57,6 +60,17 @@ for row in "${npm_runtimes[@]}"; do
 	fi
 	if [ "$name" = codex ] && ! compgen -G "$dir/node_modules/@zed-industries/codex-acp-*/bin/codex-acp" >/dev/null; then
 		echo "install-runtimes: $pkg installed without its native binary (optional dependency for $(uname -sm))" >&2
+		exit 1
+	fi
+	# The runtimes whose npm package only wraps a native binary (an
+	# optional dependency for this platform) must have brought it.
+	native=""
+	case "$name" in
+	opencode) native="$dir/node_modules/opencode-linux-x64/bin/opencode" ;;
+	copilot) native="$dir/node_modules/@github/copilot-linux-x64/copilot" ;;
+	esac
+	if [ -n "$native" ] && [ "$(uname -sm)" = "Linux x86_64" ] && [ ! -x "$native" ]; then
+		echo "install-runtimes: $pkg installed without its native binary $native" >&2
 		exit 1
 	fi
 	touch "$dir/.complete-$version"

@@ -39,5 +39,5 @@ func ExampleMeasurementSource() {
 	fmt.Println(names)
 	_ = domain.Usage{}
 	// Output:
-	// [acme_usage claude_transcript codex_rollout gemini_telemetry]
+	// [acme_usage claude_transcript codex_rollout copilot_events gemini_telemetry qwen_chats]
 }

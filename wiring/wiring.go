@@ -17,10 +17,12 @@ import (
 
 	"github.com/acpdrive/acpdrive/adapters/claude_measure"
 	"github.com/acpdrive/acpdrive/adapters/codex_measure"
+	"github.com/acpdrive/acpdrive/adapters/copilot_measure"
 	"github.com/acpdrive/acpdrive/adapters/gemini_measure"
 	"github.com/acpdrive/acpdrive/adapters/localexec"
 	"github.com/acpdrive/acpdrive/adapters/mcp"
 	"github.com/acpdrive/acpdrive/adapters/mcpbeacon"
+	"github.com/acpdrive/acpdrive/adapters/qwen_measure"
 	"github.com/acpdrive/acpdrive/adapters/sshexec"
 	"github.com/acpdrive/acpdrive/adapters/sshexec/native"
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
@@ -80,7 +82,8 @@ var LocalModule = fx.Module("acpdrive_local",
 
 // MeasurementModule provides the measurement sources acpdrive ships, one
 // per runtime it can measure (Gemini CLI, Claude Code through the Claude
-// agent ACP adapter, Codex through codex-acp), into the
+// agent ACP adapter, Codex through codex-acp, Qwen Code, Copilot CLI),
+// into the
 // "measurement_sources" group. A vendor's source joins the same group.
 var MeasurementModule = fx.Module("acpdrive_measurement",
 	MeasurementSource(func(l *slog.Logger) *gemini_measure.Source {
@@ -91,6 +94,12 @@ var MeasurementModule = fx.Module("acpdrive_measurement",
 	}),
 	MeasurementSource(func(l *slog.Logger) *codex_measure.Source {
 		return codex_measure.New(codex_measure.Options{Logger: l})
+	}),
+	MeasurementSource(func(l *slog.Logger) *qwen_measure.Source {
+		return qwen_measure.New(qwen_measure.Options{Logger: l})
+	}),
+	MeasurementSource(func(l *slog.Logger) *copilot_measure.Source {
+		return copilot_measure.New(copilot_measure.Options{Logger: l})
 	}),
 )
 

@@ -31,7 +31,7 @@ func TestResolve(t *testing.T) {
 	for _, src := range deps.MeasurementSources {
 		shipped = append(shipped, src.Name())
 	}
-	assert.ElementsMatch(t, []string{"gemini_telemetry", "claude_transcript", "codex_rollout"}, shipped)
+	assert.ElementsMatch(t, []string{"gemini_telemetry", "claude_transcript", "codex_rollout", "qwen_chats", "copilot_events"}, shipped)
 	var o app.Options
 	deps.Apply(&o)
 	assert.Same(t, deps.Logger, o.Logger)
@@ -64,7 +64,7 @@ func TestVendorSourcesJoinTheGroup(t *testing.T) {
 		names = append(names, s.Name())
 	}
 	assert.Subset(t, names, []string{"a", "b"})
-	assert.Len(t, names, 5, "the three shipped sources and the vendor's two")
+	assert.Len(t, names, 7, "the five shipped sources and the vendor's two")
 	require.Len(t, deps.Observers, 1)
 	deps.Observers[0].Observe(domain.Event{})
 	assert.Equal(t, 1, n)

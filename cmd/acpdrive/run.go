@@ -53,7 +53,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	def := domain.DefaultConfig()
 	fs.StringVar(&f.command, "command", "", "the runtime's command line, split like a shell would (quotes respected, no shell run); default: the built-in reference agent")
 	fs.StringVar(&f.workspace, "workspace", "", "the directory the runtime works in (default: the current directory)")
-	fs.DurationVar(&f.readTimeout, "read-timeout", def.ReadTimeout, "bound of every start-up call, of a turn's acceptance and of the wait after a cancel")
+	fs.DurationVar(&f.readTimeout, "read-timeout", def.ReadTimeout, "bound of every start-up call but initialize (which waits for the larger of it and 60s), of a turn's acceptance and of the wait after a cancel")
 	fs.DurationVar(&f.stopGrace, "stop-grace", def.StopGrace, "how long the runtime gets to exit after SIGTERM before SIGKILL")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of human output")
 	fs.Func("ssh-host", "run the runtime on `HOST` over SSH ([user@]host[:port] or a config alias; repeatable or comma-separated; tried in order)", func(v string) error {

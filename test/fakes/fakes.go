@@ -35,6 +35,13 @@ type Reply struct {
 	Status int
 	// ErrorMessage is the error text of a failed call.
 	ErrorMessage string
+	// Header is added to the response's headers (retry-after,
+	// retry-after-ms on a failed call).
+	Header http.Header
+	// Hold, when set, stops the stream after its first text chunk until
+	// Hold is closed or the client goes away (the Chat Completions fake
+	// only): a model call still running, for cancelling mid-turn.
+	Hold <-chan struct{}
 }
 
 // ToolCall is a tool call the model makes.
@@ -237,6 +244,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 	switch rt {
 	case routeScripted:
+		for k, v := range reply.Header {
+			w.Header()[k] = v
+		}
 		if reply.Status != 0 {
 			s.dialect.fail(w, reply.Status, reply.ErrorMessage)
 			return
@@ -286,3 +296,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // obj is a JSON object under construction.
 type obj = map[string]any
+
+// done ends an OpenAI-style stream with its "data: [DONE]" sentinel.
+func (e *sse) done() {
+	fmt.Fprint(e.w, "data: [DONE]\n\n")
+	if e.f != nil {
+		e.f.Flush()
+	}
+}

@@ -43,8 +43,17 @@ func repoRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// runtimesDir is where scripts/install-runtimes.sh installs the runtimes.
-func runtimesDir() string { return filepath.Join(repoRoot(), ".cache", "runtimes") }
+// runtimesDir is where scripts/install-runtimes.sh installs the runtimes,
+// with symbolic links resolved (a worktree may link .cache to another
+// checkout's): runtimes see their own real paths, and tests compare with
+// them.
+func runtimesDir() string {
+	dir := filepath.Join(repoRoot(), ".cache", "runtimes")
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return dir
+}
 
 // locate returns the absolute path of an installed runtime file, rel to
 // .cache/runtimes/. A missing runtime fails the test in CI and skips it
@@ -109,6 +118,9 @@ type rig struct {
 	// rewrite, when set, rewrites each line the runtime writes before
 	// acpdrive reads it (library sessions only; see maskInit).
 	rewrite func(line string) string
+	// ns, when set, is the network namespace the runtime runs in (see
+	// offline).
+	ns *netNamespace
 }
 
 // rigPhase is what one phase of a multi-session test recorded.
@@ -158,6 +170,9 @@ func newRig(t *testing.T, command ...string) *rig {
 func (r *rig) serve(s *fakes.Server) *fakes.Server {
 	r.servers = append(r.servers, s)
 	r.t.Cleanup(s.Close)
+	if r.ns != nil {
+		r.ns.forward(r.t, strings.TrimPrefix(s.URL(), "http://"))
+	}
 	return s
 }
 
@@ -219,6 +234,9 @@ type optFn func(*app.Options)
 func (r *rig) options(opts ...optFn) app.Options {
 	cfg := domain.DefaultConfig()
 	cfg.Command = append(append([]string{"env", "-i"}, r.envList()...), r.command...)
+	if r.ns != nil {
+		cfg.Command = append(r.ns.prefix(), cfg.Command...)
+	}
 	cfg.ReadTimeout = r.readTimeout
 	cfg.StopGrace = r.stopGrace
 	cfg.StallTimeout = 0
@@ -656,8 +674,9 @@ func (r *rig) cli(prompts ...string) cliRun {
 // launchFlags are the flags `acpdrive run` and `acpdrive probe` share,
 // set to the rig's runtime, workspace and bounds.
 func (r *rig) launchFlags() []string {
-	words := make([]string, len(r.command))
-	for i, w := range r.command {
+	command := r.launchCommand()
+	words := make([]string, len(command))
+	for i, w := range command {
 		words[i] = shellQuote(w)
 	}
 	return []string{"--log-level", "debug",

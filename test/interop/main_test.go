@@ -1,10 +1,12 @@
 //go:build interop
 
 // Package interop is acpdrive's acceptance suite against real runtimes:
-// Gemini CLI, the Claude agent ACP adapter, codex-acp, the Go and
-// TypeScript SDK example agents, each installed at a pinned version by
-// scripts/install-runtimes.sh and driven through the library and the CLI
-// against the fake model servers of test/fakes on 127.0.0.1. It also
+// Gemini CLI, the Claude agent ACP adapter, codex-acp, Qwen Code,
+// opencode, GitHub Copilot CLI, the Go and TypeScript SDK example agents,
+// each installed at a pinned version by scripts/install-runtimes.sh and
+// driven through the library and the CLI against the fake model servers
+// of test/fakes on 127.0.0.1 (Qwen Code, opencode and Copilot CLI inside
+// a network namespace that proves they reach nothing else). It also
 // drives acpdrive's reference agent with a client we did not write (acpx).
 //
 // Run it with `make interop` (build tag interop). A runtime that is not

@@ -1,0 +1,232 @@
+package qwen_measure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// sessionID is the session id of the recorded journal in testdata (Qwen
+// Code 0.24.4 against the fake Chat Completions server: a turn with a
+// shell call and two model calls, then a turn with one).
+const sessionID = "6f0e1c2a-3b4d-4e5f-8a9b-0c1d2e3f4a5b"
+
+// The figures the fake server sent, as the journal records them.
+var (
+	turn1 = domain.Usage{InputTokens: 230, OutputTokens: 21, CacheReadTokens: 70, ReasoningTokens: 6, TotalTokens: 251}
+	turn2 = domain.Usage{InputTokens: 200, OutputTokens: 9, CacheReadTokens: 50, ReasoningTokens: 1, TotalTokens: 209}
+)
+
+func testdata(t *testing.T, name string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", name))
+	require.NoError(t, err)
+	return raw
+}
+
+// journal is a session's journal under a fake HOME.
+type journal struct {
+	home, path string
+}
+
+func newJournal(t *testing.T) journal {
+	home := t.TempDir()
+	path := filepath.Join(home, ".qwen", "projects", "-home-dev-project", "chats", sessionID+".jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	return journal{home: home, path: path}
+}
+
+func (j journal) append(t *testing.T, data []byte) {
+	t.Helper()
+	f, err := os.OpenFile(j.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	require.NoError(t, err)
+	_, err = f.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+}
+
+func arm(t *testing.T, home string) ports.Measurement {
+	t.Helper()
+	m, err := New(Options{Home: home, Settle: 50 * time.Millisecond}).Arm(context.Background())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = m.Release() })
+	return m
+}
+
+func turnUsage(t *testing.T, m ports.Measurement, within time.Duration) (domain.Usage, string, bool, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	return m.TurnUsage(ctx, sessionID)
+}
+
+func TestClaims(t *testing.T) {
+	s := New(Options{})
+	cases := []struct {
+		command []string
+		want    bool
+	}{
+		{[]string{"qwen", "--acp"}, true},
+		{[]string{"/opt/rt/qwen/node_modules/.bin/qwen", "--acp"}, true},
+		{[]string{"npx", "@qwen-code/qwen-code@0.24.4", "--acp"}, true},
+		{[]string{"npx", "@qwen-code/qwen-code", "--acp"}, true},
+		{[]string{"node", "/x/node_modules/@qwen-code/qwen-code/cli.js", "--acp"}, true},
+		{[]string{`C:\tools\qwen.cmd`, "--acp"}, true},
+		{[]string{"env", "OPENAI_MODEL=m", "qwen.exe"}, true},
+		{[]string{"qwen-code", "--acp"}, false},
+		{[]string{"qwen.sh"}, false},
+		{[]string{"gemini", "--acp"}, false},
+		{[]string{"node", "/x/node_modules/@qwen-code/other/cli.js"}, false},
+		{nil, false},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, s.Claims(c.command), "%q", c.command)
+	}
+}
+
+func TestNames(t *testing.T) {
+	s := New(Options{})
+	assert.Equal(t, "qwen_chats", s.Name())
+	assert.Equal(t, "qwen-code", s.RuntimeName())
+}
+
+func TestArmAndRelease(t *testing.T) {
+	m, err := New(Options{Home: t.TempDir()}).Arm(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, m.Env())
+	dir := m.(*measurement).dir
+	fi, err := os.Stat(dir)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+	require.NoError(t, m.Release())
+	require.NoError(t, m.Release(), "twice is fine")
+	_, err = os.Stat(dir)
+	assert.True(t, errors.Is(err, os.ErrNotExist))
+	_, _, _, err = m.TurnUsage(context.Background(), sessionID)
+	assert.Error(t, err, "a released measurement answers nothing")
+}
+
+func TestArmCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := New(Options{}).Arm(ctx)
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// TestTwoTurns: each turn reports its own records' sum, the second not a
+// running total.
+func TestTwoTurns(t *testing.T) {
+	j := newJournal(t)
+	m := arm(t, j.home)
+	m.SessionOpened(sessionID, false)
+	j.append(t, testdata(t, "turn1.jsonl"))
+	u, model, ok, err := turnUsage(t, m, 5*time.Second)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, turn1, u)
+	assert.Equal(t, "fake-qwen-model", model)
+
+	j.append(t, testdata(t, "turn2.jsonl"))
+	u, _, ok, err = turnUsage(t, m, 5*time.Second)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, turn2, u)
+}
+
+// TestPartialTrailingLine: a line without its newline waits for the rest.
+func TestPartialTrailingLine(t *testing.T) {
+	j := newJournal(t)
+	m := arm(t, j.home)
+	m.SessionOpened(sessionID, false)
+	data := testdata(t, "turn2.jsonl")
+	cut := len(data) - 40
+	j.append(t, data[:cut])
+	_, _, ok, err := turnUsage(t, m, 20*time.Millisecond)
+	if err == nil {
+		// The settle rule may end the turn on its complete record.
+		require.True(t, ok)
+		return
+	}
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	j.append(t, data[cut:])
+	u, _, ok, err := turnUsage(t, m, 5*time.Second)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, turn2, u)
+}
+
+// TestContinuedSession: the journal's earlier turns are not counted
+// again.
+func TestContinuedSession(t *testing.T) {
+	j := newJournal(t)
+	j.append(t, testdata(t, "turn1.jsonl"))
+	m := arm(t, j.home)
+	m.SessionOpened(sessionID, true)
+	j.append(t, testdata(t, "turn2.jsonl"))
+	u, _, ok, err := turnUsage(t, m, 5*time.Second)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, turn2, u)
+}
+
+// TestTurnEndWithoutRecord: a turn that ended with no complete record is
+// answered ok false with no error.
+func TestTurnEndWithoutRecord(t *testing.T) {
+	j := newJournal(t)
+	m := arm(t, j.home)
+	m.SessionOpened(sessionID, false)
+	j.append(t, []byte(`{"type":"user","sessionId":"`+sessionID+`"}`+"\n"+
+		`{"type":"system","subtype":"ui_telemetry","systemPayload":{"uiEvent":{"event.name":"qwen-code.api_response","input_token_count":5}}}`+"\n"+
+		`{"type":"system","subtype":"branch_checkpoint"}`+"\n"))
+	_, _, ok, err := turnUsage(t, m, 5*time.Second)
+	require.NoError(t, err)
+	assert.False(t, ok)
+}
+
+// TestNoJournal: with nothing written the wait ends with the context's
+// error.
+func TestNoJournal(t *testing.T) {
+	m := arm(t, t.TempDir())
+	m.SessionOpened(sessionID, false)
+	_, _, ok, err := turnUsage(t, m, 50*time.Millisecond)
+	assert.False(t, ok)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+// TestTurnWithoutCheckpoint: a turn whose checkpoint never comes (a
+// failed turn) is reported once the journal settles after its records.
+func TestTurnWithoutCheckpoint(t *testing.T) {
+	j := newJournal(t)
+	m := arm(t, j.home)
+	m.SessionOpened(sessionID, false)
+	data := testdata(t, "turn2.jsonl")
+	last := len(data) - 1
+	for last > 0 && data[last-1] != '\n' {
+		last--
+	}
+	j.append(t, data[:last]) // without the branch_checkpoint line
+	u, _, ok, err := turnUsage(t, m, 5*time.Second)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, turn2, u)
+}
+
+// ExampleNew arms the source for a runtime whose HOME is known.
+func ExampleNew() {
+	src := New(Options{Home: os.TempDir()})
+	fmt.Println(src.Name(), src.RuntimeName(), src.Claims([]string{"qwen", "--acp"}))
+	// Output: qwen_chats qwen-code true
+}
