@@ -1,17 +1,16 @@
 package qwen_measure
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/internal/journaltail"
 )
 
 // measurement is one armed start of a Source.
@@ -23,11 +22,9 @@ type measurement struct {
 	mu        sync.Mutex
 	released  bool
 	sessionID string
-	path      string    // the journal, once found
-	offset    int64     // bytes of whole lines read
-	grew      time.Time // when a read last found new lines
-	open      *turn     // the turn being read
-	ended     *turn     // the latest ended turn not yet reported
+	tail      journaltail.Tail // the journal, once found
+	open      *turn            // the turn being read
+	ended     *turn            // the latest ended turn not yet reported
 }
 
 // turn is one turn's records as read.
@@ -35,6 +32,10 @@ type turn struct {
 	sum     domain.Usage
 	model   string
 	records int
+}
+
+func (t *turn) figures() journaltail.Figures {
+	return journaltail.Figures{Usage: t.sum, Model: t.model, Records: t.records}
 }
 
 // Env is empty: the journal stays where Qwen Code keeps it.
@@ -49,14 +50,14 @@ func (m *measurement) SessionOpened(sessionID string, continued bool) {
 	if continued && m.find() {
 		m.read(false)
 		m.src.log.Debug("qwen journal of a continued session: reading from its end",
-			"session_id", sessionID, "path", m.path, "offset", m.offset)
+			"session_id", sessionID, "path", m.tail.Path, "offset", m.tail.Offset)
 	}
 }
 
 func (m *measurement) reset(sessionID string) {
-	m.sessionID, m.path, m.offset = sessionID, "", 0
+	m.sessionID = sessionID
+	m.tail.Reset()
 	m.open, m.ended = nil, nil
-	m.grew = time.Now()
 }
 
 // TurnUsage waits, bounded by ctx, for the end of the turn that just
@@ -65,100 +66,78 @@ func (m *measurement) TurnUsage(ctx context.Context, sessionID string) (domain.U
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.released {
-		return domain.Usage{}, "", false, fmt.Errorf("qwen_measure: measurement released")
+		return domain.Usage{}, "", false, fmt.Errorf("qwen_measure: %w", journaltail.ErrReleased)
 	}
 	if sessionID != m.sessionID {
 		m.reset(sessionID)
 	}
-	t0 := time.Now()
-	for {
-		if m.find() {
-			m.read(true)
-		}
-		if t := m.ended; t != nil {
-			m.ended = nil
-			return m.report(t, "end read", t0)
-		}
-		if t := m.open; t != nil && t.records > 0 && time.Since(m.grew) >= m.src.settle {
-			m.open = nil
-			return m.report(t, "settled", t0)
-		}
-		m.mu.Unlock()
-		timer := time.NewTimer(m.src.poll)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			m.mu.Lock()
-			if t := m.open; t != nil && t.records > 0 {
-				m.open = nil
-				return m.report(t, "wait ended", t0)
-			}
-			return domain.Usage{}, "", false, ctx.Err()
-		case <-timer.C:
-		}
-		m.mu.Lock()
-		if m.released {
-			return domain.Usage{}, "", false, fmt.Errorf("qwen_measure: measurement released")
-		}
+	u, model, ok, err := journaltail.Wait(ctx, &m.mu, m, journaltail.Waiting{
+		Settle: m.src.settle, Poll: m.src.poll, Log: m.src.log, SessionID: m.sessionID,
+	})
+	if errors.Is(err, journaltail.ErrReleased) {
+		err = fmt.Errorf("qwen_measure: %w", err)
+	}
+	return u, model, ok, err
+}
+
+// Poll reads what the journal gained (journaltail.Turns).
+func (m *measurement) Poll() {
+	if m.find() {
+		m.read(true)
 	}
 }
 
-// report hands a turn's figures over; a turn with no complete record
-// reports ok false.
-func (m *measurement) report(t *turn, how string, t0 time.Time) (domain.Usage, string, bool, error) {
-	m.src.log.Debug("qwen journal: turn figures read", "session_id", m.sessionID, "how", how,
-		"records", t.records, "waited_ms", time.Since(t0).Milliseconds())
-	if t.records == 0 {
-		return domain.Usage{}, "", false, nil
+// TakeEnded hands the ended turn over (journaltail.Turns).
+func (m *measurement) TakeEnded() (journaltail.Figures, bool) {
+	t := m.ended
+	if t == nil {
+		return journaltail.Figures{}, false
 	}
-	return t.sum, t.model, true, nil
+	m.ended = nil
+	return t.figures(), true
 }
+
+// TakeOpen hands the open turn over once it counted a record
+// (journaltail.Turns).
+func (m *measurement) TakeOpen() (journaltail.Figures, bool) {
+	t := m.open
+	if t == nil || t.records == 0 {
+		return journaltail.Figures{}, false
+	}
+	m.open = nil
+	return t.figures(), true
+}
+
+// Grew is when a read last found a new line (journaltail.Turns).
+func (m *measurement) Grew() time.Time { return m.tail.Grew }
+
+// Released reports whether Release ran (journaltail.Turns).
+func (m *measurement) Released() bool { return m.released }
 
 // find locates the session's journal under any project folder.
 func (m *measurement) find() bool {
-	if m.path != "" {
+	if m.tail.Path != "" {
 		return true
 	}
-	if !validID(m.sessionID) {
+	if !journaltail.ValidID(m.sessionID) {
 		return false
 	}
 	matches, err := filepath.Glob(filepath.Join(m.projects, "*", "chats", m.sessionID+".jsonl"))
 	if err != nil || len(matches) == 0 {
 		return false
 	}
-	m.path = matches[len(matches)-1]
-	m.src.log.Debug("qwen journal found", "session_id", m.sessionID, "path", m.path)
+	m.tail.Path = matches[len(matches)-1]
+	m.src.log.Debug("qwen journal found", "session_id", m.sessionID, "path", m.tail.Path)
 	return true
-}
-
-// validID reports whether a session id can name a journal file.
-func validID(id string) bool {
-	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, `/\*?[]`+"\x00")
 }
 
 // read processes the whole lines written since the last read; counting
 // false only skips them (a continued session's past).
 func (m *measurement) read(counting bool) {
-	f, err := os.Open(m.path)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	if _, err := f.Seek(m.offset, io.SeekStart); err != nil {
-		return
-	}
-	data, _ := io.ReadAll(f)
-	for {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			return
-		}
-		m.grew = time.Now()
-		if counting {
-			m.line(bytes.TrimSpace(data[:i]))
-		}
-		m.offset += int64(i) + 1
-		data = data[i+1:]
+	if counting {
+		m.tail.Read(m.line)
+	} else {
+		m.tail.Read(nil)
 	}
 }
 
