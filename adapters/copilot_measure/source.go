@@ -87,7 +87,7 @@ func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
 		}
 		state = filepath.Join(h, ".copilot")
 	}
-	dir, err := journaltail.PrivateDir("acpdrive-copilot-measure-")
+	dir, err := journaltail.PrivateDir("", "acpdrive-copilot-measure-")
 	if err != nil {
 		return nil, fmt.Errorf("copilot events source: %w", err)
 	}

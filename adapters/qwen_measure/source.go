@@ -87,7 +87,7 @@ func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
 		}
 		home = h
 	}
-	dir, err := journaltail.PrivateDir("acpdrive-qwen-measure-")
+	dir, err := journaltail.PrivateDir("", "acpdrive-qwen-measure-")
 	if err != nil {
 		return nil, fmt.Errorf("qwen chats source: %w", err)
 	}

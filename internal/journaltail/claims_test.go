@@ -80,7 +80,7 @@ func TestValidID(t *testing.T) {
 }
 
 func TestPrivateDir(t *testing.T) {
-	dir, err := journaltail.PrivateDir("acpdrive-journaltail-test-")
+	dir, err := journaltail.PrivateDir("", "acpdrive-journaltail-test-")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	fi, err := os.Stat(dir)

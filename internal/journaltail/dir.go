@@ -2,10 +2,11 @@ package journaltail
 
 import "os"
 
-// PrivateDir creates a start's private temporary directory, named from
-// prefix and readable by this user only. The caller removes it.
-func PrivateDir(prefix string) (string, error) {
-	dir, err := os.MkdirTemp("", prefix)
+// PrivateDir creates a start's private temporary directory in parent
+// (empty: the default directory for temporary files), named from prefix
+// and open to this user only. The caller removes it.
+func PrivateDir(parent, prefix string) (string, error) {
+	dir, err := os.MkdirTemp(parent, prefix)
 	if err != nil {
 		return "", err
 	}
