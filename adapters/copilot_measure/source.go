@@ -92,5 +92,5 @@ func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
 		return nil, fmt.Errorf("copilot events source: %w", err)
 	}
 	s.log.Debug("armed", "state_dir", state, "dir", dir)
-	return &measurement{src: s, dir: dir, sessions: filepath.Join(state, "session-state")}, nil
+	return newMeasurement(s, dir, filepath.Join(state, "session-state")), nil
 }

@@ -1,30 +1,32 @@
 package qwen_measure
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/internal/journaltail"
 )
 
-// measurement is one armed start of a Source.
+// measurement is one armed start of a Source: a journaltail.Follower
+// over the session's chats journal, with the turn rules of Qwen Code.
 type measurement struct {
+	*journaltail.Follower
 	src      *Source
 	dir      string
 	projects string
 
-	mu        sync.Mutex
-	released  bool
-	sessionID string
-	tail      journaltail.Tail // the journal, once found
-	open      *turn            // the turn being read
-	ended     *turn            // the latest ended turn not yet reported
+	mu    sync.Mutex
+	open  *turn // the turn being read
+	ended *turn // the latest ended turn not yet reported
+}
+
+func newMeasurement(s *Source, dir, projects string) *measurement {
+	m := &measurement{src: s, dir: dir, projects: projects}
+	m.Follower = journaltail.NewFollower(&m.mu, m, journaltail.FollowerOptions{
+		Name: "qwen_measure", Log: s.log, Settle: s.settle, Poll: s.poll, Dir: dir,
+	})
+	return m
 }
 
 // turn is one turn's records as read.
@@ -38,111 +40,36 @@ func (t *turn) figures() journaltail.Figures {
 	return journaltail.Figures{Usage: t.sum, Model: t.model, Records: t.records}
 }
 
-// Env is empty: the journal stays where Qwen Code keeps it.
-func (m *measurement) Env() []string { return nil }
-
-// SessionOpened follows sessionID; a continued session's journal is read
-// from its current end, so its earlier turns are not counted again.
-func (m *measurement) SessionOpened(sessionID string, continued bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.reset(sessionID)
-	if continued && m.find() {
-		m.read(false)
-		m.src.log.Debug("qwen journal of a continued session: reading from its end",
-			"session_id", sessionID, "path", m.tail.Path, "offset", m.tail.Offset)
+// Locate finds the session's journal under any project folder
+// (journaltail.Journal).
+func (m *measurement) Locate(sessionID string) (string, bool) {
+	if !journaltail.ValidID(sessionID) {
+		return "", false
 	}
+	matches, err := filepath.Glob(filepath.Join(m.projects, "*", "chats", sessionID+".jsonl"))
+	if err != nil || len(matches) == 0 {
+		return "", false
+	}
+	return matches[len(matches)-1], true
 }
 
-func (m *measurement) reset(sessionID string) {
-	m.sessionID = sessionID
-	m.tail.Reset()
-	m.open, m.ended = nil, nil
-}
+// ResetTurns forgets the turns read (journaltail.Journal).
+func (m *measurement) ResetTurns() { m.open, m.ended = nil, nil }
 
-// TurnUsage waits, bounded by ctx, for the end of the turn that just
-// ended on sessionID and reports the sum of its api_response records.
-func (m *measurement) TurnUsage(ctx context.Context, sessionID string) (domain.Usage, string, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.released {
-		return domain.Usage{}, "", false, fmt.Errorf("qwen_measure: %w", journaltail.ErrReleased)
-	}
-	if sessionID != m.sessionID {
-		m.reset(sessionID)
-	}
-	u, model, ok, err := journaltail.Wait(ctx, &m.mu, m, journaltail.Waiting{
-		Settle: m.src.settle, Poll: m.src.poll, Log: m.src.log, SessionID: m.sessionID,
-	})
-	if errors.Is(err, journaltail.ErrReleased) {
-		err = fmt.Errorf("qwen_measure: %w", err)
-	}
-	return u, model, ok, err
-}
-
-// Poll reads what the journal gained (journaltail.Turns).
-func (m *measurement) Poll() {
-	if m.find() {
-		m.read(true)
-	}
-}
-
-// TakeEnded hands the ended turn over (journaltail.Turns).
+// TakeEnded hands the ended turn over (journaltail.Journal).
 func (m *measurement) TakeEnded() (journaltail.Figures, bool) {
-	t := m.ended
-	if t == nil {
-		return journaltail.Figures{}, false
-	}
-	m.ended = nil
-	return t.figures(), true
+	return journaltail.Take(&m.ended, (*turn).figures, false)
 }
 
 // TakeOpen hands the open turn over once it counted a record
-// (journaltail.Turns).
+// (journaltail.Journal).
 func (m *measurement) TakeOpen() (journaltail.Figures, bool) {
-	t := m.open
-	if t == nil || t.records == 0 {
-		return journaltail.Figures{}, false
-	}
-	m.open = nil
-	return t.figures(), true
+	return journaltail.Take(&m.open, (*turn).figures, true)
 }
 
-// Grew is when a read last found a new line (journaltail.Turns).
-func (m *measurement) Grew() time.Time { return m.tail.Grew }
-
-// Released reports whether Release ran (journaltail.Turns).
-func (m *measurement) Released() bool { return m.released }
-
-// find locates the session's journal under any project folder.
-func (m *measurement) find() bool {
-	if m.tail.Path != "" {
-		return true
-	}
-	if !journaltail.ValidID(m.sessionID) {
-		return false
-	}
-	matches, err := filepath.Glob(filepath.Join(m.projects, "*", "chats", m.sessionID+".jsonl"))
-	if err != nil || len(matches) == 0 {
-		return false
-	}
-	m.tail.Path = matches[len(matches)-1]
-	m.src.log.Debug("qwen journal found", "session_id", m.sessionID, "path", m.tail.Path)
-	return true
-}
-
-// read processes the whole lines written since the last read; counting
-// false only skips them (a continued session's past).
-func (m *measurement) read(counting bool) {
-	if counting {
-		m.tail.Read(m.line)
-	} else {
-		m.tail.Read(nil)
-	}
-}
-
-// line applies one journal line to the turn being read.
-func (m *measurement) line(line []byte) {
+// Fold applies one journal line to the turn being read
+// (journaltail.Journal).
+func (m *measurement) Fold(line []byte) {
 	if len(line) == 0 {
 		return
 	}
@@ -160,25 +87,10 @@ func (m *measurement) line(line []byte) {
 			}
 		}
 	case kindIncompleteCall:
-		m.src.log.Debug("qwen journal: an api_response record lacks a counter and does not count", "session_id", m.sessionID)
+		m.src.log.Debug("qwen journal: an api_response record lacks a counter and does not count", "session_id", m.SessionID())
 	case kindTurnEnd:
 		if m.open != nil {
 			m.ended, m.open = m.open, nil
 		}
 	}
-}
-
-// Release removes the start's private directory; the journal is left as
-// it is. It may be called more than once.
-func (m *measurement) Release() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.released {
-		return nil
-	}
-	m.released = true
-	if err := os.RemoveAll(m.dir); err != nil {
-		return fmt.Errorf("qwen_measure: removing the temporary directory: %w", err)
-	}
-	return nil
 }

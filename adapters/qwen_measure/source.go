@@ -92,5 +92,5 @@ func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
 		return nil, fmt.Errorf("qwen chats source: %w", err)
 	}
 	s.log.Debug("armed", "home", home, "dir", dir)
-	return &measurement{src: s, dir: dir, projects: filepath.Join(home, ".qwen", "projects")}, nil
+	return newMeasurement(s, dir, filepath.Join(home, ".qwen", "projects")), nil
 }
