@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpdrive/acpdrive/internal/journaltail"
 	"github.com/acpdrive/acpdrive/ports"
 )
 
@@ -78,42 +79,7 @@ func (s *Source) RuntimeName() string { return AdapterName }
 // Claims reports whether a word of command names the Claude agent ACP
 // adapter (see the package documentation for the rule).
 func (s *Source) Claims(command []string) bool {
-	for _, w := range command {
-		if namesAdapter(w) {
-			return true
-		}
-	}
-	return false
-}
-
-// namesAdapter reports whether one word of a command names the adapter:
-// its base name, a file inside its npm package, or the package name.
-func namesAdapter(word string) bool {
-	if word == "" {
-		return false
-	}
-	p := strings.TrimRight(strings.ReplaceAll(word, `\`, "/"), "/")
-	if p == AdapterName || strings.HasPrefix(p, AdapterName+"@") {
-		return true
-	}
-	segs := strings.Split(p, "/")
-	base := segs[len(segs)-1]
-	if base == binName {
-		return true
-	}
-	if ext := filepath.Ext(base); ext != "" && strings.TrimSuffix(base, ext) == binName {
-		switch strings.ToLower(ext) {
-		case ".cmd", ".ps1", ".exe":
-			return true
-		}
-	}
-	scope, name, _ := strings.Cut(AdapterName, "/")
-	for i := 0; i+2 < len(segs); i++ {
-		if segs[i] == scope && segs[i+1] == name {
-			return true
-		}
-	}
-	return false
+	return journaltail.Claims(command, AdapterName, binName)
 }
 
 // Arm creates the start's private directory and resolves the config home.
@@ -129,12 +95,8 @@ func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
 			return nil, err
 		}
 	}
-	dir, err := os.MkdirTemp("", "acpdrive-claude-measure-")
+	dir, err := journaltail.PrivateDir("", "acpdrive-claude-measure-")
 	if err != nil {
-		return nil, fmt.Errorf("claude transcript source: %w", err)
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("claude transcript source: %w", err)
 	}
 	s.log.Debug("armed", "config_home", home, "dir", dir)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acpdrive/acpdrive/internal/journaltail"
 	"github.com/acpdrive/acpdrive/ports"
 )
 
@@ -112,12 +113,8 @@ func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "acpdrive-codex-measure-")
+	dir, err := journaltail.PrivateDir("", "acpdrive-codex-measure-")
 	if err != nil {
-		return nil, fmt.Errorf("codex_measure: temporary directory: %w", err)
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("codex_measure: temporary directory: %w", err)
 	}
 	s.log.Debug("codex rollout source armed", "codex_home", home, "dir", dir)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acpdrive/acpdrive/internal/journaltail"
 	"github.com/acpdrive/acpdrive/ports"
 )
 
@@ -145,12 +146,8 @@ func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(s.tempDir, "acpdrive-gemini-telemetry-")
+	dir, err := journaltail.PrivateDir(s.tempDir, "acpdrive-gemini-telemetry-")
 	if err != nil {
-		return nil, fmt.Errorf("gemini telemetry directory: %w", err)
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("gemini telemetry directory: %w", err)
 	}
 	m := &measurement{

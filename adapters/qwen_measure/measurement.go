@@ -1,33 +1,32 @@
 package qwen_measure
 
 import (
-	"bytes"
-	"context"
-	"fmt"
-	"io"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/internal/journaltail"
 )
 
-// measurement is one armed start of a Source.
+// measurement is one armed start of a Source: a journaltail.Follower
+// over the session's chats journal, with the turn rules of Qwen Code.
 type measurement struct {
+	*journaltail.Follower
 	src      *Source
 	dir      string
 	projects string
 
-	mu        sync.Mutex
-	released  bool
-	sessionID string
-	path      string    // the journal, once found
-	offset    int64     // bytes of whole lines read
-	grew      time.Time // when a read last found new lines
-	open      *turn     // the turn being read
-	ended     *turn     // the latest ended turn not yet reported
+	mu    sync.Mutex
+	open  *turn // the turn being read
+	ended *turn // the latest ended turn not yet reported
+}
+
+func newMeasurement(s *Source, dir, projects string) *measurement {
+	m := &measurement{src: s, dir: dir, projects: projects}
+	m.Follower = journaltail.NewFollower(&m.mu, m, journaltail.FollowerOptions{
+		Name: "qwen_measure", Log: s.log, Settle: s.settle, Poll: s.poll, Dir: dir,
+	})
+	return m
 }
 
 // turn is one turn's records as read.
@@ -37,133 +36,40 @@ type turn struct {
 	records int
 }
 
-// Env is empty: the journal stays where Qwen Code keeps it.
-func (m *measurement) Env() []string { return nil }
-
-// SessionOpened follows sessionID; a continued session's journal is read
-// from its current end, so its earlier turns are not counted again.
-func (m *measurement) SessionOpened(sessionID string, continued bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.reset(sessionID)
-	if continued && m.find() {
-		m.read(false)
-		m.src.log.Debug("qwen journal of a continued session: reading from its end",
-			"session_id", sessionID, "path", m.path, "offset", m.offset)
-	}
+func (t *turn) figures() journaltail.Figures {
+	return journaltail.Figures{Usage: t.sum, Model: t.model, Records: t.records}
 }
 
-func (m *measurement) reset(sessionID string) {
-	m.sessionID, m.path, m.offset = sessionID, "", 0
-	m.open, m.ended = nil, nil
-	m.grew = time.Now()
-}
-
-// TurnUsage waits, bounded by ctx, for the end of the turn that just
-// ended on sessionID and reports the sum of its api_response records.
-func (m *measurement) TurnUsage(ctx context.Context, sessionID string) (domain.Usage, string, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.released {
-		return domain.Usage{}, "", false, fmt.Errorf("qwen_measure: measurement released")
+// Locate finds the session's journal under any project folder
+// (journaltail.Journal).
+func (m *measurement) Locate(sessionID string) (string, bool) {
+	if !journaltail.ValidID(sessionID) {
+		return "", false
 	}
-	if sessionID != m.sessionID {
-		m.reset(sessionID)
-	}
-	t0 := time.Now()
-	for {
-		if m.find() {
-			m.read(true)
-		}
-		if t := m.ended; t != nil {
-			m.ended = nil
-			return m.report(t, "end read", t0)
-		}
-		if t := m.open; t != nil && t.records > 0 && time.Since(m.grew) >= m.src.settle {
-			m.open = nil
-			return m.report(t, "settled", t0)
-		}
-		m.mu.Unlock()
-		timer := time.NewTimer(m.src.poll)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			m.mu.Lock()
-			if t := m.open; t != nil && t.records > 0 {
-				m.open = nil
-				return m.report(t, "wait ended", t0)
-			}
-			return domain.Usage{}, "", false, ctx.Err()
-		case <-timer.C:
-		}
-		m.mu.Lock()
-		if m.released {
-			return domain.Usage{}, "", false, fmt.Errorf("qwen_measure: measurement released")
-		}
-	}
-}
-
-// report hands a turn's figures over; a turn with no complete record
-// reports ok false.
-func (m *measurement) report(t *turn, how string, t0 time.Time) (domain.Usage, string, bool, error) {
-	m.src.log.Debug("qwen journal: turn figures read", "session_id", m.sessionID, "how", how,
-		"records", t.records, "waited_ms", time.Since(t0).Milliseconds())
-	if t.records == 0 {
-		return domain.Usage{}, "", false, nil
-	}
-	return t.sum, t.model, true, nil
-}
-
-// find locates the session's journal under any project folder.
-func (m *measurement) find() bool {
-	if m.path != "" {
-		return true
-	}
-	if !validID(m.sessionID) {
-		return false
-	}
-	matches, err := filepath.Glob(filepath.Join(m.projects, "*", "chats", m.sessionID+".jsonl"))
+	matches, err := filepath.Glob(filepath.Join(m.projects, "*", "chats", sessionID+".jsonl"))
 	if err != nil || len(matches) == 0 {
-		return false
+		return "", false
 	}
-	m.path = matches[len(matches)-1]
-	m.src.log.Debug("qwen journal found", "session_id", m.sessionID, "path", m.path)
-	return true
+	return matches[len(matches)-1], true
 }
 
-// validID reports whether a session id can name a journal file.
-func validID(id string) bool {
-	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, `/\*?[]`+"\x00")
+// ResetTurns forgets the turns read (journaltail.Journal).
+func (m *measurement) ResetTurns() { m.open, m.ended = nil, nil }
+
+// TakeEnded hands the ended turn over (journaltail.Journal).
+func (m *measurement) TakeEnded() (journaltail.Figures, bool) {
+	return journaltail.Take(&m.ended, (*turn).figures, false)
 }
 
-// read processes the whole lines written since the last read; counting
-// false only skips them (a continued session's past).
-func (m *measurement) read(counting bool) {
-	f, err := os.Open(m.path)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	if _, err := f.Seek(m.offset, io.SeekStart); err != nil {
-		return
-	}
-	data, _ := io.ReadAll(f)
-	for {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			return
-		}
-		m.grew = time.Now()
-		if counting {
-			m.line(bytes.TrimSpace(data[:i]))
-		}
-		m.offset += int64(i) + 1
-		data = data[i+1:]
-	}
+// TakeOpen hands the open turn over once it counted a record
+// (journaltail.Journal).
+func (m *measurement) TakeOpen() (journaltail.Figures, bool) {
+	return journaltail.Take(&m.open, (*turn).figures, true)
 }
 
-// line applies one journal line to the turn being read.
-func (m *measurement) line(line []byte) {
+// Fold applies one journal line to the turn being read
+// (journaltail.Journal).
+func (m *measurement) Fold(line []byte) {
 	if len(line) == 0 {
 		return
 	}
@@ -181,25 +87,10 @@ func (m *measurement) line(line []byte) {
 			}
 		}
 	case kindIncompleteCall:
-		m.src.log.Debug("qwen journal: an api_response record lacks a counter and does not count", "session_id", m.sessionID)
+		m.src.log.Debug("qwen journal: an api_response record lacks a counter and does not count", "session_id", m.SessionID())
 	case kindTurnEnd:
 		if m.open != nil {
 			m.ended, m.open = m.open, nil
 		}
 	}
-}
-
-// Release removes the start's private directory; the journal is left as
-// it is. It may be called more than once.
-func (m *measurement) Release() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.released {
-		return nil
-	}
-	m.released = true
-	if err := os.RemoveAll(m.dir); err != nil {
-		return fmt.Errorf("qwen_measure: removing the temporary directory: %w", err)
-	}
-	return nil
 }

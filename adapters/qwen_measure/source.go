@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
+	"github.com/acpdrive/acpdrive/internal/journaltail"
 	"github.com/acpdrive/acpdrive/ports"
 )
 
@@ -70,40 +70,7 @@ func (s *Source) RuntimeName() string { return RuntimeName }
 // Claims reports whether a word of command names Qwen Code (see the
 // package documentation for the rule).
 func (s *Source) Claims(command []string) bool {
-	for _, w := range command {
-		if namesQwen(w) {
-			return true
-		}
-	}
-	return false
-}
-
-func namesQwen(word string) bool {
-	p := strings.TrimRight(strings.ReplaceAll(word, `\`, "/"), "/")
-	if p == "" {
-		return false
-	}
-	if p == packageName || strings.HasPrefix(p, packageName+"@") {
-		return true
-	}
-	segs := strings.Split(p, "/")
-	base := segs[len(segs)-1]
-	if base == binName {
-		return true
-	}
-	if ext := filepath.Ext(base); ext != "" && strings.TrimSuffix(base, ext) == binName {
-		switch strings.ToLower(ext) {
-		case ".cmd", ".ps1", ".exe":
-			return true
-		}
-	}
-	scope, name, _ := strings.Cut(packageName, "/")
-	for i := 0; i+2 < len(segs); i++ {
-		if segs[i] == scope && segs[i+1] == name {
-			return true
-		}
-	}
-	return false
+	return journaltail.Claims(command, packageName, binName)
 }
 
 // Arm creates the start's private directory and resolves the home the
@@ -120,14 +87,10 @@ func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
 		}
 		home = h
 	}
-	dir, err := os.MkdirTemp("", "acpdrive-qwen-measure-")
+	dir, err := journaltail.PrivateDir("", "acpdrive-qwen-measure-")
 	if err != nil {
 		return nil, fmt.Errorf("qwen chats source: %w", err)
 	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("qwen chats source: %w", err)
-	}
 	s.log.Debug("armed", "home", home, "dir", dir)
-	return &measurement{src: s, dir: dir, projects: filepath.Join(home, ".qwen", "projects")}, nil
+	return newMeasurement(s, dir, filepath.Join(home, ".qwen", "projects")), nil
 }
