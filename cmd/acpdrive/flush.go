@@ -34,8 +34,6 @@ type flushWriter struct {
 	kick chan struct{} // the buffer went from empty to non-empty
 	done chan struct{}
 	wg   sync.WaitGroup
-	// armed: a kick was sent for the bytes now waiting. Guarded by mu.
-	armed bool
 }
 
 // newFlushWriter buffers w; mu is the lock every writer of it holds.
@@ -47,9 +45,9 @@ func newFlushWriter(w io.Writer, mu *sync.Mutex) *flushWriter {
 
 // Write buffers p. mu must be held.
 func (f *flushWriter) Write(p []byte) (int, error) {
+	wasEmpty := f.w.Buffered() == 0
 	n, err := f.w.Write(p)
-	if f.w.Buffered() > 0 && !f.armed {
-		f.armed = true
+	if wasEmpty && f.w.Buffered() > 0 {
 		select {
 		case f.kick <- struct{}{}:
 		default:
@@ -63,7 +61,6 @@ func (f *flushWriter) flush() {
 	if f.w.Buffered() > 0 {
 		_ = f.w.Flush()
 	}
-	f.armed = false
 }
 
 // idle flushes: the session's reader is about to wait for the runtime.
@@ -73,8 +70,8 @@ func (f *flushWriter) idle() {
 	f.mu.Unlock()
 }
 
-// timerLoop flushes bytes that waited maxOutputLatency since they were
-// kicked, unless something flushed them before.
+// timerLoop flushes what is buffered maxOutputLatency after a kick (bytes
+// that arrived since an earlier flush only go out sooner).
 func (f *flushWriter) timerLoop() {
 	t := time.NewTimer(maxOutputLatency)
 	t.Stop()
@@ -92,11 +89,7 @@ func (f *flushWriter) timerLoop() {
 			return
 		case <-t.C:
 		}
-		f.mu.Lock()
-		if f.armed {
-			f.flush()
-		}
-		f.mu.Unlock()
+		f.idle()
 	}
 }
 
