@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/acpdrive/acpdrive/internal/eventrec"
+	"github.com/acpdrive/acpdrive/test/fakes"
 )
 
 // The interop suite's own MCP server (test/mcpserver, a module of its own
@@ -200,4 +202,21 @@ func sessionNewMCPServers(t *testing.T, r *rig) []map[string]any {
 	}
 	t.Fatal("acpdrive sent no session/new")
 	return nil
+}
+
+// checkNoteCalled asserts a stdio MCP server's note tool round trip on a
+// Chat Completions runtime: the server listed its tools and received the
+// model's call with its arguments, the model was called twice, the second
+// time with the tool's answer, and no request went unscripted. It returns
+// the model calls for the runtime's own assertions.
+func checkNoteCalled(t *testing.T, srv *fakes.Server, mcpLog string) []fakes.Request {
+	t.Helper()
+	recs := readMCPLog(t, mcpLog)
+	assert.Contains(t, mcpMethods(recs), "tools/list")
+	assert.Equal(t, []string{noteCall}, mcpCalls(recs), "the MCP server received the call with the model's arguments")
+	calls := srv.ModelCalls()
+	require.Len(t, calls, 2, srv.Describe())
+	assert.True(t, calls[1].BodyContains(`noted: `+noteText), "the tool's answer reaches the model: %s", calls[1].Body)
+	assert.Equal(t, 0, srv.Unscripted())
+	return calls
 }
