@@ -341,12 +341,25 @@ func (s *Session) loadMCPServers(ctx context.Context) ([]domain.MCPServer, error
 		return nil, keepKind(err, domain.MsgMCPParsePrefix+path)
 	}
 	for _, srv := range servers {
-		if srv.Name == s.opts.ReservedMCPName {
+		if use := s.reservedFor(srv.Name); use != "" {
 			return nil, domain.NewError(domain.KindResponseError,
-				fmt.Sprintf("%s%s: declares a server named %q, a name reserved for the caller's own tools", domain.MsgMCPParsePrefix, path, srv.Name))
+				fmt.Sprintf("%s%s: declares a server named %q, a name reserved for %s", domain.MsgMCPParsePrefix, path, srv.Name, use))
 		}
 	}
 	return servers, nil
+}
+
+// reservedFor says what an MCP server name is reserved for, "" when an
+// operator's file may use it: the caller's own tools, and the tool-server
+// beacon when the confirmation is asked for.
+func (s *Session) reservedFor(name string) string {
+	switch {
+	case name == s.opts.ReservedMCPName:
+		return "the caller's own tools"
+	case name == domain.BeaconServerName && s.opts.Config.ConfirmToolServers:
+		return "the tool-server beacon"
+	}
+	return ""
 }
 
 // initialize performs the handshake (step 5) and records what the

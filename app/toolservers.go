@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/acpdrive/acpdrive/domain"
 )
@@ -11,7 +10,8 @@ import (
 // for it (docs/behaviour.md#tool-server-confirmation) and returns the
 // servers to declare: the operator's, then the beacon. A remote launch and
 // a verification session declare no beacon; an operator file that already
-// declares the beacon's name fails the start.
+// declares the beacon's name failed the start when it was loaded
+// (reservedFor).
 func (s *Session) armBeacon(ctx context.Context, servers []domain.MCPServer) ([]domain.MCPServer, error) {
 	if !s.opts.Config.ConfirmToolServers || s.verification {
 		return servers, nil
@@ -19,12 +19,6 @@ func (s *Session) armBeacon(ctx context.Context, servers []domain.MCPServer) ([]
 	if s.target.Remote() {
 		s.log.Info("a remote launch delivers no MCP servers; no tool-server beacon is declared", "host", s.target.Host)
 		return servers, nil
-	}
-	for _, srv := range servers {
-		if srv.Name == domain.BeaconServerName {
-			return nil, domain.NewError(domain.KindResponseError,
-				fmt.Sprintf("%s%s: declares a server named %q, a name reserved for the tool-server beacon", domain.MsgMCPParsePrefix, s.opts.MCPConfigPath, srv.Name))
-		}
 	}
 	b, err := s.opts.ToolServerBeacon.Arm(ctx)
 	if err != nil {
