@@ -11,7 +11,7 @@ import (
 
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/fakeclock"
+	"github.com/acpdrive/acpdrive/internal/testsupport/fakeclock"
 )
 
 // startResult is what app.Start returned.

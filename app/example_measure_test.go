@@ -8,7 +8,7 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/inproc"
+	"github.com/acpdrive/acpdrive/internal/testsupport/inproc"
 	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/refagent"
 )

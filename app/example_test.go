@@ -7,11 +7,11 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/inproc"
+	"github.com/acpdrive/acpdrive/internal/testsupport/inproc"
 )
 
 // ExampleStart runs one session of two turns on the reference agent, served
-// in this process by a ports.Launcher (internal/inproc) instead of a
+// in this process by a ports.Launcher (internal/testsupport/inproc) instead of a
 // subprocess, and prints the normalized events that carry a message.
 func ExampleStart() {
 	cfg := domain.DefaultConfig()

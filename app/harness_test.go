@@ -18,11 +18,11 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/eventrec"
-	"github.com/acpdrive/acpdrive/internal/fakeclock"
-	"github.com/acpdrive/acpdrive/internal/inproc"
-	"github.com/acpdrive/acpdrive/internal/proctest"
-	"github.com/acpdrive/acpdrive/internal/testbin"
+	"github.com/acpdrive/acpdrive/internal/testsupport/eventrec"
+	"github.com/acpdrive/acpdrive/internal/testsupport/fakeclock"
+	"github.com/acpdrive/acpdrive/internal/testsupport/inproc"
+	"github.com/acpdrive/acpdrive/internal/testsupport/proctest"
+	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
 	"github.com/acpdrive/acpdrive/refagent"
 )
 
@@ -104,7 +104,7 @@ func baseOptions(t *testing.T, opts ...option) (app.Options, *eventrec.Recorder,
 }
 
 // agentOptions builds the options of a session on the reference agent
-// served in-process (internal/inproc) with args; the agent logs what it
+// served in-process (internal/testsupport/inproc) with args; the agent logs what it
 // receives to the returned path.
 func agentOptions(t *testing.T, args []string, opts ...option) (app.Options, *eventrec.Recorder, *eventrec.Log, string) {
 	t.Helper()

@@ -12,7 +12,7 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/eventrec"
+	"github.com/acpdrive/acpdrive/internal/testsupport/eventrec"
 	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/ports/mocks"
 )

@@ -15,8 +15,8 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/localexec"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/eventrec"
-	"github.com/acpdrive/acpdrive/internal/proctest"
+	"github.com/acpdrive/acpdrive/internal/testsupport/eventrec"
+	"github.com/acpdrive/acpdrive/internal/testsupport/proctest"
 )
 
 // startErr starts a session expected to fail and returns its error; the

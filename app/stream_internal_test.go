@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/eventrec"
-	"github.com/acpdrive/acpdrive/internal/fakeclock"
+	"github.com/acpdrive/acpdrive/internal/testsupport/eventrec"
+	"github.com/acpdrive/acpdrive/internal/testsupport/fakeclock"
 )
 
 var streamEpoch = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)

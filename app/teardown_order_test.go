@@ -15,7 +15,7 @@ import (
 
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/fakeclock"
+	"github.com/acpdrive/acpdrive/internal/testsupport/fakeclock"
 	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/ports/mocks"
 	"github.com/acpdrive/acpdrive/refagent"

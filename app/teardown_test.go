@@ -10,7 +10,7 @@ import (
 
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/proctest"
+	"github.com/acpdrive/acpdrive/internal/testsupport/proctest"
 	"github.com/acpdrive/acpdrive/refagent"
 )
 

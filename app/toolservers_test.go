@@ -18,14 +18,14 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/mcpbeacon"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/fakeclock"
-	"github.com/acpdrive/acpdrive/internal/mcpstarter"
+	"github.com/acpdrive/acpdrive/internal/testsupport/fakeclock"
+	"github.com/acpdrive/acpdrive/internal/testsupport/mcpstarter"
 	"github.com/acpdrive/acpdrive/ports/mocks"
 )
 
 // runHelper runs this test binary as a helper process when its first
 // argument names one: the fake runtime that starts the declared stdio
-// servers (internal/mcpstarter), or the tool-server beacon itself.
+// servers (internal/testsupport/mcpstarter), or the tool-server beacon itself.
 func runHelper() (int, bool) {
 	if len(os.Args) < 2 {
 		return 0, false

@@ -12,7 +12,7 @@ import (
 
 	"github.com/acpdrive/acpdrive/adapters/localexec"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/fakeclock"
+	"github.com/acpdrive/acpdrive/internal/testsupport/fakeclock"
 )
 
 // scriptSession starts a session on one of the shell-script agents in

@@ -14,7 +14,7 @@ import (
 
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/fakeclock"
+	"github.com/acpdrive/acpdrive/internal/testsupport/fakeclock"
 )
 
 const gapNotice = "notification:this session started with a declared capability gap in: token counts, session continuation"

@@ -62,9 +62,13 @@ func layer(path string) string {
 	switch {
 	case r == "domain" || strings.HasPrefix(r, "domain/"):
 		return "domain"
+	case strings.HasPrefix(r, "adapters/internal/"):
+		return "adapters/internal"
 	case strings.HasPrefix(r, "adapters/"):
 		parts := strings.SplitN(r, "/", 3)
 		return "adapters/" + parts[1]
+	case strings.HasPrefix(r, "internal/testsupport/"):
+		return "testsupport"
 	case r == "app" || strings.HasPrefix(r, "app/"):
 		return "app"
 	case r == "wiring" || strings.HasPrefix(r, "wiring/"):
@@ -107,7 +111,15 @@ func violation(from, imp string) string {
 	}
 	to := layer(imp)
 	switch {
-	case strings.HasPrefix(from, "adapters/") && strings.HasPrefix(to, "adapters/") && to != from:
+	case to == "testsupport" && from != "testsupport" && !strings.HasPrefix(from, "test/") && from != "test":
+		return "production code never imports the test support (internal/testsupport)"
+	case from == "testsupport" && (to == "app" || to == "wiring" || to == "cmd"):
+		return "the test support never imports app, wiring or cmd"
+	case from == "adapters/internal" && strings.HasPrefix(to, "adapters/") && to != from:
+		return "the adapters' shared kit (adapters/internal) imports no adapter"
+	case to == "adapters/internal" && !strings.HasPrefix(from, "adapters/"):
+		return "only adapters import the adapters' shared kit (adapters/internal)"
+	case strings.HasPrefix(from, "adapters/") && strings.HasPrefix(to, "adapters/") && to != from && to != "adapters/internal":
 		return "an adapter never imports another adapter"
 	case strings.HasPrefix(from, "adapters/") && (to == "app" || to == "wiring" || to == "cmd"):
 		return "an adapter never imports app, wiring or cmd"
@@ -175,6 +187,15 @@ func TestViolationRules(t *testing.T) {
 		{"app", otelModule + "otel/trace", true},
 		{"ports", otelModule + "otel", true},
 		{"adapters/localexec", otelModule + "otel", true},
+		{"adapters/localexec", module + "/adapters/internal/journaltail", false},
+		{"adapters/internal", module + "/adapters/localexec", true},
+		{"app", module + "/adapters/internal/journaltail", true},
+		{"app", module + "/internal/testsupport/inproc", true},
+		{"cmd", module + "/internal/testsupport/testbin", true},
+		{"adapters/localexec", module + "/internal/testsupport/proctest", true},
+		{"testsupport", module + "/internal/testsupport/proctest", false},
+		{"testsupport", module + "/app", true},
+		{"test/faults", module + "/internal/testsupport/proctest", false},
 	}
 	for _, c := range cases {
 		got := violation(c.from, c.imp) != ""

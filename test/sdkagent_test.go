@@ -17,7 +17,7 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/proctest"
+	"github.com/acpdrive/acpdrive/internal/testsupport/proctest"
 )
 
 // sdkAgentInstall is how the Go SDK example agent is installed.

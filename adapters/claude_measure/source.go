@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acpdrive/acpdrive/internal/journaltail"
+	"github.com/acpdrive/acpdrive/adapters/internal/journaltail"
 	"github.com/acpdrive/acpdrive/ports"
 )
 

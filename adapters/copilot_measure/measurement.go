@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/journaltail"
+	"github.com/acpdrive/acpdrive/adapters/internal/journaltail"
 )
 
 // measurement is one armed start of a Source: a journaltail.Follower

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acpdrive/acpdrive/internal/journaltail"
+	"github.com/acpdrive/acpdrive/adapters/internal/journaltail"
 	"github.com/acpdrive/acpdrive/ports"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/proctest"
+	"github.com/acpdrive/acpdrive/internal/testsupport/proctest"
 	"github.com/acpdrive/acpdrive/ports"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/inproc"
+	"github.com/acpdrive/acpdrive/internal/testsupport/inproc"
 	"github.com/acpdrive/acpdrive/ports"
 )
 

@@ -26,7 +26,7 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/testbin"
+	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
 	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/refagent"
 )

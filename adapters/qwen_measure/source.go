@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/acpdrive/acpdrive/internal/journaltail"
+	"github.com/acpdrive/acpdrive/adapters/internal/journaltail"
 	"github.com/acpdrive/acpdrive/ports"
 )
 

@@ -5,7 +5,7 @@ package sshexec
 import (
 	"testing"
 
-	"github.com/acpdrive/acpdrive/internal/testbin"
+	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
 )
 
 func TestMain(m *testing.M) { testbin.Main(m) }

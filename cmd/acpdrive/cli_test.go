@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/acpdrive/acpdrive/internal/mcpstarter"
-	"github.com/acpdrive/acpdrive/internal/proctest"
-	"github.com/acpdrive/acpdrive/internal/testbin"
+	"github.com/acpdrive/acpdrive/internal/testsupport/mcpstarter"
+	"github.com/acpdrive/acpdrive/internal/testsupport/proctest"
+	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
 )
 
 func TestMain(m *testing.M) {

@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/acpdrive/acpdrive/internal/sshtest"
-	"github.com/acpdrive/acpdrive/internal/testbin"
+	"github.com/acpdrive/acpdrive/internal/testsupport/sshtest"
+	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
 )
 
 // runEnv runs the CLI in dir with env added to its environment (and no

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/mcpstarter"
-	"github.com/acpdrive/acpdrive/internal/proctest"
-	"github.com/acpdrive/acpdrive/internal/testbin"
+	"github.com/acpdrive/acpdrive/internal/testsupport/mcpstarter"
+	"github.com/acpdrive/acpdrive/internal/testsupport/proctest"
+	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
 )
 
 // runResultToolServers decodes run_result's tool_servers and gaps.

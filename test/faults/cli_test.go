@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acpdrive/acpdrive/internal/testbin"
+	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
 )
 
 // cliLine is any JSON line `acpdrive run --json` prints.

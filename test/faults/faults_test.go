@@ -17,7 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/proctest"
+	"github.com/acpdrive/acpdrive/internal/testsupport/proctest"
 )
 
 // Contract strings, written out as docs/behaviour.md spells them.

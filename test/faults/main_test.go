@@ -19,8 +19,8 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/proctest"
-	"github.com/acpdrive/acpdrive/internal/testbin"
+	"github.com/acpdrive/acpdrive/internal/testsupport/proctest"
+	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
 )
 
 // TestMain runs the hostile runtime when re-executed as one, and otherwise

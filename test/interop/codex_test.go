@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/proctest"
+	"github.com/acpdrive/acpdrive/internal/testsupport/proctest"
 	"github.com/acpdrive/acpdrive/test/fakes"
 )
 

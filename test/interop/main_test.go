@@ -17,7 +17,7 @@ package interop
 import (
 	"testing"
 
-	"github.com/acpdrive/acpdrive/internal/testbin"
+	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
 )
 
 func TestMain(m *testing.M) { testbin.Main(m) }

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/acpdrive/acpdrive/internal/eventrec"
+	"github.com/acpdrive/acpdrive/internal/testsupport/eventrec"
 	"github.com/acpdrive/acpdrive/test/fakes"
 )
 

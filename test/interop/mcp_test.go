@@ -14,7 +14,7 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/mcp"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/testbin"
+	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
 	"github.com/acpdrive/acpdrive/test/fakes"
 )
 

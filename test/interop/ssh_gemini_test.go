@@ -27,13 +27,13 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/sshtest"
+	"github.com/acpdrive/acpdrive/internal/testsupport/sshtest"
 	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/test/fakes"
 )
 
 // Gemini CLI on the "remote host": a real sshd on 127.0.0.1 whose account
-// is the second local user (internal/sshtest), reached through both SSH
+// is the second local user (internal/testsupport/sshtest), reached through both SSH
 // transports. The runtime's tree is copied into a directory that user
 // owns; its HOME (with the API-key settings) and workspace are that
 // user's too. A remote launch carries no configured environment, so the

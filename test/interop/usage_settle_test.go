@@ -22,8 +22,8 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/gemini_measure"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/proctest"
-	"github.com/acpdrive/acpdrive/internal/testbin"
+	"github.com/acpdrive/acpdrive/internal/testsupport/proctest"
+	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
 	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/test/fakes"
 )

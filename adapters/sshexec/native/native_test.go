@@ -18,8 +18,8 @@ import (
 
 	"github.com/acpdrive/acpdrive/adapters/sshexec/native"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/sshtest"
-	"github.com/acpdrive/acpdrive/internal/testbin"
+	"github.com/acpdrive/acpdrive/internal/testsupport/sshtest"
+	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
 	"github.com/acpdrive/acpdrive/ports"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/acpdrive/acpdrive/internal/journaltail"
+	"github.com/acpdrive/acpdrive/adapters/internal/journaltail"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -75,7 +75,7 @@ type Server struct {
 
 	sshd       *exec.Cmd
 	sshdPID    int
-	log        *syncBuffer
+	log        *SyncBuffer
 	execKnown  string
 	sameUser   bool
 	stopOnce   sync.Once
@@ -153,7 +153,7 @@ func Start(t testing.TB) *Server {
 		KnownHosts: filepath.Join(dir, "known_hosts"),
 		execKnown:  filepath.Join(dir, "known_hosts_exec"),
 		sameUser:   same,
-		log:        &syncBuffer{},
+		log:        &SyncBuffer{},
 	}
 	for _, d := range []string{s.BinDir, s.Workspace} {
 		if err := os.Mkdir(d, 0o755); err != nil {
@@ -532,19 +532,19 @@ func mustChmod(t testing.TB, path string, mode os.FileMode) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer safe for concurrent use.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.Write(p)
 }
 
-func (b *syncBuffer) String() string {
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()

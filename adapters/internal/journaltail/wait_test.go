@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/journaltail"
+	"github.com/acpdrive/acpdrive/adapters/internal/journaltail"
 )
 
 // book is a measurement over a toy journal: "start" opens a turn, a

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/journaltail"
+	"github.com/acpdrive/acpdrive/adapters/internal/journaltail"
 )
 
 // toy is a Journal: "<session>.log" under dir; "start" opens a turn, a

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/eventrec"
+	"github.com/acpdrive/acpdrive/internal/testsupport/eventrec"
 )
 
 func ev(t domain.EventType, msg string) domain.Event {

@@ -1,6 +1,10 @@
 //go:build unix
 
-package sshtest
+// Package sshcontract is the SSH contract suite both SSH transports run
+// (adapters/sshexec and adapters/sshexec/native): it drives app sessions
+// through a launcher under test against the real sshd of
+// internal/testsupport/sshtest.
+package sshcontract
 
 import (
 	"bytes"
@@ -19,7 +23,8 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/testbin"
+	"github.com/acpdrive/acpdrive/internal/testsupport/sshtest"
+	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
 	"github.com/acpdrive/acpdrive/ports"
 )
 
@@ -44,12 +49,17 @@ const SecretValue = "s3cr3t-'$(touch pwned)'-`id`-\"q\"\nline2"
 // RunContract drives app.Start, Turn and Stop through launchers built by
 // newLauncher against a real sshd and checks the SSH contract of
 // docs/behaviour.md#ssh.
-func RunContract(t *testing.T, newLauncher func(t *testing.T, srv *Server, opts ContractOptions) ports.Launcher) {
-	srv := Start(t)
+func RunContract(t *testing.T, newLauncher func(t *testing.T, srv *sshtest.Server, opts ContractOptions) ports.Launcher) {
+	srv := sshtest.Start(t)
 	agent := srv.Install(t, testbin.Path(t), "acpdrive")
 	script := func(name, body string) string {
 		p := filepath.Join(srv.BinDir, name)
-		writeFile(t, p, "#!/bin/sh\n"+body+"\n", 0o755)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		return p
 	}
 	stubborn := script("stubborn.sh", "(trap '' TERM HUP; exec sleep 300) &\nexec "+agent+" agent --scenario stubborn")
@@ -142,13 +152,13 @@ func RunContract(t *testing.T, newLauncher func(t *testing.T, srv *Server, opts 
 
 	t.Run("preamble delivers values on no argv and in no log", func(t *testing.T) {
 		t.Setenv("ACPD_SECRET", SecretValue)
-		var logs syncBuffer
+		var logs sshtest.SyncBuffer
 		logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		s, err := start(t, ContractOptions{PassEnv: []string{"ACPD_SECRET"}, Logger: logger}, []string{envDump}, nil)
 		if err != nil {
 			t.Fatalf("start: %v", err)
 		}
-		for pid, argv := range Cmdlines() {
+		for pid, argv := range sshtest.Cmdlines() {
 			if bytes.Contains(argv, []byte("s3cr3t")) {
 				t.Errorf("the value is on the argv of %d: %q", pid, argv)
 			}
