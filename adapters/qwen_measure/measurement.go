@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/adapters/internal/journaltail"
+	"github.com/acpdrive/acpdrive/domain"
 )
 
 // measurement is one armed start of a Source: a journaltail.Follower

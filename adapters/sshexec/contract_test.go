@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/acpdrive/acpdrive/internal/testsupport/sshtest"
-	"github.com/acpdrive/acpdrive/test/sshcontract"
 	"github.com/acpdrive/acpdrive/ports"
+	"github.com/acpdrive/acpdrive/test/sshcontract"
 )
 
 func TestContract(t *testing.T) {

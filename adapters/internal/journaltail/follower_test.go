@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/adapters/internal/journaltail"
+	"github.com/acpdrive/acpdrive/domain"
 )
 
 // toy is a Journal: "<session>.log" under dir; "start" opens a turn, a

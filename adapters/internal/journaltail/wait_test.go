@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/adapters/internal/journaltail"
+	"github.com/acpdrive/acpdrive/domain"
 )
 
 // book is a measurement over a toy journal: "start" opens a turn, a

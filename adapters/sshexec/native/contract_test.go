@@ -7,8 +7,8 @@ import (
 
 	"github.com/acpdrive/acpdrive/adapters/sshexec/native"
 	"github.com/acpdrive/acpdrive/internal/testsupport/sshtest"
-	"github.com/acpdrive/acpdrive/test/sshcontract"
 	"github.com/acpdrive/acpdrive/ports"
+	"github.com/acpdrive/acpdrive/test/sshcontract"
 )
 
 func TestContract(t *testing.T) {
