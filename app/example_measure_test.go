@@ -39,10 +39,10 @@ func (wordMeasurement) TurnUsage(context.Context, string) (domain.Usage, string,
 // into a session through app.Options; nothing in app changes. Each
 // measured turn emits token_usage and carries the figures on its result.
 func ExampleOptions_measurementSources() {
-	cfg := domain.DefaultConfig()
+	cfg := domain.DefaultSessionSettings()
 	cfg.Command = []string{"acpdrive-agent"}
 	sess, err := app.Start(context.Background(), app.Options{
-		Config:             cfg,
+		Settings:           cfg,
 		Workspace:          "/",
 		Launcher:           inproc.New("--scenario", "echo"),
 		Clock:              sysclock.Clock{},

@@ -14,10 +14,10 @@ import (
 // in this process by a ports.Launcher (internal/testsupport/inproc) instead of a
 // subprocess, and prints the normalized events that carry a message.
 func ExampleStart() {
-	cfg := domain.DefaultConfig()
+	cfg := domain.DefaultSessionSettings()
 	cfg.Command = []string{"acpdrive-agent"} // the in-process launcher runs the reference agent whatever it is named
 	sess, err := app.Start(context.Background(), app.Options{
-		Config:    cfg,
+		Settings:  cfg,
 		Workspace: "/",
 		Launcher:  inproc.New("--scenario", "echo"),
 		Clock:     sysclock.Clock{},

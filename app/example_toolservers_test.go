@@ -24,12 +24,12 @@ func ExampleStart_confirmToolServers() {
 		fmt.Println(err)
 		return
 	}
-	cfg := domain.DefaultConfig()
+	cfg := domain.DefaultSessionSettings()
 	cfg.Command = []string{"acpdrive-agent"}
 	cfg.ConfirmToolServers = true
 	cfg.ConfirmToolServersTimeout = 200 * time.Millisecond
 	sess, err := app.Start(context.Background(), app.Options{
-		Config:           cfg,
+		Settings:         cfg,
 		Workspace:        "/",
 		Launcher:         inproc.New("--scenario", "echo"),
 		Clock:            sysclock.Clock{},

@@ -66,31 +66,33 @@ type harness struct {
 type option func(*app.Options)
 
 func withReadTimeout(d time.Duration) option {
-	return func(o *app.Options) { o.Config.ReadTimeout = d }
+	return func(o *app.Options) { o.Settings.ReadTimeout = d }
 }
 
 func withStopGrace(d time.Duration) option {
-	return func(o *app.Options) { o.Config.StopGrace = d }
+	return func(o *app.Options) { o.Settings.StopGrace = d }
 }
 
 func withResume(id string) option { return func(o *app.Options) { o.ResumeSessionID = id } }
 
 func withClock(c *fakeclock.Clock) option { return func(o *app.Options) { o.Clock = c } }
 
-func withConfig(f func(*domain.Config)) option { return func(o *app.Options) { f(&o.Config) } }
+func withConfig(f func(*domain.SessionSettings)) option {
+	return func(o *app.Options) { f(&o.Settings) }
+}
 
 // baseOptions are the options every test session starts from.
 func baseOptions(t *testing.T, opts ...option) (app.Options, *eventrec.Recorder, *eventrec.Log) {
 	t.Helper()
 	rec := &eventrec.Recorder{}
 	logs := &eventrec.Log{}
-	cfg := domain.DefaultConfig()
+	cfg := domain.DefaultSessionSettings()
 	cfg.Command = []string{"acpdrive-reference-agent"}
 	cfg.ReadTimeout = 3 * time.Second
 	cfg.StopGrace = 3 * time.Second
 	cfg.StallTimeout = 0
 	o := app.Options{
-		Config:      cfg,
+		Settings:    cfg,
 		Workspace:   t.TempDir(),
 		Clock:       sysclock.Clock{},
 		Logger:      slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -121,7 +123,7 @@ func procOptions(t *testing.T, args []string, opts ...option) (app.Options, *eve
 	t.Helper()
 	agentLog := filepath.Join(t.TempDir(), "agent.log")
 	o, rec, logs := baseOptions(t, opts...)
-	o.Config.Command = append([]string{testbin.Path(t), "agent", "--log", agentLog}, args...)
+	o.Settings.Command = append([]string{testbin.Path(t), "agent", "--log", agentLog}, args...)
 	o.Launcher = localexec.New(localexec.Options{})
 	return o, rec, logs, agentLog
 }

@@ -18,7 +18,7 @@ import (
 
 func withMCPPath(path string) option {
 	return func(o *app.Options) {
-		o.MCPConfigPath = path
+		o.Settings.MCPConfigPath = path
 		o.MCPSource = mcp.New(mcp.Options{})
 	}
 }
@@ -105,13 +105,25 @@ func TestBrokenMCPConfigFailsBeforeLaunch(t *testing.T) {
 func TestReservedMCPNameFailsBeforeLaunch(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "mcp.json")
-	require.NoError(t, os.WriteFile(file, []byte(`{"mcpServers": {"sortie-tools": {"command": "/bin/true"}}}`), 0o600))
+	require.NoError(t, os.WriteFile(file, []byte(`{"mcpServers": {"orchestrator-tools": {"command": "/bin/true"}}}`), 0o600))
 	o, rec, _, agentLg := agentOptions(t, nil, withMCPPath(file))
+	o.Settings.ReservedMCPName = "orchestrator-tools"
 	ae := startErr(t, o, rec)
 	assert.Equal(t, domain.KindResponseError, ae.Kind)
-	assert.Equal(t, "parse MCP config: "+file+`: declares a server named "sortie-tools", a name reserved for the caller's own tools`, ae.Message)
+	assert.Equal(t, "parse MCP config: "+file+`: declares a server named "orchestrator-tools", a name reserved for the caller's own tools`, ae.Message)
 	_, err := os.Stat(agentLg)
 	assert.True(t, os.IsNotExist(err), "no process was started")
+}
+
+// TestNoMCPNameIsReservedUnlessTold: the library reserves no server name
+// of its own (docs/behaviour.md#mcp): a file declaring any name starts.
+func TestNoMCPNameIsReservedUnlessTold(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "mcp.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"mcpServers": {"sortie-tools": {"command": "/bin/true"}}}`), 0o600))
+	h := start(t, nil, withMCPPath(file))
+	res := h.turn("hello")
+	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
 }
 
 // TestBadWorkspaceIsReportedBeforeABrokenMCPConfig: start-up steps 1 and 2

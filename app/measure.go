@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
@@ -86,11 +87,11 @@ func (mt *meter) byRuntime(name string) ports.MeasurementSource {
 }
 
 // arm claims and arms a source for a local launch of command and returns
-// the environment the runtime must carry. A remote launch and a
-// verification session are never claimed. A source that fails to arm is
-// logged and not used: measurement never fails a start.
-func (mt *meter) arm(ctx context.Context, command []string, target ports.Target, verification bool) ([]string, error) {
-	if target.Remote() || verification {
+// the environment the runtime must carry. A remote launch is never
+// claimed. A source that fails to arm is logged and not used: measurement
+// never fails a start.
+func (mt *meter) arm(ctx context.Context, command []string, target ports.Target) ([]string, error) {
+	if target.Remote() {
 		return nil, nil
 	}
 	candidates := mt.sources
@@ -158,48 +159,55 @@ func (mt *meter) opened(sessionID string, continued bool) {
 	}
 }
 
-// turnEnded asks the source for the figures of the turn that just ended,
-// bounded by the turn's own read budget, and emits token_usage. A source
-// that answers nothing before any turn had a figure is dropped for the
-// session (lowering "token counts"); after one figure a miss costs that
-// turn only.
-func (mt *meter) turnEnded(ctx context.Context, s *Session, res *domain.TurnResult) {
+// turnFigures is the meter's answer for one turn: the figures, when the
+// turn was measured, and whether the source was dropped for the session
+// (the caller lowers "token counts").
+type turnFigures struct {
+	usage   *domain.Usage
+	model   string
+	dropped bool
+}
+
+// turnEnded asks the source for the figures of the turn that just ended
+// on sessionID, bounded by the turn's own read budget. A source that
+// answers nothing before any turn had a figure is dropped for the session;
+// after one figure a miss costs that turn only.
+func (mt *meter) turnEnded(ctx context.Context, sessionID string, budget time.Duration, res domain.TurnResult) turnFigures {
 	mt.mu.Lock()
 	m, src, measured := mt.m, mt.source, mt.measured
 	mt.mu.Unlock()
 	if m == nil || res.Outcome == domain.OutcomeFailed && res.StopReason == "" {
-		return
+		return turnFigures{}
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.Config.EffectiveReadTimeout())
-	usage, model, ok, err := m.TurnUsage(wctx, s.ID())
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
+	usage, model, ok, err := m.TurnUsage(wctx, sessionID)
 	cancel()
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		// The wait ended before the source could answer: this turn is
 		// unmeasured, the source stays.
 		mt.log.Debug("measurement source did not answer within the turn's read budget", "source", src.Name())
-		return
+		return turnFigures{}
 	}
 	if (err != nil || !ok) && res.Outcome != domain.OutcomeCompleted {
 		// A turn that did not complete (cancelled, timed out, refused…)
 		// may never have finished a model call: its silence says nothing
 		// about the source, which stays.
 		mt.log.Debug("measurement source had no figure for a turn that did not complete", "source", src.Name(), "outcome", string(res.Outcome))
-		return
+		return turnFigures{}
 	}
 	if err != nil || !ok {
-		if !measured {
-			mt.log.Info("measurement source reported nothing for the first measured turn; dropped for the session",
-				"source", src.Name(), "error", err)
-			mt.drop()
-			s.lower(domain.CapTokenCounts)
+		if measured {
+			return turnFigures{}
 		}
-		return
+		mt.log.Info("measurement source reported nothing for the first measured turn; dropped for the session",
+			"source", src.Name(), "error", err)
+		mt.drop()
+		return turnFigures{dropped: true}
 	}
 	mt.mu.Lock()
 	mt.measured = true
 	mt.mu.Unlock()
-	res.Usage, res.Model = &usage, model
-	s.stream.emit(domain.Event{Type: domain.EventTokenUsage, Usage: &usage, Model: model})
+	return turnFigures{usage: &usage, model: model}
 }
 
 // drop releases the armed source and stops using it.

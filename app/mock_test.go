@@ -53,10 +53,10 @@ func TestStartWithMockedLauncher(t *testing.T) {
 				plan.EXPECT().Start(gomock.Any(), gomock.Any()).Return(nil, c.startErr)
 			}
 			rec := &eventrec.Recorder{}
-			cfg := domain.DefaultConfig()
+			cfg := domain.DefaultSessionSettings()
 			cfg.Command = []string{"runtime", "--acp"}
 			_, err := app.Start(context.Background(), app.Options{
-				Config: cfg, Workspace: workspace, Launcher: launcher, Clock: sysclock.Clock{}, OnEvent: rec.Add,
+				Settings: cfg, Workspace: workspace, Launcher: launcher, Clock: sysclock.Clock{}, OnEvent: rec.Add,
 			})
 			var ae *domain.AgentError
 			require.ErrorAs(t, err, &ae)
@@ -74,10 +74,10 @@ func TestStartNeverLaunchesAnEmptyCommand(t *testing.T) {
 	for _, command := range [][]string{nil, {"  "}, {""}} {
 		ctrl := gomock.NewController(t)
 		launcher := mocks.NewMockLauncher(ctrl) // no EXPECT: any call fails
-		cfg := domain.DefaultConfig()
+		cfg := domain.DefaultSessionSettings()
 		cfg.Command = command
 		rec := &eventrec.Recorder{}
-		_, err := app.Start(context.Background(), app.Options{Config: cfg, Workspace: "/", Launcher: launcher, Clock: sysclock.Clock{}, OnEvent: rec.Add})
+		_, err := app.Start(context.Background(), app.Options{Settings: cfg, Workspace: "/", Launcher: launcher, Clock: sysclock.Clock{}, OnEvent: rec.Add})
 		var ae *domain.AgentError
 		require.ErrorAs(t, err, &ae, "command %q", command)
 		assert.Equal(t, domain.KindAgentNotFound, ae.Kind)
@@ -86,59 +86,95 @@ func TestStartNeverLaunchesAnEmptyCommand(t *testing.T) {
 	}
 }
 
-// TestStartRefusesAnInvalidConfiguration: a configuration Validate refuses
-// is a *domain.ConfigError before anything reaches the launcher.
+// TestStartRefusesAnInvalidConfiguration: settings Validate refuses are
+// agent_not_found with the findings' text and a startup_failed event,
+// before anything reaches the launcher.
 func TestStartRefusesAnInvalidConfiguration(t *testing.T) {
 	t.Parallel()
+	ctrl := gomock.NewController(t)
+	cfg := domain.DefaultSessionSettings()
+	cfg.Command = []string{"runtime"}
+	cfg.StopGrace = 0
+	rec := &eventrec.Recorder{}
+	// The mock launcher expects no call: nothing is launched.
+	o := app.Options{Settings: cfg, Workspace: t.TempDir(), Launcher: mocks.NewMockLauncher(ctrl), OnEvent: rec.Add}
+	sess, err := app.Start(context.Background(), o)
+	require.Nil(t, sess)
+	var ae *domain.AgentError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, domain.KindAgentNotFound, ae.Kind)
+	assert.Equal(t, domain.MsgStopGraceNonPositive, ae.Message)
+	require.Len(t, rec.All(), 1)
+	assert.Equal(t, domain.EventStartupFailed, rec.All()[0].Type)
+	assert.Equal(t, domain.MsgStopGraceNonPositive, rec.All()[0].Message)
+}
+
+// TestStartRefusesAProgrammersMistake: a missing port is an
+// *app.OptionsError naming the field — not a runtime failure: no error
+// kind, no startup_failed event, nothing launched.
+func TestStartRefusesAProgrammersMistake(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
-		name    string
-		mutate  func(*app.Options)
-		message string
-		event   bool // a startup_failed event goes out (not without a clock)
+		name   string
+		mutate func(*app.Options)
+		field  string
 	}{
-		{"stop grace zero", func(o *app.Options) { o.Config.StopGrace = 0 }, domain.MsgStopGraceNonPositive, true},
-		{"unsupported kind", func(o *app.Options) { o.Config.Kind = "codex" }, domain.KindUnsupportedMessage("codex"), true},
-		{"no clock", func(o *app.Options) { o.Clock = nil }, "app.Options.Clock is required", false},
-		{"no launcher", func(o *app.Options) { o.Launcher = nil }, "app.Options.Launcher is required", true},
+		{"no launcher", func(o *app.Options) { o.Launcher = nil }, "Launcher"},
+		{"confirmation without a beacon", func(o *app.Options) { o.Settings.ConfirmToolServers = true }, "ToolServerBeacon"},
+		{"MCP configuration without a source", func(o *app.Options) { o.Settings.MCPConfigPath = "/mcp.json" }, "MCPSource"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ctrl := gomock.NewController(t)
-			cfg := domain.DefaultConfig()
+			cfg := domain.DefaultSessionSettings()
 			cfg.Command = []string{"runtime"}
 			rec := &eventrec.Recorder{}
-			o := app.Options{Config: cfg, Workspace: t.TempDir(), Launcher: mocks.NewMockLauncher(ctrl), Clock: sysclock.Clock{}, OnEvent: rec.Add}
+			o := app.Options{Settings: cfg, Workspace: t.TempDir(), Launcher: mocks.NewMockLauncher(ctrl), OnEvent: rec.Add}
 			c.mutate(&o)
 			sess, err := app.Start(context.Background(), o)
 			require.Nil(t, sess)
-			// A configuration that can never start is agent_not_found
-			// (not retryable) with the findings' text, and nothing is
-			// launched (the mock launcher expects no call).
-			var ae *domain.AgentError
-			require.ErrorAs(t, err, &ae)
-			assert.Equal(t, domain.KindAgentNotFound, ae.Kind)
-			assert.Equal(t, c.message, ae.Message)
-			if c.event {
-				require.Len(t, rec.All(), 1)
-				assert.Equal(t, domain.EventStartupFailed, rec.All()[0].Type)
-				assert.Equal(t, c.message, rec.All()[0].Message)
-			} else {
-				assert.Empty(t, rec.All())
-			}
+			var oe *app.OptionsError
+			require.ErrorAs(t, err, &oe)
+			assert.Equal(t, c.field, oe.Field)
+			_, hasKind := domain.KindOf(err)
+			assert.False(t, hasKind, "a programmer's mistake carries no error kind: %v", err)
+			assert.Empty(t, rec.All())
 		})
 	}
+}
+
+// TestRemoteSettingsRefuseALocalLauncher: settings written for SSH hosts
+// handed a launcher that runs the runtime on this machine are refused
+// before anything starts (the plan is prepared, never started).
+func TestRemoteSettingsRefuseALocalLauncher(t *testing.T) {
+	t.Parallel()
+	ctrl := gomock.NewController(t)
+	launcher := mocks.NewMockLauncher(ctrl)
+	plan := mocks.NewMockPlan(ctrl)
+	launcher.EXPECT().Prepare(gomock.Any()).Return(plan, nil)
+	plan.EXPECT().Target().Return(ports.Target{}).AnyTimes()
+	cfg := domain.DefaultSessionSettings()
+	cfg.Command = []string{"runtime"}
+	cfg.Hosts = []string{"build-7"}
+	rec := &eventrec.Recorder{}
+	sess, err := app.Start(context.Background(), app.Options{Settings: cfg, Workspace: t.TempDir(), Launcher: launcher, OnEvent: rec.Add})
+	require.Nil(t, sess)
+	var oe *app.OptionsError
+	require.ErrorAs(t, err, &oe)
+	assert.Equal(t, "Launcher", oe.Field)
+	assert.Contains(t, err.Error(), "Settings.Hosts")
 }
 
 // TestStartCancelledBeforeTheLaunch: a ctx already done launches nothing.
 func TestStartCancelledBeforeTheLaunch(t *testing.T) {
 	t.Parallel()
 	ctrl := gomock.NewController(t)
-	cfg := domain.DefaultConfig()
+	cfg := domain.DefaultSessionSettings()
 	cfg.Command = []string{"runtime"}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	rec := &eventrec.Recorder{}
-	_, err := app.Start(ctx, app.Options{Config: cfg, Workspace: t.TempDir(), Launcher: mocks.NewMockLauncher(ctrl), Clock: sysclock.Clock{}, OnEvent: rec.Add})
+	_, err := app.Start(ctx, app.Options{Settings: cfg, Workspace: t.TempDir(), Launcher: mocks.NewMockLauncher(ctrl), Clock: sysclock.Clock{}, OnEvent: rec.Add})
 	var ae *domain.AgentError
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, domain.KindTurnCancelled, ae.Kind)

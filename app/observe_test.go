@@ -263,7 +263,7 @@ func TestObservedStartRoutes(t *testing.T) {
 		t.Parallel()
 		rec := &sessionRecorder{}
 		o, _, _ := baseOptions(t, withObservers(rec))
-		o.Config.Command = []string{"acpdrive-no-such-program"}
+		o.Settings.Command = []string{"acpdrive-no-such-program"}
 		o.Launcher = localexec.New(localexec.Options{})
 		_, err := app.Start(context.Background(), o)
 		require.Error(t, err)
@@ -276,8 +276,8 @@ func TestObservedStartRoutes(t *testing.T) {
 		rec := &sessionRecorder{}
 		o, _, _ := baseOptions(t, withObservers(rec))
 		o.Launcher = localexec.New(localexec.Options{})
-		o.Config.ReadTimeout = -time.Second
-		o.Config.StopGrace = -time.Second
+		o.Settings.ReadTimeout = -time.Second
+		o.Settings.StopGrace = -time.Second
 		_, err := app.Start(context.Background(), o)
 		require.ErrorIs(t, err, domain.KindAgentNotFound, "a refused configuration")
 		rec.mu.Lock()

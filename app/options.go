@@ -13,28 +13,30 @@ import (
 // the stream itself (a descendant may still hold it open).
 const DefaultDrainBound = 5 * time.Second
 
-// DefaultReservedMCPName is the MCP server name an operator's
-// configuration may not declare: the orchestrator reserves it for its own
-// tools entry (docs/behaviour.md#mcp).
-const DefaultReservedMCPName = "sortie-tools"
-
 // Version is acpdrive's version, sent as clientInfo.version.
 const Version = "0.1.0"
 
-// Options configures a session start.
+// Options configures a session start: the settings of the session, and the
+// ports it runs over. Only Launcher is required; everything else has a
+// default or is optional.
 type Options struct {
-	// Config carries the command, the timeouts and the stop grace. It is
-	// checked by domain.Config.Validate, as `acpdrive validate` checks it
-	// (an error finding refuses the start);
-	// start from domain.DefaultConfig. A non-positive ReadTimeout means
-	// the documented 30 s (docs/behaviour.md#configuration).
-	Config domain.Config
+	// Settings is what the session uses: command, bounds, stop grace,
+	// tool-server confirmation, MCP servers, the reserved MCP name and the
+	// hosts the settings were written for. Start from
+	// domain.DefaultSessionSettings, or convert a WORKFLOW.md with
+	// domain.Config.SessionSettings (package config loads one). Settings
+	// that name SSH hosts refuse a Launcher that runs the runtime on this
+	// machine.
+	Settings domain.SessionSettings
 	// Workspace is the absolute directory the runtime runs in.
 	Workspace string
-	// Launcher prepares and starts the runtime. Required.
+	// Launcher prepares and starts the runtime: adapters/localexec for a
+	// local process, adapters/sshexec (its Pool over several hosts) or
+	// adapters/sshexec/native for SSH, adapters/inprocess for a runtime
+	// served inside this process. Required.
 	Launcher ports.Launcher
-	// Clock is the wall clock. Required (adapters/sysclock has the real
-	// one; tests use a fake).
+	// Clock is the wall clock; nil means the system clock (tests pass a
+	// fake one).
 	Clock ports.Clock
 	// Logger defaults to a logger that discards everything.
 	Logger *slog.Logger
@@ -55,56 +57,72 @@ type Options struct {
 	// writes it out (the CLI does). It must not block or call back into
 	// the Session.
 	OnReadIdle func()
-	// MCPConfigPath is the MCP configuration (the mcpServers object of the
-	// common mcp.json format) whose servers session/new and the
-	// continuation calls declare. Empty delivers no servers; a remote
-	// launch delivers none and does not read it.
-	MCPConfigPath string
-	// MCPSource reads MCPConfigPath; required when it is set.
+	// MCPSource reads Settings.MCPConfigPath; required when it is set
+	// (adapters/mcp).
 	MCPSource ports.MCPSource
-	// ReservedMCPName is the server name MCPConfigPath may not declare;
-	// "" means DefaultReservedMCPName.
-	ReservedMCPName string
 	// ToolServerBeacon arms the tool-server confirmation; required when
-	// Config.ConfirmToolServers is set (docs/behaviour.md#tool-server-confirmation).
-	// adapters/mcpbeacon implements it; its Options.Command re-executes
-	// the beacon (the CLI: its own executable and "mcp-beacon").
+	// Settings.ConfirmToolServers is set
+	// (docs/behaviour.md#tool-server-confirmation). adapters/mcpbeacon
+	// implements it; its Options.Command re-executes the beacon (the CLI:
+	// its own executable and "mcp-beacon").
 	ToolServerBeacon ports.ToolServerBeacon
 	// MeasurementSources may measure the runtime's token usage; the first
 	// that claims a local launch is used (docs/behaviour.md#token-accounting).
 	MeasurementSources []ports.MeasurementSource
 	// Creations remembers when sessions were created, for the
-	// creation-minute hold before a session/load. Share one store between
-	// the sessions of a process; nil holds nothing.
+	// creation-minute hold before a session/load. nil means a store of
+	// this start's own; share one (NewMemoryCreations) between the
+	// sessions of a process so that the hold spans them.
 	Creations CreationStore
 	// ResumeSessionID, when set, names a session saved from an earlier run
 	// to continue (session/load or session/resume, whichever the runtime
 	// advertises); when the continuation is not confirmed the start falls
 	// back to session/new, and Session.ID reports the session actually run.
 	ResumeSessionID string
-	// VerifyCredential runs a short-lived credential-verification session
-	// (one fixed prompt, bounded at 60 s) before the working session.
+	// VerifyCredential runs VerifyCredential before the working session.
 	VerifyCredential bool
 	// DrainBound overrides DefaultDrainBound (tests only need it shorter).
 	DrainBound time.Duration
-	// ClientName and ClientVersion are sent as clientInfo.
+	// ClientName and ClientVersion are sent as clientInfo; they default to
+	// "acpdrive" and Version.
 	ClientName, ClientVersion string
 }
 
-// withDefaults fills what may be left zero. Durations of Config are not
-// touched: Validate judges them, and EffectiveReadTimeout reads them.
-func (o *Options) withDefaults() {
+// OptionsError is a programmer's mistake in Options: a required port
+// missing, or settings that contradict the ports (docs/behaviour.md#library).
+// It is never a runtime failure: nothing was started, no startup_failed
+// event is sent, and retrying cannot help. Test for it with errors.As.
+type OptionsError struct {
+	// Field names the option at fault ("Launcher", "Settings.Hosts", …).
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+// Error implements error.
+func (e *OptionsError) Error() string { return "app: Options." + e.Field + " " + e.Reason }
+
+// resolved fills what may be left zero and refuses what cannot start at
+// all (docs/behaviour.md#validation): a programmer's mistake is an
+// *OptionsError; settings with an error finding of
+// domain.SessionSettings.Validate are agent_not_found with the findings'
+// text. Durations are not touched: Validate judges them, and the Effective
+// methods read them.
+func (o Options) resolved() (Options, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.OnEvent == nil {
 		o.OnEvent = func(domain.Event) {}
 	}
+	if o.Clock == nil {
+		o.Clock = systemClock{}
+	}
+	if o.Creations == nil {
+		o.Creations = NewMemoryCreations()
+	}
 	if o.DrainBound <= 0 {
 		o.DrainBound = DefaultDrainBound
-	}
-	if o.ReservedMCPName == "" {
-		o.ReservedMCPName = DefaultReservedMCPName
 	}
 	if o.ClientName == "" {
 		o.ClientName = "acpdrive"
@@ -112,4 +130,33 @@ func (o *Options) withDefaults() {
 	if o.ClientVersion == "" {
 		o.ClientVersion = Version
 	}
+	switch {
+	case o.Launcher == nil:
+		return o, &OptionsError{Field: "Launcher", Reason: "is required"}
+	case o.Settings.ConfirmToolServers && o.ToolServerBeacon == nil:
+		return o, &OptionsError{Field: "ToolServerBeacon", Reason: "is required when Settings.ConfirmToolServers is set"}
+	case o.Settings.MCPConfigPath != "" && o.MCPSource == nil:
+		return o, &OptionsError{Field: "MCPSource", Reason: "is required when Settings.MCPConfigPath is set"}
+	}
+	if err := domain.FindingsError(o.Settings.Validate()); err != nil {
+		return o, domain.WrapError(domain.KindAgentNotFound, err.Error(), err)
+	}
+	return o, nil
 }
+
+// remoteMismatch refuses a plan that runs the runtime on this machine for
+// settings written for SSH hosts: the configuration would otherwise run
+// locally without a word.
+func remoteMismatch(s domain.SessionSettings, target ports.Target) error {
+	if s.Remote() && !target.Remote() {
+		return &OptionsError{Field: "Launcher",
+			Reason: "starts the runtime on this machine, but Settings.Hosts names SSH hosts; pass an SSH launcher (adapters/sshexec) or clear Settings.Hosts"}
+	}
+	return nil
+}
+
+// systemClock is the wall clock of this machine, the default Clock.
+type systemClock struct{}
+
+func (systemClock) Now() time.Time                         { return time.Now() }
+func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }

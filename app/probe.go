@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
 )
@@ -38,7 +37,7 @@ type ProbeReport struct {
 	// Capabilities is the capability record a session would start with.
 	Capabilities domain.Capabilities `json:"capabilities"`
 	// ToolServers is the verdict of the tool-server confirmation, when
-	// Config.ConfirmToolServers asked for it (the probe then creates a
+	// Settings.ConfirmToolServers asked for it (the probe then creates a
 	// session, docs/behaviour.md#tool-server-confirmation); nil otherwise.
 	ToolServers *domain.ToolServerCheck `json:"tool_servers,omitempty"`
 	// Agent is the whole handshake record in the domain's terms.
@@ -80,22 +79,21 @@ type ProbeAuthMethod struct {
 // Probe starts the runtime, performs the handshake and the negative
 // control, reports what the runtime advertises, and stops it through the
 // normal teardown. It creates no session, so nothing is stored on the
-// runtime's side, unless Config.ConfirmToolServers asks for the tool-server
+// runtime's side, unless Settings.ConfirmToolServers asks for the tool-server
 // confirmation: servers are declared on session/new only, so the probe
 // then creates one session and waits for the verdict.
 func Probe(ctx context.Context, opts Options) (ProbeReport, error) {
-	opts.withDefaults()
-	if err := checkOptions(opts); err != nil {
-		return ProbeReport{}, err
+	opts, err := opts.resolved()
+	if err != nil {
+		return ProbeReport{}, refused(opts, err)
 	}
-	s := newSession(opts, false)
-	s.obs = &observation{plain: opts.Observers} // a probe is no session: its events reach Observe
-	s.meter.plan = measurePlan{settled: true}   // a probe measures nothing
-	if err := s.open(ctx); err != nil {
+	s := newSession(opts, &observation{plain: opts.Observers}) // a probe is no session: its events reach Observe
+	s.meter.plan = measurePlan{settled: true}                  // a probe measures nothing
+	if err := s.open(ctx, nil); err != nil {
 		s.fail(ctx, err)
 		return ProbeReport{}, err
 	}
-	c := &continuation{client: s.client, clock: s.clock, log: s.log, stream: s.stream, readTimeout: opts.Config.EffectiveReadTimeout()}
+	c := &continuation{client: s.rt.client, clock: s.clock, log: s.log, stream: s.stream, readTimeout: opts.Settings.EffectiveReadTimeout()}
 	control := c.negativeControl(ctx)
 	if err := s.probeToolServers(ctx); err != nil {
 		s.fail(ctx, err)
@@ -113,14 +111,14 @@ func Probe(ctx context.Context, opts Options) (ProbeReport, error) {
 		AuthMethods:         []ProbeAuthMethod{},
 		NegativeControl:     control,
 		ContinuationRoute:   ContinuationRoute(adv),
-		TeardownMethod:      s.closeMethod,
+		TeardownMethod:      s.endWith,
 		Capabilities:        s.Capabilities(),
 		Agent:               a,
 		ToolServers:         a.ToolServers,
 	}
-	if !s.target.Remote() {
+	if !s.rt.target.Remote() {
 		for _, src := range opts.MeasurementSources {
-			if r.ClaimedBy == "" && src.Claims(opts.Config.Command) {
+			if r.ClaimedBy == "" && src.Claims(opts.Settings.Command) {
 				r.ClaimedBy = src.Name()
 			}
 		}
@@ -134,9 +132,7 @@ func Probe(ctx context.Context, opts Options) (ProbeReport, error) {
 	for _, id := range adv.AuthMethods {
 		r.AuthMethods = append(r.AuthMethods, ProbeAuthMethod{ID: id})
 	}
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.Config.StopGrace+10*time.Second)
-	defer cancel()
-	return r, s.Stop(stopCtx)
+	return r, s.stopWithin(ctx)
 }
 
 // probeToolServers creates the session the tool-server confirmation needs

@@ -34,8 +34,11 @@ func (s *Session) startupError(ctx context.Context, method string, err error) er
 	case errors.As(err, &decodeErr):
 		return domain.WrapError(domain.KindResponseError, method+" response did not decode", decodeErr)
 	case ctx.Err() != nil:
-		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, ctx.Err()) {
-			return cause // a bound of the caller's own, such as the verification bound
+		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+			// A bound of the caller's own, such as the verification bound
+			// (which wraps context.DeadlineExceeded, so errors.Is cannot
+			// tell it from ctx.Err()).
+			return cause
 		}
 		return domain.WrapError(domain.KindTurnCancelled, msgStartCancelled, ctx.Err())
 	case errors.Is(err, context.DeadlineExceeded):
@@ -48,11 +51,17 @@ func (s *Session) startupError(ctx context.Context, method string, err error) er
 // connectionLostError builds the early exit report when the process has
 // exited, and the plain message when it is still alive.
 func (s *Session) connectionLostError(cause error) error {
+	proc := s.rt.proc
 	select {
-	case <-s.proc.Exited():
+	case <-proc.Exited():
 	case <-s.clock.After(exitSettle):
 		return domain.WrapError(domain.KindPortExit, domain.MsgConnEndedBeforeResponding, cause)
 	}
-	tail, truncated := s.proc.StderrTail()
-	return domain.NewError(domain.KindPortExit, domain.EarlyExitReport(s.proc.Exit().String(), tail, truncated))
+	tail, truncated := proc.StderrTail()
+	exit := proc.Exit()
+	err := domain.NewError(domain.KindPortExit, domain.EarlyExitReport(exit.String(), tail, truncated))
+	if exit.Unreachable {
+		err.Cause = domain.ErrHostUnreachable
+	}
+	return err
 }

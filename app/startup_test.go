@@ -51,15 +51,15 @@ func TestStartupErrors(t *testing.T) {
 		{"relative workspace", nil, func(o *app.Options) { o.Workspace = "some/dir" }, domain.KindInvalidWorkspaceCWD, "workspace path is not absolute"},
 		{"missing workspace", nil, func(o *app.Options) { o.Workspace = "/nonexistent/acpdrive" }, domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceMissing},
 		{"workspace is a file", nil, func(o *app.Options) { o.Workspace = notDir }, domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceNotDir},
-		{"blank command", nil, func(o *app.Options) { o.Config.Command = []string{"  "} }, domain.KindAgentNotFound, domain.MsgEmptyCommand},
+		{"blank command", nil, func(o *app.Options) { o.Settings.Command = []string{"  "} }, domain.KindAgentNotFound, domain.MsgEmptyCommand},
 		{"command not on PATH", nil, func(o *app.Options) {
 			realLauncher(o)
-			o.Config.Command = []string{"acpdrive-no-such-runtime"}
+			o.Settings.Command = []string{"acpdrive-no-such-runtime"}
 		}, domain.KindAgentNotFound, `agent command "acpdrive-no-such-runtime" was not found on PATH`},
 		{"wrong protocol version", []string{"--scenario", "wrong-version"}, nil, domain.KindResponseError, "agent reported protocol version 2, want 1"},
 		{"initialize error", []string{"--scenario", "init-error"}, nil, domain.KindResponseError, "initialize error -32603: …"},
 		{"session/new error", []string{"--scenario", "auth-required"}, nil, domain.KindResponseError, "session/new error -32000: Authentication required"},
-		{"session/new timeout", []string{"--scenario", "slow-new"}, func(o *app.Options) { o.Config.ReadTimeout = 300 * time.Millisecond }, domain.KindResponseTimeout, domain.MsgTimedOut},
+		{"session/new timeout", []string{"--scenario", "slow-new"}, func(o *app.Options) { o.Settings.ReadTimeout = 300 * time.Millisecond }, domain.KindResponseTimeout, domain.MsgTimedOut},
 		{"exit before initialize", []string{"--scenario", "exit-before-init"}, nil, domain.KindPortExit, "the agent runtime exited before responding: exit status 7…"},
 		{"exit before session/new", []string{"--scenario", "new-exit"}, nil, domain.KindPortExit, "the agent runtime exited before responding: exit status 1: fatal: cannot create a session (scenario new-exit)"},
 	}

@@ -138,7 +138,7 @@ func (l *stepLog) get() ([]string, []time.Time) {
 
 func mockedOptions(t *testing.T, r *mockedRuntime, clock *fakeclock.Clock, command []string, workspace string) app.Options {
 	o, _, _ := baseOptions(t, withClock(clock))
-	o.Config.Command = command
+	o.Settings.Command = command
 	o.Workspace = workspace
 	o.Launcher = r.launcher
 	return o
@@ -155,7 +155,7 @@ func TestTeardownOrderForARuntimeThatNeverExits(t *testing.T) {
 	command, workspace := []string{"mocked-runtime", "--acp"}, t.TempDir()
 	r := newMockedRuntime(t, ctrl, command, workspace, "--scenario", "stubborn")
 	o := mockedOptions(t, r, clock, command, workspace)
-	o.Config.StopGrace = 3 * time.Second
+	o.Settings.StopGrace = 3 * time.Second
 	steps := &stepLog{clock: clock}
 	gomock.InOrder(
 		r.stdin.expectClose().DoAndReturn(func() error { steps.add("close stdin"); return r.stdin.w.Close() }),

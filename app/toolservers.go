@@ -8,16 +8,16 @@ import (
 
 // armBeacon arms the tool-server confirmation when the configuration asks
 // for it (docs/behaviour.md#tool-server-confirmation) and returns the
-// servers to declare: the operator's, then the beacon. A remote launch and
-// a verification session declare no beacon; an operator file that already
+// servers to declare: the operator's, then the beacon. A remote launch
+// declares no beacon; an operator file that already
 // declares the beacon's name failed the start when it was loaded
 // (reservedFor).
 func (s *Session) armBeacon(ctx context.Context, servers []domain.MCPServer) ([]domain.MCPServer, error) {
-	if !s.opts.Config.ConfirmToolServers || s.verification {
+	if !s.opts.Settings.ConfirmToolServers {
 		return servers, nil
 	}
-	if s.target.Remote() {
-		s.log.Info("a remote launch delivers no MCP servers; no tool-server beacon is declared", "host", s.target.Host)
+	if s.rt.target.Remote() {
+		s.log.Info("a remote launch delivers no MCP servers; no tool-server beacon is declared", "host", s.rt.target.Host)
 		return servers, nil
 	}
 	b, err := s.opts.ToolServerBeacon.Arm(ctx)
@@ -41,39 +41,28 @@ func (s *Session) confirmToolServers(ctx context.Context) error {
 	if s.beacon == nil {
 		return nil
 	}
-	bound := s.opts.Config.EffectiveConfirmToolServersTimeout()
+	bound := s.opts.Settings.EffectiveConfirmToolServersTimeout()
 	check := &domain.ToolServerCheck{BoundMS: bound.Milliseconds()}
 	began := s.clock.Now()
 	select {
 	case <-s.beacon.Initialized():
 	case <-s.clock.After(bound):
-	case <-s.conn.Done(): // the runtime is gone: nothing will start the beacon now
+	case <-s.rt.conn.Done(): // the runtime is gone: nothing will start the beacon now
 	case <-ctx.Done():
 		return domain.WrapError(domain.KindTurnCancelled, msgStartCancelled, ctx.Err())
 	}
 	if isDone(s.beacon.Initialized()) {
 		check.Confirmed = true
 		check.MCPClient = s.beacon.MCPClient()
-		s.mu.Lock()
-		s.caps.Confirm(domain.CapToolServers)
-		s.mu.Unlock()
+		s.caps.confirm(domain.CapToolServers)
 		s.log.Info("tool servers confirmed", "mcp_client", check.MCPClient, "bound", bound, "waited", s.clock.Now().Sub(began))
 	} else {
 		check.Reason = domain.ToolServersNotConfirmed(bound)
-		s.lower(domain.CapToolServers)
+		s.caps.lower(domain.CapToolServers)
 		s.log.Warn("tool servers not confirmed", "bound", bound)
 	}
 	s.agent.ToolServers = check
 	return nil
-}
-
-// toolServerNotice is the notice of a confirmation that failed, "" when
-// there is none.
-func (s *Session) toolServerNotice() string {
-	if c := s.agent.ToolServers; c != nil && !c.Confirmed {
-		return c.Reason
-	}
-	return ""
 }
 
 // releaseBeacon releases the beacon at teardown. A beacon that reported

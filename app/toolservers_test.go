@@ -43,8 +43,8 @@ func runHelper() (int, bool) {
 // this test binary.
 func withConfirmation(bound time.Duration) option {
 	return func(o *app.Options) {
-		o.Config.ConfirmToolServers = true
-		o.Config.ConfirmToolServersTimeout = bound
+		o.Settings.ConfirmToolServers = true
+		o.Settings.ConfirmToolServersTimeout = bound
 		o.ToolServerBeacon = mcpbeacon.New(mcpbeacon.Options{Command: []string{os.Args[0], mcpbeacon.SubcommandName}, Logger: o.Logger})
 	}
 }
@@ -56,7 +56,7 @@ func starterOptions(t *testing.T, args []string, opts ...option) (app.Options, s
 	t.Helper()
 	starterLog := filepath.Join(t.TempDir(), "starter.log")
 	o, _, _ := baseOptions(t, opts...)
-	o.Config.Command = append([]string{os.Args[0], mcpstarter.Subcommand, "--log", starterLog}, args...)
+	o.Settings.Command = append([]string{os.Args[0], mcpstarter.Subcommand, "--log", starterLog}, args...)
 	o.Launcher = localexec.New(localexec.Options{})
 	return o, starterLog
 }
@@ -65,7 +65,7 @@ func startStarter(t *testing.T, args []string, opts ...option) (*harness, string
 	t.Helper()
 	o, rec, logs := baseOptions(t, opts...)
 	so, starterLog := starterOptions(t, args, opts...)
-	o.Config.Command, o.Launcher = so.Config.Command, so.Launcher
+	o.Settings.Command, o.Launcher = so.Settings.Command, so.Launcher
 	return startWith(t, o, rec, logs, ""), starterLog
 }
 
@@ -212,7 +212,7 @@ func TestToolServersOfSeveralSessionsAreConfirmedApart(t *testing.T) {
 		wg.Go(func() {
 			o, rec, logs := baseOptions(t, withConfirmation(time.Hour))
 			so, _ := starterOptions(t, nil)
-			o.Config.Command, o.Launcher = so.Config.Command, so.Launcher
+			o.Settings.Command, o.Launcher = so.Settings.Command, so.Launcher
 			sess, err := app.Start(context.Background(), o)
 			if !assert.NoError(t, err, logs.String()) {
 				return
@@ -265,10 +265,11 @@ func TestToolServerConfirmationRefusals(t *testing.T) {
 	t.Parallel()
 	t.Run("no beacon", func(t *testing.T) {
 		o, _, _, _ := agentOptions(t, nil)
-		o.Config.ConfirmToolServers = true
+		o.Settings.ConfirmToolServers = true
 		_, err := app.Start(context.Background(), o)
-		require.ErrorIs(t, err, domain.KindAgentNotFound)
-		assert.Contains(t, err.Error(), "app.Options.ToolServerBeacon is required")
+		var oe *app.OptionsError
+		require.ErrorAs(t, err, &oe)
+		assert.Equal(t, "ToolServerBeacon", oe.Field)
 	})
 	t.Run("a beacon that cannot be armed", func(t *testing.T) {
 		o, _, _, _ := agentOptions(t, nil, withConfirmation(time.Hour))

@@ -22,7 +22,7 @@ import (
 func scriptSession(t *testing.T, name string, opts ...option) *harness {
 	t.Helper()
 	o, rec, logs := baseOptions(t, append([]option{withStopGrace(300 * time.Millisecond)}, opts...)...)
-	o.Config.Command = []string{testdata(t, name)}
+	o.Settings.Command = []string{testdata(t, name)}
 	o.Launcher = localexec.New(localexec.Options{})
 	return startWith(t, o, rec, logs, "")
 }
@@ -69,7 +69,7 @@ func TestConnectionEndedWhileProcessAlive(t *testing.T) {
 	t.Parallel()
 	clock := fakeclock.New(epoch)
 	o, rec, _ := baseOptions(t, withClock(clock))
-	o.Config.Command = []string{testdata(t, "closes-stdout.sh")}
+	o.Settings.Command = []string{testdata(t, "closes-stdout.sh")}
 	o.Launcher = localexec.New(localexec.Options{})
 	sess, err := startDriven(clock, o)
 	require.Nil(t, sess)

@@ -3,15 +3,13 @@ package app
 import (
 	"context"
 	"errors"
-	"os"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/protocol/acpclient"
-	"github.com/acpdrive/acpdrive/protocol/acpwire"
-	"github.com/acpdrive/acpdrive/protocol/jsonrpc"
+	"github.com/acpdrive/acpdrive/ports"
 )
 
 // Messages of the turn endings this side decides on its own.
@@ -49,10 +47,10 @@ func (e ending) result() domain.TurnResult {
 
 // turnState is the running turn as the reader goroutine sees it.
 type turnState struct {
-	lastEvent atomic.Int64                     // unix nanoseconds of the latest event (stall timer)
-	prompt    atomic.Pointer[acpclient.Prompt] // set once the prompt was handed over
-	endCh     chan struct{}                    // closed once an ending is decided
-	sent      chan struct{}                    // closed once the prompt's hand-over is over, whatever its outcome
+	lastEvent atomic.Int64                 // unix nanoseconds of the latest event (stall timer)
+	prompt    atomic.Pointer[promptHandle] // set once the prompt was handed over
+	endCh     chan struct{}                // closed once an ending is decided
+	sent      chan struct{}                // closed once the prompt's hand-over is over, whatever its outcome
 	sentOnce  sync.Once
 	meta      map[string]string // the prompt's _meta pairs from the observers; set before the prompt goes out
 
@@ -131,15 +129,130 @@ func (t *turnState) ending() ending {
 	return *t.e
 }
 
-// runPrompt hands the prompt over within read_timeout_ms and waits for the
-// first of: the runtime's answer, an ending decided on the reader side, the
-// turn's context, the stall timer, and a broken write side.
-func (s *Session) runPrompt(ctx context.Context, t *turnState, prompt string) domain.TurnResult {
-	cfg := s.opts.Config
-	readTimeout := cfg.EffectiveReadTimeout()
+// turnBounds are the bounds of one turn (docs/behaviour.md#turn-disposition).
+type turnBounds struct {
+	read  time.Duration // acceptance, the cancel's write, the wait after it
+	turn  time.Duration // the whole turn; 0 disables
+	stall time.Duration // the longest quiet; 0 disables
+}
+
+func boundsOf(s domain.SessionSettings) turnBounds {
+	return turnBounds{read: s.EffectiveReadTimeout(), turn: s.TurnTimeout, stall: s.StallTimeout}
+}
+
+// turnEngine runs a session's turns over a prompter: one at a time, each
+// with its endings and bounds, and the ending held between turns. It
+// consumes the protocol through the prompter and promptCall interfaces
+// only, so the way a turn ends on the wire (v1: the prompt's response) is
+// the prompter's business.
+type turnEngine struct {
+	clock ports.Clock
+	log   *slog.Logger
+
+	gate sync.Mutex // held by a running turn, so a flush between turns cannot interleave with it
+
+	// running is the running turn. It is set and cleared under mu (with
+	// held); the event stream's hot path reads it without the lock.
+	running atomic.Pointer[turnState]
+
+	mu      sync.Mutex // guards the fields below
+	held    *ending
+	started int
+}
+
+func newTurnEngine(clock ports.Clock, log *slog.Logger) *turnEngine {
+	return &turnEngine{clock: clock, log: log}
+}
+
+// begin registers a new turn; ok is false while another one runs.
+func (e *turnEngine) begin() (t *turnState, held *ending, first, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.running.Load() != nil {
+		return nil, nil, false, false
+	}
+	t = newTurn(e.clock.Now())
+	e.running.Store(t)
+	held, e.held = e.held, nil
+	first = e.started == 0
+	e.started++
+	return t, held, first, true
+}
+
+// finish clears the running turn.
+func (e *turnEngine) finish() {
+	e.mu.Lock()
+	e.running.Store(nil)
+	e.mu.Unlock()
+}
+
+// betweenTurns runs f while no turn runs.
+func (e *turnEngine) betweenTurns(f func()) {
+	e.gate.Lock()
+	defer e.gate.Unlock()
+	f()
+}
+
+// endForPerson ends the running turn as turn_input_required. A request
+// that arrives when no turn runs, or after the running turn's prompt was
+// answered, belongs to no turn: its ending is held for the next turn.
+// It runs on the reader goroutine, so "answered" is exact: the answer is
+// recorded before any later line is handled. announce emits the notice;
+// it runs before the turn wakes, so the notice always precedes the turn's
+// outcome event.
+func (e *turnEngine) endForPerson(notice string, announce func(string)) {
+	end := ending{
+		override: domain.OverrideInputRequired,
+		notice:   notice,
+		err:      domain.Disposition("", domain.OverrideInputRequired, "").Err,
+	}
+	t := e.running.Load()
+	answered := t != nil && t.answeredOnReader()
+	e.mu.Lock()
+	if t == nil || answered || e.running.Load() != t {
+		if e.held == nil {
+			e.held = &end
+		}
+		e.mu.Unlock()
+		return
+	}
+	e.mu.Unlock()
+	if t.claim(end) {
+		announce(notice)
+		t.signal()
+	}
+}
+
+// endingPending reports whether an ending is already decided, for the
+// running turn or held for the next one.
+func (e *turnEngine) endingPending() bool {
+	e.mu.Lock()
+	held, t := e.held != nil, e.running.Load()
+	e.mu.Unlock()
+	return held || t != nil && t.ended() && !t.answeredOnReader()
+}
+
+// endRunning ends the running turn, if any, with end.
+func (e *turnEngine) endRunning(end ending) {
+	if t := e.running.Load(); t != nil && !t.answeredOnReader() {
+		t.end(end)
+	}
+}
+
+// touch tells a running turn that the runtime is alive (stall timer).
+func (e *turnEngine) touch(at time.Time) {
+	if t := e.running.Load(); t != nil {
+		t.touch(at)
+	}
+}
+
+// run hands the prompt over within the read bound and waits for the
+// first of: the runtime's answer, an ending decided on the reader side,
+// the turn's context, the stall timer, and a broken write side.
+func (e *turnEngine) run(ctx context.Context, t *turnState, p prompter, b turnBounds, req promptRequest) domain.TurnResult {
 	turnCtx, cancelTurn := ctx, context.CancelFunc(func() {})
-	if cfg.TurnTimeout > 0 {
-		turnCtx, cancelTurn = context.WithTimeout(ctx, cfg.TurnTimeout)
+	if b.turn > 0 {
+		turnCtx, cancelTurn = context.WithTimeout(ctx, b.turn)
 	}
 	defer cancelTurn()
 	if t.ended() {
@@ -147,150 +260,105 @@ func (s *Session) runPrompt(ctx context.Context, t *turnState, prompt string) do
 		// prompt went out: nothing is sent.
 		return t.ending().result()
 	}
-
-	params := acpwire.PromptRequest{
-		SessionID: s.ID(),
-		Prompt:    []acpwire.ContentBlock{{Type: "text", Text: prompt}},
-		Meta:      t.meta,
-	}
-	acceptCtx, cancelAccept := context.WithTimeout(turnCtx, readTimeout)
-	p, err := s.client.SendPrompt(acceptCtx, params)
+	acceptCtx, cancelAccept := context.WithTimeout(turnCtx, b.read)
+	call, err := p.send(acceptCtx, req)
 	cancelAccept()
 	if err == nil {
-		t.prompt.Store(p)
+		t.prompt.Store(&promptHandle{call})
 	}
 	t.handedOver()
 	if err != nil {
-		return s.sendFailure(turnCtx, err, readTimeout)
+		return e.sendFailure(turnCtx, p, err, b.read)
 	}
 
 	var stall <-chan time.Time
-	if cfg.StallTimeout > 0 {
-		stall = s.clock.After(cfg.StallTimeout)
+	if b.stall > 0 {
+		stall = e.clock.After(b.stall)
 	}
 	for {
 		select {
-		case <-p.Done():
+		case <-call.Done():
 			if t.ended() {
 				// This side decided first: its ending wins over the
 				// stop reason.
 				return t.ending().result()
 			}
-			return s.promptResult(p)
+			return call.result()
 		case <-t.endCh:
-			return s.settle(p, t.ending(), readTimeout)
-		case <-s.conn.Broken():
+			return e.settle(p, call, req.sessionID, t.ending(), b.read)
+		case <-p.broken():
 			// A write to the runtime did not complete within its bound
 			// (docs/behaviour.md#bounds): nothing more can be sent.
-			e := ending{err: domain.WrapError(domain.KindPortExit, domain.MsgWriteFailed, s.conn.WriteErr())}
-			if !t.end(e) {
+			end := ending{err: domain.WrapError(domain.KindPortExit, domain.MsgWriteFailed, p.writeErr())}
+			if !t.end(end) {
 				continue
 			}
-			s.client.Forget(p)
-			return e.result()
+			call.forget()
+			return end.result()
 		case <-turnCtx.Done():
-			e := ending{override: domain.OverrideCancel}
+			end := ending{override: domain.OverrideCancel}
 			if errors.Is(turnCtx.Err(), context.DeadlineExceeded) {
-				e = ending{err: domain.NewError(domain.KindTurnTimeout, msgTurnTimeout)}
+				end = ending{err: domain.NewError(domain.KindTurnTimeout, msgTurnTimeout)}
 			}
-			if !t.end(e) {
+			if !t.end(end) {
 				continue // an ending was decided first; take it
 			}
-			return s.settle(p, e, readTimeout)
+			return e.settle(p, call, req.sessionID, end, b.read)
 		case <-stall:
 			// One timer, re-armed for the time left since the last event.
-			if quiet := t.quietFor(s.clock.Now()); quiet < cfg.StallTimeout {
-				stall = s.clock.After(cfg.StallTimeout - quiet)
+			if quiet := t.quietFor(e.clock.Now()); quiet < b.stall {
+				stall = e.clock.After(b.stall - quiet)
 				continue
 			}
-			e := ending{err: domain.NewError(domain.KindTurnTimeout, msgTurnStalled)}
-			if !t.end(e) {
+			end := ending{err: domain.NewError(domain.KindTurnTimeout, msgTurnStalled)}
+			if !t.end(end) {
 				continue
 			}
-			return s.settle(p, e, readTimeout)
+			return e.settle(p, call, req.sessionID, end, b.read)
 		}
 	}
 }
 
-// sendFailure maps a session/prompt that could not be handed over.
-func (s *Session) sendFailure(turnCtx context.Context, err error, readTimeout time.Duration) domain.TurnResult {
+// sendFailure maps a prompt that could not be handed over.
+func (e *turnEngine) sendFailure(turnCtx context.Context, p prompter, err error, readTimeout time.Duration) domain.TurnResult {
 	switch {
 	case turnCtx.Err() != nil && errors.Is(turnCtx.Err(), context.DeadlineExceeded):
 		return domain.FailedResult(domain.NewError(domain.KindTurnTimeout, msgTurnTimeout))
 	case turnCtx.Err() != nil:
 		return domain.Disposition("", domain.OverrideCancel, "")
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
-		// The runtime did not take the prompt within read_timeout_ms.
-		return domain.FailedResult(domain.WrapError(domain.KindResponseTimeout, domain.MsgTimedOut, err))
-	case errors.Is(err, jsonrpc.ErrWriteFailed):
-		// A failed write is a lost connection only when the stream's own
-		// end follows within read_timeout_ms.
-		select {
-		case <-s.conn.Done():
-			return s.lostConnection(err)
-		case <-s.clock.After(readTimeout):
-			return domain.FailedResult(domain.WrapError(domain.KindPortExit, domain.MsgPromptSendFailed, err))
-		}
-	default:
-		return s.lostConnection(err)
+	}
+	if res, waitForEnd := p.classify(err); !waitForEnd {
+		return res
+	}
+	// A failed write is a lost connection only when the stream's own end
+	// follows within read_timeout_ms.
+	select {
+	case <-p.done():
+		return p.lostConnection(err)
+	case <-e.clock.After(readTimeout):
+		return domain.FailedResult(domain.WrapError(domain.KindPortExit, domain.MsgPromptSendFailed, err))
 	}
 }
 
-func (s *Session) lostConnection(cause error) domain.TurnResult {
-	if s.outputLost.Load() {
-		return domain.FailedResult(domain.NewError(domain.KindPortExit, domain.MsgOutputNotCollected))
-	}
-	return domain.FailedResult(domain.WrapError(domain.KindPortExit, domain.MsgConnEndedBeforeResult, cause))
-}
-
-// promptResult reads the stop reason of a prompt's answer
-// (docs/behaviour.md#turn-disposition): a JSON-RPC error, an answer with
-// both a result and an error, and a lost connection are checked first.
-func (s *Session) promptResult(p *acpclient.Prompt) domain.TurnResult {
-	resp, err := p.Result()
-	var callErr *acpclient.CallError
-	var decodeErr *acpclient.DecodeError
-	switch {
-	case errors.As(err, &callErr):
-		return domain.FailedResult(domain.WrapError(domain.KindResponseError, callErr.Error(), callErr))
-	case errors.Is(err, jsonrpc.ErrAmbiguousResponse):
-		return domain.FailedResult(domain.WrapError(domain.KindTurnOutcomeUnknown, domain.MsgPromptAmbiguous, err))
-	case errors.As(err, &decodeErr):
-		return domain.FailedResult(domain.WrapError(domain.KindTurnOutcomeUnknown, domain.MsgPromptUndecodable, err))
-	case err != nil:
-		return s.lostConnection(err)
-	case resp.StopReason == "":
-		return domain.FailedResult(domain.NewError(domain.KindTurnOutcomeUnknown, domain.MsgPromptUndecodable))
-	}
-	return domain.Disposition(resp.StopReason, domain.OverrideNone, "")
-}
-
-// settle carries out an ending decided by this side: session/cancel once
-// (its write bounded by read_timeout_ms), then up to read_timeout_ms for
-// the runtime's own answer, whose stop reason is then ignored in favour of
-// the ending.
-func (s *Session) settle(p *acpclient.Prompt, e ending, readTimeout time.Duration) domain.TurnResult {
+// settle carries out an ending decided by this side: the cancel once (its
+// write bounded by read_timeout_ms), then up to read_timeout_ms for the
+// runtime's own answer, whose stop reason is then ignored in favour of the
+// ending.
+func (e *turnEngine) settle(p prompter, call promptCall, sessionID string, end ending, readTimeout time.Duration) domain.TurnResult {
 	cancelCtx, cancel := context.WithTimeout(context.Background(), readTimeout)
-	err := s.client.Cancel(cancelCtx, s.ID())
+	err := p.cancel(cancelCtx, sessionID)
 	cancel()
 	if err != nil {
-		s.log.Debug("could not send session/cancel", "error", err)
+		e.log.Debug("could not send session/cancel", "error", err)
 	}
 	select {
-	case <-p.Done():
-		if _, err := p.Result(); err != nil && !isCallError(err) {
-			s.log.Debug("connection ended while the turn settled", "error", err)
-		}
-	case <-s.conn.Broken():
-		s.client.Forget(p)
-	case <-s.clock.After(readTimeout):
-		s.log.Warn("agent did not answer the prompt after session/cancel", "read_timeout", readTimeout)
-		s.client.Forget(p)
+	case <-call.Done():
+		call.settled()
+	case <-p.broken():
+		call.forget()
+	case <-e.clock.After(readTimeout):
+		e.log.Warn("agent did not answer the prompt after session/cancel", "read_timeout", readTimeout)
+		call.forget()
 	}
-	return e.result()
-}
-
-func isCallError(err error) bool {
-	var ce *acpclient.CallError
-	return errors.As(err, &ce)
+	return end.result()
 }

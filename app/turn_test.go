@@ -376,7 +376,7 @@ func TestUnansweredCancelIsBoundedByReadTimeout(t *testing.T) {
 func TestTurnTimeout(t *testing.T) {
 	t.Parallel()
 	const bound = 300 * time.Millisecond
-	h := start(t, nil, withConfig(func(c *domain.Config) { c.TurnTimeout = bound }))
+	h := start(t, nil, withConfig(func(c *domain.SessionSettings) { c.TurnTimeout = bound }))
 	began := time.Now()
 	res := h.turn("#wait-cancel")
 	took := time.Since(began)
@@ -396,7 +396,7 @@ func TestStallTimeout(t *testing.T) {
 	t.Parallel()
 	const stall = 5 * time.Minute
 	clock := fakeclock.New(epoch)
-	h := start(t, nil, withClock(clock), withConfig(func(c *domain.Config) { c.StallTimeout = stall }))
+	h := start(t, nil, withClock(clock), withConfig(func(c *domain.SessionSettings) { c.StallTimeout = stall }))
 	done := h.turnAsync(context.Background(), "#wait-cancel")
 	h.waitText("Waiting for a cancel.") // the turn's one chunk arrived at the turn's start time
 	require.NoError(t, clock.WaitForTimers(context.Background(), 1))

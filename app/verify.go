@@ -3,9 +3,11 @@ package app
 import (
 	"context"
 	"errors"
-	"time"
+	"fmt"
 
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
+	"github.com/acpdrive/acpdrive/protocol/acpwire"
 	"github.com/acpdrive/acpdrive/protocol/jsonrpc"
 )
 
@@ -13,44 +15,81 @@ import (
 // session.
 const VerificationPrompt = "This is an automated credential check. Reply with the single word OK."
 
-// VerificationBound bounds a whole credential-verification session.
-const VerificationBound = 60 * time.Second
+// VerificationBound bounds a whole credential-verification session unless
+// domain.SessionSettings.VerificationBound sets a shorter bound.
+const VerificationBound = domain.MaxVerificationBound
 
 // Messages of credential verification (docs/behaviour.md#credential-verification).
 const (
 	msgCredentialRefused    = "the agent runtime refused its credential: "
 	msgCredentialIncomplete = "the agent runtime did not complete a credential verification request: "
-	msgVerificationBound    = "no answer within the verification bound of 60 s"
 )
 
-// verifyCredential runs the short-lived verification session: its own
-// process, initialize, session/new with no tool servers, one fixed prompt,
-// and a teardown that prefers session/delete. Its events are not reported.
-func verifyCredential(ctx context.Context, opts Options) error {
-	bound := domain.WrapError(domain.KindCredentialUnverified, msgCredentialIncomplete+msgVerificationBound, context.DeadlineExceeded)
-	vctx, cancel := context.WithTimeoutCause(ctx, VerificationBound, bound)
+// VerifyCredential runs a short-lived credential-verification session over
+// a start of opts' runtime (docs/behaviour.md#credential-verification): its
+// own process, initialize, session/new with no tool servers, one fixed
+// prompt, and a teardown that prefers session/delete, all within the
+// verification bound. Its events are not reported; nothing is measured.
+// It returns nil when the runtime answered the prompt; otherwise a
+// *domain.AgentError (credential_unverified, or the kind that kept the
+// runtime from starting), or an *OptionsError for a programmer's mistake.
+func VerifyCredential(ctx context.Context, opts Options) error {
+	opts, err := opts.resolved()
+	if err != nil {
+		return err
+	}
+	return verify(ctx, opts)
+}
+
+// verifyObserved runs verify as the first step of a start observed by
+// obs, and reports a failure as the start's end.
+func verifyObserved(ctx context.Context, opts Options, obs *observation) error {
+	began := opts.Clock.Now()
+	err := verify(ctx, opts)
+	now := opts.Clock.Now()
+	obs.step(ports.StepVerify, "", began, now, err)
+	if err != nil {
+		ev := domain.Event{Type: domain.EventStartupFailed, Message: failureMessage(err), Time: now.UTC()}
+		opts.OnEvent(ev)
+		obs.event(ev)
+		obs.end(now, domain.NewCapabilities(false, false), err)
+	}
+	return err
+}
+
+// verify is VerifyCredential over resolved options: the same start as a
+// working session's, with nothing delivered, measured or reported.
+func verify(ctx context.Context, opts Options) error {
+	limit := opts.Settings.EffectiveVerificationBound()
+	bound := domain.WrapError(domain.KindCredentialUnverified,
+		fmt.Sprintf("%sno answer within the verification bound of %s", msgCredentialIncomplete, limit), context.DeadlineExceeded)
+	vctx, cancel := context.WithTimeoutCause(ctx, limit, bound)
 	defer cancel()
 	vo := opts
-	vo.OnEvent, vo.OnAgentText, vo.Observers = func(domain.Event) {}, nil, nil
-	vo.ResumeSessionID, vo.VerifyCredential = "", false
+	vo.OnEvent, vo.OnAgentText, vo.OnReadIdle, vo.Observers = func(domain.Event) {}, nil, nil, nil
+	vo.ResumeSessionID, vo.VerifyCredential, vo.MeasurementSources = "", false, nil
+	vo.Settings.MCPConfigPath, vo.Settings.ConfirmToolServers = "", false
 	vo.Logger = opts.Logger.With("session_kind", "credential_verification")
-	s := newSession(vo, true)
+	s := newSession(vo, nil)
 
-	err := s.open(vctx)
+	err := s.open(vctx, nil)
 	if err == nil {
 		err = s.createSession(vctx)
 	}
 	if err == nil {
 		if res := s.Turn(vctx, VerificationPrompt); res.Err != nil && res.Outcome != domain.OutcomeCompleted {
 			err = res.Err
-			if errors.Is(context.Cause(vctx), bound) {
-				err = bound
-			}
 		}
 	}
-	stopCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), opts.Config.StopGrace+10*time.Second)
-	defer stop()
-	if serr := s.Stop(stopCtx); serr != nil {
+	if err != nil && errors.Is(context.Cause(vctx), bound) {
+		err = bound
+	}
+	if s.agent.Advertised.Delete {
+		// The verification conversation is deleted where the runtime can,
+		// closed otherwise (docs/behaviour.md#teardown).
+		s.endWith = acpwire.MethodSessionDelete
+	}
+	if serr := s.stopWithin(ctx); serr != nil {
 		s.log.Debug("verification session teardown reported", "error", serr)
 	}
 	if err != nil {
@@ -65,7 +104,7 @@ func verifyCredential(ctx context.Context, opts Options) error {
 // verificationError maps a failed verification: a -32000 answer is a
 // refused credential; kinds that kept the session from starting, an early
 // exit, and non-retryable kinds keep their own kind; everything else
-// (including the 60 s bound) is credential_unverified.
+// (including the verification bound) is credential_unverified.
 func verificationError(err error) error {
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.CodeAuthRequired {

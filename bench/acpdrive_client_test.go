@@ -29,7 +29,7 @@ type acpdriveClient struct {
 func startAcpdrive(countEvents bool) starter {
 	return func(ctx context.Context, s *sink) (burstClient, error) {
 		c := &acpdriveClient{}
-		cfg := domain.DefaultConfig()
+		cfg := domain.DefaultSessionSettings()
 		cfg.Command = agentCommand()
 		onEvent := func(ev domain.Event) {
 			if ev.Type == domain.EventTurnCompleted {
@@ -49,7 +49,7 @@ func startAcpdrive(countEvents bool) starter {
 			}
 		}
 		sess, err := app.Start(ctx, app.Options{
-			Config:      cfg,
+			Settings:      cfg,
 			Workspace:   workspace,
 			Launcher:    localexec.New(localexec.Options{}),
 			Clock:       sysclock.Clock{},

@@ -75,10 +75,10 @@ func newScaleEnv(b *testing.B) *scaleEnv {
 
 // start starts one session on the small agent.
 func (e *scaleEnv) start(ctx context.Context) (*app.Session, error) {
-	cfg := domain.DefaultConfig()
+	cfg := domain.DefaultSessionSettings()
 	cfg.Command = []string{e.agent}
 	return app.Start(ctx, app.Options{
-		Config:    cfg,
+		Settings:    cfg,
 		Workspace: workspace,
 		Launcher:  e.launcher,
 		Clock:     sysclock.Clock{},

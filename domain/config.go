@@ -122,25 +122,19 @@ func DefaultConfig() Config {
 
 // EffectiveReadTimeout returns ReadTimeout, or 30 s when it is not positive.
 func (c Config) EffectiveReadTimeout() time.Duration {
-	if c.ReadTimeout <= 0 {
-		return FallbackReadTimeout
-	}
-	return c.ReadTimeout
+	return SessionSettings{ReadTimeout: c.ReadTimeout}.EffectiveReadTimeout()
 }
 
 // EffectiveConfirmToolServersTimeout returns ConfirmToolServersTimeout,
 // or DefaultConfirmToolServersTimeout when it is not positive.
 func (c Config) EffectiveConfirmToolServersTimeout() time.Duration {
-	if c.ConfirmToolServersTimeout <= 0 {
-		return DefaultConfirmToolServersTimeout
-	}
-	return c.ConfirmToolServersTimeout
+	return SessionSettings{ConfirmToolServersTimeout: c.ConfirmToolServersTimeout}.EffectiveConfirmToolServersTimeout()
 }
 
 // InitializeTimeout returns the bound of the initialize call:
 // max(EffectiveReadTimeout, 60 s).
 func (c Config) InitializeTimeout() time.Duration {
-	return max(c.EffectiveReadTimeout(), MinInitializeTimeout)
+	return SessionSettings{ReadTimeout: c.ReadTimeout}.InitializeTimeout()
 }
 
 // EffectiveSSHStrictHostKeyChecking returns SSHStrictHostKeyChecking when

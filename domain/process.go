@@ -19,6 +19,10 @@ type ExitStatus struct {
 	// Message is what the transport itself said about the end (a remote
 	// shell's or an SSH server's own words), "" when it said nothing.
 	Message string `json:"message,omitempty"`
+	// Unreachable reports that the transport could not connect to its
+	// host, so the runtime never ran (the ssh binary's exit status 255
+	// before anything was read; docs/behaviour.md#ssh).
+	Unreachable bool `json:"unreachable,omitempty"`
 }
 
 // String renders the status the way the early exit report quotes it:

@@ -45,3 +45,12 @@ type ToolServerCheck struct {
 	// Reason is the notice text, when not confirmed.
 	Reason string `json:"reason,omitempty"`
 }
+
+// Notice is the notice the first turn carries for a confirmation that
+// failed, "" when there is none (no check, or a confirmed one).
+func (c *ToolServerCheck) Notice() string {
+	if c == nil || c.Confirmed {
+		return ""
+	}
+	return c.Reason
+}

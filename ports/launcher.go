@@ -15,6 +15,11 @@ type LaunchRequest struct {
 	Command []string
 	// Workspace is the absolute directory the runtime runs in.
 	Workspace string
+	// Avoid names hosts that could not be reached earlier in the same
+	// session start (docs/behaviour.md#ssh): a launcher that chooses among
+	// several hosts chooses none of them. A launcher bound to one host
+	// may ignore it; the application then gives up on that host.
+	Avoid []string
 }
 
 // Launcher turns a request into a Plan: it validates the workspace and
@@ -41,8 +46,8 @@ type Target struct {
 // source and is never restarted (docs/behaviour.md#ssh).
 func (t Target) Remote() bool { return t.Host != "" }
 
-// Plan is a validated launch. It may be started more than once (a restart
-// to settle the measurement source starts the same plan again).
+// Plan is a validated launch. The application starts each Plan at most
+// once: a restart to settle the measurement source prepares a new one.
 type Plan interface {
 	// Target says where the runtime runs.
 	Target() Target

@@ -77,7 +77,9 @@ type Step struct {
 // Step names (docs/behaviour.md#observability). The start-up steps are
 // StepVerify (only with credential verification), StepLaunch,
 // StepInitialize, StepRestart (a restart to settle the measurement source,
-// holding the first start's teardown) and the resolution, named by its
+// holding the first start's teardown), StepFailover (a start on another
+// host after one that could not be reached, holding its teardown) and the
+// resolution, named by its
 // route: StepSessionNew, StepSessionLoad or StepSessionResume (a
 // continuation that fell back is reported, then session/new). StepTeardown
 // holds the teardown steps.
@@ -86,6 +88,7 @@ const (
 	StepLaunch        = "launch"
 	StepInitialize    = "initialize"
 	StepRestart       = "restart"
+	StepFailover      = "failover"
 	StepSessionNew    = "session/new"
 	StepSessionLoad   = "session/load"
 	StepSessionResume = "session/resume"

@@ -50,10 +50,10 @@ func TestGoSDKExampleAgentCompletesATurn(t *testing.T) {
 	bin := sdkAgent(t)
 	var mu sync.Mutex
 	var events []domain.Event
-	cfg := domain.DefaultConfig()
+	cfg := domain.DefaultSessionSettings()
 	cfg.Command = []string{bin}
 	sess, err := app.Start(context.Background(), app.Options{
-		Config:    cfg,
+		Settings:    cfg,
 		Workspace: t.TempDir(),
 		Launcher:  localexec.New(localexec.Options{}),
 		Clock:     sysclock.Clock{},

@@ -9,9 +9,7 @@
 package wiring
 
 import (
-	"errors"
 	"log/slog"
-	"strings"
 
 	"go.uber.org/fx"
 
@@ -27,7 +25,6 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/sshexec/native"
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
-	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
 )
 
@@ -192,12 +189,17 @@ func NewSSHLauncher(logger *slog.Logger, s SSHSettings) ports.Launcher {
 	})
 }
 
-// SSHConnectFailed reports a start that failed because no SSH connection
-// could be made to the host (the ssh binary's exit status 255, or a native
-// dial that reached no server), on which a caller may try the next host.
-func SSHConnectFailed(err error) bool {
-	if native.Unreachable(err) {
-		return true
+// NewSSHPool returns the launcher for settings written for several SSH
+// hosts: an sshexec.Pool over one launcher per host (the ssh binary, or
+// with s.Native the x/crypto/ssh transport; s.Host is ignored), handing a
+// session the least-loaded host within perHostCap (<= 0: no cap), ties to
+// the earlier host. app.Start moves to the next host when one cannot be
+// reached (docs/behaviour.md#ssh).
+func NewSSHPool(logger *slog.Logger, s SSHSettings, hosts []string, perHostCap int) ports.Launcher {
+	hl := make([]sshexec.HostLauncher, 0, len(hosts))
+	for _, h := range hosts {
+		s.Host = h
+		hl = append(hl, sshexec.HostLauncher{Host: h, Launcher: NewSSHLauncher(logger, s)})
 	}
-	return errors.Is(err, domain.KindPortExit) && strings.Contains(err.Error(), "exit status 255")
+	return sshexec.NewPool(hl, perHostCap)
 }

@@ -18,7 +18,7 @@ import (
 //		}
 //		exe, _ := os.Executable()
 //		opts := app.Options{ /* … */ ToolServerBeacon: mcpbeacon.New(mcpbeacon.Options{Command: []string{exe, mcpbeacon.SubcommandName}})}
-//		opts.Config.ConfirmToolServers = true
+//		opts.Settings.ConfirmToolServers = true
 //		// app.Start(ctx, opts) …
 //	}
 //

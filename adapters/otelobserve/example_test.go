@@ -30,10 +30,10 @@ func ExampleNew() {
 		return
 	}
 
-	cfg := domain.DefaultConfig()
+	cfg := domain.DefaultSessionSettings()
 	cfg.Command = []string{"acpdrive-agent"}
 	sess, err := app.Start(context.Background(), app.Options{
-		Config:    cfg,
+		Settings:  cfg,
 		Workspace: "/",
 		Launcher:  inproc.New(),
 		Clock:     sysclock.Clock{},

@@ -76,14 +76,14 @@ func TestTracedSession(t *testing.T) {
 	require.NoError(t, err)
 
 	agentLog := filepath.Join(t.TempDir(), "agent.log")
-	cfg := domain.DefaultConfig()
+	cfg := domain.DefaultSessionSettings()
 	cfg.Command = []string{testbin.Path(t), "agent", "--log", agentLog}
 	cfg.StallTimeout = 0
 	ctx := context.Background()
 	cancelCtx, cancelTurn := context.WithCancel(ctx)
 	defer cancelTurn()
 	opts := app.Options{
-		Config:    cfg,
+		Settings:  cfg,
 		Workspace: t.TempDir(),
 		Launcher:  localexec.New(localexec.Options{}),
 		Clock:     sysclock.Clock{},

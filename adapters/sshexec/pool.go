@@ -3,6 +3,7 @@ package sshexec
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/acpdrive/acpdrive/domain"
@@ -48,9 +49,13 @@ func (p *Pool) Running(host string) int {
 // pool with no room is a port_exit error.
 func (p *Pool) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 	p.mu.Lock()
-	best := -1
+	best, avoided := -1, 0
 	for i, h := range p.hosts {
 		n := p.running[h.Host]
+		if slices.Contains(req.Avoid, h.Host) {
+			avoided++ // could not be reached earlier in this start
+			continue
+		}
 		if p.cap > 0 && n >= p.cap {
 			continue
 		}
@@ -59,6 +64,9 @@ func (p *Pool) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 		}
 	}
 	p.mu.Unlock()
+	if best < 0 && avoided == len(p.hosts) {
+		return nil, domain.WrapError(domain.KindPortExit, "no SSH host left to try: every host was unreachable", domain.ErrHostUnreachable)
+	}
 	if best < 0 {
 		return nil, domain.NewError(domain.KindPortExit,
 			fmt.Sprintf("every SSH host is full: %d hosts, at most %d sessions each", len(p.hosts), p.cap))

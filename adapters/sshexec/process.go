@@ -145,6 +145,10 @@ func (p *process) reap() {
 		tail, _ := p.tail.Tail()
 		st.Message = lastLine(tail)
 	}
+	// ssh's 255 is its own failure to connect (or to authenticate): the
+	// runtime never ran, and another host may be tried
+	// (docs/behaviour.md#ssh).
+	st.Unreachable = st.Code == ExitConnectionFailed
 	p.mu.Lock()
 	p.exit = st
 	p.mu.Unlock()

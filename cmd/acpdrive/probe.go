@@ -44,8 +44,9 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "acpdrive probe: %v\n", err)
 		return exitUsage
 	}
-	opts := app.Options{Config: cfg, Workspace: workspace}
+	opts := app.Options{Settings: settingsOf(cfg), Workspace: workspace}
 	deps.Apply(&opts)
+	f.applyLauncher(&opts, cfg, logger)
 	report, err := app.Probe(ctx, opts)
 	if err != nil {
 		out := newPrinter(f.json, stdout, stderr)

@@ -263,7 +263,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	defer signal.Stop(sigs)
 
 	opts := app.Options{
-		Config:      cfg,
+		Settings:    settingsOf(cfg),
 		Workspace:   workspace,
 		OnEvent:     out.event,
 		OnAgentText: out.text,
@@ -271,18 +271,18 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 		ResumeSessionID:  f.resume,
 		VerifyCredential: f.verifyCredential,
-		MCPConfigPath:    cfg.MCPConfig,
 	}
 	deps.Apply(&opts)
+	f.applyLauncher(&opts, cfg, logger)
 	if f.noMeasure {
 		opts.MeasurementSources = nil
 	}
-	sess, host, err := startOnHosts(ctx, sigs, opts, cfg, logger, f.sshTransport)
+	sess, err := startInterruptible(ctx, sigs, opts)
 	if err != nil {
 		out.startupFailed(err)
 		return exitNoSession
 	}
-	out.host = host
+	out.host = sess.Host()
 
 	interrupts := newInterrupter(sigs, sess)
 	defer interrupts.close()
@@ -346,30 +346,26 @@ func startInterruptible(ctx context.Context, sigs <-chan os.Signal, opts app.Opt
 	return sess, err
 }
 
-// startOnHosts starts the session locally, or on the configured SSH hosts
-// in order, moving to the next host when ssh fails to connect (exit 255
-// before the handshake). It returns the host that ran ("" locally).
-func startOnHosts(ctx context.Context, sigs <-chan os.Signal, opts app.Options, cfg domain.Config, logger *slog.Logger, transport string) (*app.Session, string, error) {
+// applyLauncher puts the SSH launcher into opts for a configuration that
+// names SSH hosts: a pool over them, tried in order, the next host taken
+// when one cannot be reached (app.Start's failover). A local
+// configuration keeps the local launcher of the wiring.
+func (f runFlags) applyLauncher(opts *app.Options, cfg domain.Config, logger *slog.Logger) {
 	if !cfg.Remote() {
-		sess, err := startInterruptible(ctx, sigs, opts)
-		return sess, "", err
+		return
 	}
-	var lastErr error
-	for _, host := range cfg.SSHHosts {
-		opts.Launcher = wiring.NewSSHLauncher(logger, wiring.SSHSettings{
-			Host: host, StrictHostKeyChecking: cfg.SSHStrictHostKeyChecking,
-			ConfigFile: cfg.SSHConfig, PassEnv: cfg.SSHPassEnv, Native: transport == "native",
-		})
-		sess, err := startInterruptible(ctx, sigs, opts)
-		if err == nil {
-			return sess, host, nil
-		}
-		lastErr = err
-		if !wiring.SSHConnectFailed(err) || ctx.Err() != nil {
-			break
-		}
-	}
-	return nil, "", lastErr
+	opts.Launcher = wiring.NewSSHPool(logger, wiring.SSHSettings{
+		StrictHostKeyChecking: cfg.SSHStrictHostKeyChecking,
+		ConfigFile:            cfg.SSHConfig, PassEnv: cfg.SSHPassEnv, Native: f.sshTransport == "native",
+	}, cfg.SSHHosts, 0)
+}
+
+// settingsOf is the session's settings for the CLI's configuration. The
+// CLI reserves no MCP server name of its own: it declares no server
+// besides the operator's (and, when asked for, the tool-server beacon,
+// whose name is reserved then; docs/behaviour.md#mcp).
+func settingsOf(cfg domain.Config) domain.SessionSettings {
+	return cfg.SessionSettings()
 }
 
 // localSettings are the CLI's local settings: containment, and the

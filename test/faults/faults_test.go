@@ -120,7 +120,7 @@ func scenarios() []scenario {
 		{"hang/prompt-stall-timer", func(t *testing.T) {
 			r := newRig(t, "hang-prompt")
 			stall := 500 * time.Millisecond
-			r.opts.Config.StallTimeout = stall
+			r.opts.Settings.StallTimeout = stall
 			r.mustStart()
 			res, elapsed := r.turn(context.Background(), "go")
 			wantResult(t, res, domain.OutcomeFailed, domain.KindTurnTimeout, stalled)
@@ -136,7 +136,7 @@ func scenarios() []scenario {
 		}},
 		{"hang/turn-timeout", func(t *testing.T) {
 			r := newRig(t, "hang-prompt")
-			r.opts.Config.TurnTimeout = 500 * time.Millisecond
+			r.opts.Settings.TurnTimeout = 500 * time.Millisecond
 			r.mustStart()
 			res, elapsed := r.turn(context.Background(), "go")
 			wantResult(t, res, domain.OutcomeFailed, domain.KindTurnTimeout, turnExceeded)
@@ -174,7 +174,7 @@ func scenarios() []scenario {
 		{"hang/session-close-bounded-at-half-grace", func(t *testing.T) {
 			r := newRig(t, "close-hang")
 			grace := 6 * time.Second
-			r.opts.Config.StopGrace = grace
+			r.opts.Settings.StopGrace = grace
 			r.mustStart()
 			r.mustComplete("go")
 			elapsed, err := r.stop(grace + 5*time.Second)
@@ -222,7 +222,7 @@ func scenarios() []scenario {
 		{"line/endless-without-newline", func(t *testing.T) {
 			r := newRig(t, "endless-line")
 			stall := 8 * time.Second
-			r.opts.Config.StallTimeout = stall
+			r.opts.Settings.StallTimeout = stall
 			r.mustStart()
 			res, elapsed := r.turn(context.Background(), "go")
 			wantResult(t, res, domain.OutcomeFailed, domain.KindTurnOutcomeUnknown, lineOver)
@@ -283,7 +283,7 @@ func scenarios() []scenario {
 		}},
 		{"ids/result-and-error", func(t *testing.T) {
 			r := newRig(t, "result-and-error")
-			r.opts.Config.TurnTimeout = 3 * time.Second // a hang ends here, not at the 60 s default
+			r.opts.Settings.TurnTimeout = 3 * time.Second // a hang ends here, not at the 60 s default
 			r.mustStart()
 			res, _ := r.turn(context.Background(), "go")
 			wantResult(t, res, domain.OutcomeFailed, domain.KindTurnOutcomeUnknown, bothResultError)

@@ -87,14 +87,14 @@ func hostileCommand(t testing.TB, behaviour string, args ...string) []string {
 
 func newRig(t *testing.T, behaviour string, args ...string) *rig {
 	r := &rig{t: t, dir: t.TempDir(), counts: map[string]int{}}
-	cfg := domain.DefaultConfig()
+	cfg := domain.DefaultSessionSettings()
 	cfg.Command = hostileCommand(t, behaviour, args...)
 	cfg.ReadTimeout = readTimeout
 	cfg.StopGrace = stopGrace
 	cfg.StallTimeout = 0
 	cfg.TurnTimeout = 60 * time.Second
 	r.opts = app.Options{
-		Config:     cfg,
+		Settings:     cfg,
 		Workspace:  r.dir,
 		Launcher:   launcher,
 		Clock:      sysclock.Clock{},

@@ -25,13 +25,13 @@ func TestSoak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak: not under -short")
 	}
-	cfg := domain.DefaultConfig()
+	cfg := domain.DefaultSessionSettings()
 	cfg.Command = []string{testbin.Path(t), "agent"}
 	cfg.ReadTimeout = 2 * time.Second
 	cfg.StopGrace = 2 * time.Second
 	dir := t.TempDir()
 	cycle := func(i int) {
-		s, err := app.Start(context.Background(), app.Options{Config: cfg, Workspace: dir, Launcher: launcher, Clock: sysclock.Clock{}})
+		s, err := app.Start(context.Background(), app.Options{Settings: cfg, Workspace: dir, Launcher: launcher, Clock: sysclock.Clock{}})
 		if err != nil {
 			t.Fatalf("cycle %d: start: %v", i, err)
 		}

@@ -56,7 +56,7 @@ type confirmCase struct {
 func withConfirmation(t *testing.T) optFn {
 	bin := testbin.Path(t)
 	return func(o *app.Options) {
-		o.Config.ConfirmToolServers = true
+		o.Settings.ConfirmToolServers = true
 		o.ToolServerBeacon = mcpbeacon.New(mcpbeacon.Options{Command: []string{bin, mcpbeacon.SubcommandName}, Logger: o.Logger})
 	}
 }

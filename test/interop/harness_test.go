@@ -232,7 +232,7 @@ type optFn func(*app.Options)
 // options are the app.Options of a library session on this rig. The
 // runtime starts through `env -i` with exactly the rig's environment.
 func (r *rig) options(opts ...optFn) app.Options {
-	cfg := domain.DefaultConfig()
+	cfg := domain.DefaultSessionSettings()
 	cfg.Command = append(append([]string{"env", "-i"}, r.envList()...), r.command...)
 	if r.ns != nil {
 		cfg.Command = append(r.ns.prefix(), cfg.Command...)
@@ -243,7 +243,7 @@ func (r *rig) options(opts ...optFn) app.Options {
 	cfg.TurnTimeout = 3 * time.Minute
 	logger := slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	o := app.Options{
-		Config:    cfg,
+		Settings:    cfg,
 		Workspace: r.workspace,
 		Launcher:  &tapLauncher{inner: localexec.New(localexec.Options{Logger: logger}), wire: r.wire, rewrite: r.rewrite},
 		Clock:     sysclock.Clock{},

@@ -70,7 +70,7 @@ func writeMCPWorkflow(t *testing.T, dir string, command []string) string {
 // source (adapters/mcp).
 func withMCP(path string) optFn {
 	return func(o *app.Options) {
-		o.MCPConfigPath = path
+		o.Settings.MCPConfigPath = path
 		o.MCPSource = mcp.New(mcp.Options{Logger: o.Logger})
 	}
 }

@@ -122,7 +122,7 @@ func sshGeminiSession(t *testing.T, srv *sshtest.Server, entry string, uid, gid 
 	r.rec.Normalize = func(s string) string { return strings.ReplaceAll(s, base, "<remote>") }
 	logger := slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 
-	cfg := domain.DefaultConfig()
+	cfg := domain.DefaultSessionSettings()
 	// The command the remote shell runs: what the local rig puts in the
 	// runtime's environment (no value here is a secret) set through env,
 	// then the runtime on the remote PATH's node. Plain words only: the
@@ -162,7 +162,7 @@ func sshGeminiSession(t *testing.T, srv *sshtest.Server, entry string, uid, gid 
 	}
 
 	opts := app.Options{
-		Config:        cfg,
+		Settings:        cfg,
 		Workspace:     workspace,
 		Launcher:      &tapLauncher{inner: newLauncher(logger), wire: r.wire},
 		Clock:         sysclock.Clock{},

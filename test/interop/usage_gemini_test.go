@@ -34,7 +34,7 @@ const geminiUsageReadTimeout = 10 * time.Second
 // (`env -u NAME …`), and what acpdrive appends (the source's settings, the
 // containment tag) is not among them.
 func passAppendedEnv(o *app.Options) {
-	cmd := o.Config.Command
+	cmd := o.Settings.Command
 	if len(cmd) < 2 || cmd[0] != "env" || cmd[1] != "-i" {
 		return
 	}
@@ -45,7 +45,7 @@ func passAppendedEnv(o *app.Options) {
 			out = append(out, "-u", name)
 		}
 	}
-	o.Config.Command = append(out, cmd[2:]...)
+	o.Settings.Command = append(out, cmd[2:]...)
 }
 
 // fakeGeminiUsage is what the source reports for a reply of the fake

@@ -71,10 +71,10 @@ func RunContract(t *testing.T, newLauncher func(t *testing.T, srv *sshtest.Serve
 		if opts.Host == "" {
 			opts.Host = srv.Alias
 		}
-		cfg := domain.DefaultConfig()
+		cfg := domain.DefaultSessionSettings()
 		cfg.Command = command
-		cfg.SSHHosts = []string{opts.Host}
-		o := app.Options{Config: cfg, Workspace: srv.Workspace, Launcher: newLauncher(t, srv, opts), Clock: sysclock.Clock{}, Logger: opts.Logger}
+		cfg.Hosts = []string{opts.Host}
+		o := app.Options{Settings: cfg, Workspace: srv.Workspace, Launcher: newLauncher(t, srv, opts), Clock: sysclock.Clock{}, Logger: opts.Logger}
 		if mod != nil {
 			mod(&o)
 		}
@@ -261,7 +261,7 @@ func RunContract(t *testing.T, newLauncher func(t *testing.T, srv *sshtest.Serve
 	t.Run("MCP configuration is not delivered", func(t *testing.T) {
 		var once sync.Once
 		s, err := start(t, ContractOptions{}, []string{logged}, func(o *app.Options) {
-			o.MCPConfigPath = filepath.Join(srv.Dir, "mcp.json")
+			o.Settings.MCPConfigPath = filepath.Join(srv.Dir, "mcp.json")
 			o.MCPSource = failingSource{t: t, once: &once}
 		})
 		if err != nil {

@@ -25,13 +25,13 @@ import (
 func BenchmarkStartLatency(b *testing.B) {
 	srv := sshtest.Start(b)
 	agent := srv.Install(b, testbin.Path(b), "acpdrive")
-	cfg := domain.DefaultConfig()
+	cfg := domain.DefaultSessionSettings()
 	cfg.Command = []string{agent, "agent"}
-	cfg.SSHHosts = []string{srv.Alias}
+	cfg.Hosts = []string{srv.Alias}
 	session := func(b *testing.B, l ports.Launcher) *app.Session {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		s, err := app.Start(ctx, app.Options{Config: cfg, Workspace: srv.Workspace, Launcher: l, Clock: sysclock.Clock{}})
+		s, err := app.Start(ctx, app.Options{Settings: cfg, Workspace: srv.Workspace, Launcher: l, Clock: sysclock.Clock{}})
 		if err != nil {
 			b.Fatal(err)
 		}

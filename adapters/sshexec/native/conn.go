@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
+
+	"github.com/acpdrive/acpdrive/domain"
 )
 
 // Stage says how far a connection attempt got before it failed.
@@ -59,6 +61,12 @@ func (e *DialError) Error() string {
 }
 
 func (e *DialError) Unwrap() error { return e.Err }
+
+// Is makes a connection that failed before any SSH exchange match
+// domain.ErrHostUnreachable, on which app.Start tries the next host.
+func (e *DialError) Is(target error) bool {
+	return target == domain.ErrHostUnreachable && e.Stage == StageConnect
+}
 
 // Unreachable reports whether err (a Start error or anything wrapping a
 // *DialError) says the host could not be reached at all: the TCP

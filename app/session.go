@@ -1,0 +1,231 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
+)
+
+// Session is one running ACP session on one runtime. It is made of parts
+// that each own their state (docs/behaviour.md#start-up, #turn-disposition,
+// #teardown; ARCHITECTURE.md draws them): the runtime (process, connection,
+// teardown), the event stream, the turn engine, the meter, the capability
+// record and the observation. The Session itself holds what the start
+// resolved and hands the parts to each other.
+type Session struct {
+	opts  Options
+	log   *slog.Logger
+	clock ports.Clock
+
+	rt     *runtime
+	stream *eventStream
+	turns  *turnEngine
+	meter  *meter
+	caps   *capRecord
+	obs    *observation // nil observes nothing
+
+	// Set while the session starts; read-only afterwards.
+	agent   domain.AgentInfo
+	route   string
+	control NegativeControl
+	servers []domain.MCPServer // delivered on session/new and continuation calls
+	beacon  ports.ArmedBeacon  // the tool-server beacon, nil when not asked for
+	endWith string             // how the session ends through the protocol, "" for not at all
+	// replaced marks a start that another start replaces (a restart, a
+	// failover) or that failed: its teardown does not end the observation,
+	// and within names the step that holds it ("" for the session).
+	replaced bool
+	within   string
+
+	mu        sync.Mutex // guards sessionID
+	sessionID string
+}
+
+// newSession assembles the parts of one start.
+func newSession(opts Options, obs *observation) *Session {
+	log := opts.Logger.With("component", "acp_session")
+	s := &Session{
+		opts: opts, log: log, clock: opts.Clock, obs: obs,
+		rt:    newRuntime(log, opts.Clock, opts.DrainBound),
+		turns: newTurnEngine(opts.Clock, log),
+		meter: newMeter(opts.MeasurementSources, log),
+		caps:  newCapRecord(log),
+	}
+	sink := opts.OnEvent
+	if obs != nil {
+		sink = func(ev domain.Event) {
+			opts.OnEvent(ev)
+			obs.event(ev)
+		}
+	}
+	s.stream = newEventStream(opts.Clock, log, sink, opts.OnAgentText, s.rt.pid)
+	s.stream.activity = s.turns.touch
+	s.stream.noticed = obs.notice
+	return s
+}
+
+// Turn sends one prompt and relays the runtime's updates as events until
+// the turn ends (docs/behaviour.md#turn-disposition). Cancelling ctx
+// cancels the turn (session/cancel is sent once); a ctx deadline ends it
+// as turn_timeout. Only one turn may run at a time: a second concurrent
+// call is refused with response_error before anything reaches the
+// runtime. An ending held from between turns (a request only a person
+// could answer) ends this turn without sending the prompt.
+func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
+	t, held, first, ok := s.turns.begin()
+	if !ok {
+		return domain.FailedResult(domain.NewError(domain.KindResponseError, domain.MsgTurnInFlight))
+	}
+	t.meta = s.obs.turnStarted(s.clock.Now())
+	s.turns.gate.Lock()
+	defer s.turns.gate.Unlock()
+
+	s.stream.flush()
+	s.stream.emit(domain.Event{Type: domain.EventSessionStarted, SessionID: s.ID(), Message: domain.MsgSessionStarted})
+	if first {
+		s.firstTurnNotices()
+	}
+
+	var res domain.TurnResult
+	switch {
+	case s.rt.outputLost.Load():
+		res = domain.FailedResult(domain.NewError(domain.KindPortExit, domain.MsgOutputNotCollected))
+	case held != nil:
+		s.stream.notice(held.notice)
+		res = held.result()
+	case s.rt.ended():
+		res = domain.FailedResult(domain.NewError(domain.KindPortExit, domain.MsgConnEndedBeforeResult))
+	default:
+		req := promptRequest{sessionID: s.ID(), text: prompt, meta: t.meta}
+		res = s.turns.run(ctx, t, v1Prompter{rt: s.rt, log: s.log}, boundsOf(s.opts.Settings), req)
+	}
+
+	t.handedOver() // no prompt goes out after this point
+	s.stream.flush()
+	s.stream.endTurn()
+	s.measure(ctx, &res)
+	s.turns.finish()
+	s.stream.emit(outcomeEvent(res))
+	s.obs.turnEnded(s.clock.Now(), res)
+	return res
+}
+
+// firstTurnNotices sends the once-per-session notices: the capability
+// record's gaps and a failed tool-server confirmation.
+func (s *Session) firstTurnNotices() {
+	if notice, ok := s.caps.takeNotice().Notice(); ok {
+		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: notice})
+		s.stream.noticed(s.clock.Now(), notice)
+	}
+	if notice := s.agent.ToolServers.Notice(); notice != "" {
+		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: notice})
+	}
+}
+
+// measure asks the meter for the turn's figures and applies its decision.
+func (s *Session) measure(ctx context.Context, res *domain.TurnResult) {
+	f := s.meter.turnEnded(ctx, s.ID(), s.opts.Settings.EffectiveReadTimeout(), *res)
+	if f.dropped {
+		s.caps.lower(domain.CapTokenCounts)
+	}
+	if f.usage != nil {
+		res.Usage, res.Model = f.usage, f.model
+		s.stream.emit(domain.Event{Type: domain.EventTokenUsage, Usage: f.usage, Model: f.model})
+	}
+}
+
+// outcomeEvent is the event that closes a turn: turn_failed for a failure
+// the runtime reported through its stop reason, turn_ended_with_error for
+// any other failure.
+func outcomeEvent(res domain.TurnResult) domain.Event {
+	typ := res.Outcome.Event()
+	if res.Outcome == domain.OutcomeFailed && res.StopReason == "" {
+		typ = domain.EventTurnEndedWithError
+	}
+	return domain.Event{Type: typ, Message: res.Message()}
+}
+
+// Stop tears the session down in the fixed order of
+// docs/behaviour.md#teardown, however far the start got.
+//
+// Stop returns by ctx's deadline whatever the runtime does: when ctx ends
+// first, Stop returns its error while the teardown goes on, on schedule,
+// in a goroutine the session owns; a later Stop waits for it and returns
+// its result. Stop is idempotent and safe for concurrent use. What survives
+// the teardown is reported as a *domain.SurvivorsError (logged at Warn).
+func (s *Session) Stop(ctx context.Context) error {
+	began := s.clock.Now()
+	td := teardownSteps{
+		closeMethod: s.endWith,
+		sessionID:   s.ID(),
+		drained:     s.stream.flush,
+		step: func(name string, start, end time.Time, err error) {
+			s.obs.step(name, ports.StepTeardown, start, end, err)
+		},
+	}
+	return s.rt.stop(ctx, s.opts.Settings.StopGrace, td, func(err error) {
+		s.meter.release()
+		s.releaseBeacon() // after the runtime's tree is gone
+		if s.rt.proc != nil {
+			s.obs.step(ports.StepTeardown, s.within, began, s.clock.Now(), err)
+		}
+		if !s.replaced {
+			s.obs.end(s.clock.Now(), s.Capabilities(), err)
+		}
+	})
+}
+
+// stopWithin tears down a start that did not become the session, bounded
+// by the stop grace and ten seconds more.
+func (s *Session) stopWithin(ctx context.Context) error {
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.Settings.StopGrace+10*time.Second)
+	defer cancel()
+	return s.Stop(stopCtx)
+}
+
+// ID is the identifier of the session the runtime runs: the continued one,
+// or the one session/new created (also after a continuation fell back).
+func (s *Session) ID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessionID
+}
+
+// adopt makes id the session's identifier.
+func (s *Session) adopt(id string) {
+	s.mu.Lock()
+	s.sessionID = id
+	s.mu.Unlock()
+	s.stream.adopt(id)
+}
+
+// PID is the local process acpdrive watches (the runtime, or on SSH the
+// local ssh relay), or 0 before one was started or when none exists.
+func (s *Session) PID() int { return s.rt.pid() }
+
+// Identity names the runtime as the transport started it; the zero value
+// before a start.
+func (s *Session) Identity() ports.Identity { return s.rt.identity() }
+
+// Remote reports whether the runtime runs on another host.
+func (s *Session) Remote() bool { return s.rt.target.Remote() }
+
+// Host is the host the runtime runs on, "" on this machine.
+func (s *Session) Host() string { return s.rt.target.Host }
+
+// Capabilities returns a copy of the session's capability record.
+func (s *Session) Capabilities() domain.Capabilities { return s.caps.snapshot() }
+
+// AgentInfo returns what the handshake reported about the runtime.
+func (s *Session) AgentInfo() domain.AgentInfo { return s.agent }
+
+// Route reports how the session was resolved: "session/new",
+// "session/load" or "session/resume".
+func (s *Session) Route() string { return s.route }
+
+// LastMessage returns the latest completed agent message.
+func (s *Session) LastMessage() domain.Message { return s.stream.last() }

@@ -1,0 +1,405 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
+	"github.com/acpdrive/acpdrive/protocol/acpwire"
+)
+
+// Start launches the runtime, performs the handshake and resolves the
+// session: a fresh one with session/new, or, when Options.ResumeSessionID
+// is set, a continuation through the route the runtime advertises, falling
+// back to session/new when it is not confirmed. With
+// Options.VerifyCredential, VerifyCredential runs first.
+//
+// A programmer's mistake in opts (a missing Launcher, settings naming SSH
+// hosts with a local launcher, …) is an *OptionsError, before anything
+// starts. Any other failure tears down whatever was started in the fixed
+// order, emits a startup_failed event and returns a *domain.AgentError
+// whose kind is that of docs/behaviour.md#start-up (settings refused by
+// domain.SessionSettings.Validate: agent_not_found). A runtime whose host
+// cannot be reached is started on the next host the launcher offers
+// (docs/behaviour.md#ssh). Cancelling ctx cancels the start at once
+// (turn_cancelled).
+func Start(ctx context.Context, opts Options) (*Session, error) {
+	opts, err := opts.resolved()
+	if err != nil {
+		return nil, refused(opts, err)
+	}
+	obs := observe(ctx, opts.Observers, opts.Clock.Now())
+	if opts.VerifyCredential {
+		if err := verifyObserved(ctx, opts, obs); err != nil {
+			return nil, err
+		}
+	}
+	return startSession(ctx, opts, obs)
+}
+
+// refused reports options that cannot start: settings refused at start
+// are a startup_failed event; a programmer's mistake is not an event.
+func refused(opts Options, err error) error {
+	var oe *OptionsError
+	if !errors.As(err, &oe) {
+		opts.OnEvent(domain.Event{Type: domain.EventStartupFailed, Message: failureMessage(err), Time: opts.Clock.Now().UTC()})
+	}
+	return err
+}
+
+// startSession runs the starts of one session start: the first, at most
+// two restarts to settle the measurement source
+// (docs/behaviour.md#token-accounting), and a start on another host for
+// each host that could not be reached.
+func startSession(ctx context.Context, opts Options, obs *observation) (*Session, error) {
+	plan := measurePlan{}
+	var unreachable []string
+	var lastErr error // the last unreachable host's own failure
+	for start := 1; ; {
+		s := newSession(opts, obs)
+		s.meter.plan = plan
+		err := s.open(ctx, unreachable)
+		if err == nil {
+			if next, why, again := s.meter.settle(s.agent.Name, s.rt.target); again && start < maxStarts {
+				s.log.Info(why, "name", s.agent.Name, "start", start)
+				s.replace(ctx, ports.StepRestart)
+				plan, start = next, start+1
+				continue
+			}
+			if s.meter.armed() && !s.meter.check(s.agent.Name) {
+				s.caps.lower(domain.CapTokenCounts)
+			}
+			err = s.resolve(ctx)
+		}
+		if err == nil {
+			err = s.confirmToolServers(ctx)
+		}
+		if host := s.rt.target.Host; err != nil && host != "" && ctx.Err() == nil && (s.rt.unreachable() || errors.Is(err, domain.ErrHostUnreachable)) {
+			s.log.Warn("host unreachable; trying the next host", "host", host, "error", err)
+			s.replace(ctx, ports.StepFailover)
+			unreachable, lastErr = append(unreachable, host), err
+			continue
+		}
+		if err != nil && lastErr != nil && s.rt.proc == nil && errors.Is(err, domain.ErrHostUnreachable) {
+			err = lastErr // no host left: the last host's own failure is the start's
+		}
+		if err != nil {
+			s.fail(ctx, err)
+			return nil, err
+		}
+		s.logImplementation()
+		obs.start(ports.SessionInfo{
+			At: s.clock.Now(), SessionID: s.ID(), Agent: s.agent, Route: s.route,
+			Capabilities: s.Capabilities(), Remote: s.rt.target.Remote(),
+		})
+		return s, nil
+	}
+}
+
+// replace tears down a start that another start replaces; step names
+// the reason in the observation.
+func (s *Session) replace(ctx context.Context, step string) {
+	began := s.clock.Now()
+	s.replaced, s.within = true, step
+	if err := s.stopWithin(ctx); err != nil {
+		s.log.Warn("teardown of a replaced start reported", "step", step, "error", err)
+	}
+	s.obs.step(step, "", began, s.clock.Now(), nil)
+}
+
+// fail tears down a session that did not start, and reports it.
+func (s *Session) fail(ctx context.Context, err error) {
+	s.replaced = true
+	if serr := s.stopWithin(ctx); serr != nil {
+		s.log.Debug("teardown after a failed start reported", "error", serr)
+	}
+	s.stream.emit(domain.Event{Type: domain.EventStartupFailed, Message: failureMessage(err), AgentPID: s.PID()})
+	s.obs.end(s.clock.Now(), s.Capabilities(), err)
+}
+
+// failureMessage is the message a startup_failed event carries: the
+// AgentError's own message (its kind travels separately).
+func failureMessage(err error) string {
+	var ae *domain.AgentError
+	if errors.As(err, &ae) {
+		return ae.Message
+	}
+	return err.Error()
+}
+
+// logImplementation logs the agent implementation record, once per
+// session start, for the start that is kept.
+func (s *Session) logImplementation() {
+	adv := s.agent.Advertised
+	s.log.Info("agent implementation", "agent_name", s.agent.Name, "agent_version", s.agent.Version,
+		"load_session", adv.LoadSession, "close", adv.Close, "resume", adv.Resume, "delete", adv.Delete)
+}
+
+// open runs start-up steps 1 to 5 (docs/behaviour.md#start-up): the
+// workspace is validated and the command resolved (the launcher's
+// Prepare, told which hosts could not be reached), then the MCP
+// configuration is parsed, then the runtime is started and the handshake
+// performed.
+func (s *Session) open(ctx context.Context, unreachable []string) error {
+	if err := ctx.Err(); err != nil {
+		return domain.WrapError(domain.KindTurnCancelled, msgStartCancelled, err)
+	}
+	if !utf8.ValidString(s.opts.Workspace) {
+		return domain.NewError(domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceNotUTF8)
+	}
+	began := s.clock.Now()
+	err := s.launch(ctx, unreachable)
+	s.obs.step(ports.StepLaunch, "", began, s.clock.Now(), err)
+	if err != nil {
+		return err
+	}
+	began = s.clock.Now()
+	err = s.initialize(ctx)
+	s.obs.step(ports.StepInitialize, "", began, s.clock.Now(), err)
+	return err
+}
+
+// launch runs start-up steps 1 to 4: the launcher prepares the command,
+// the MCP configuration is read (kept in s.servers until the handshake
+// decides what is deliverable), the measurement source is armed and the
+// process started.
+func (s *Session) launch(ctx context.Context, unreachable []string) error {
+	set := s.opts.Settings
+	if len(set.Command) == 0 || strings.TrimSpace(set.Command[0]) == "" {
+		return domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand)
+	}
+	plan, err := s.opts.Launcher.Prepare(ports.LaunchRequest{Command: set.Command, Workspace: s.opts.Workspace, Avoid: unreachable})
+	if err != nil {
+		return keepKind(err, msgStartFailed)
+	}
+	target := plan.Target()
+	if err := remoteMismatch(set, target); err != nil {
+		return err
+	}
+	if slices.Contains(unreachable, target.Host) {
+		return domain.WrapError(domain.KindPortExit, msgNoHostLeft, domain.ErrHostUnreachable)
+	}
+	s.rt.target = target
+	servers, err := s.loadMCPServers(ctx)
+	if err != nil {
+		return err
+	}
+	if servers, err = s.armBeacon(ctx, servers); err != nil {
+		return err
+	}
+	env, err := s.meter.arm(ctx, set.Command, target)
+	if err != nil {
+		return err
+	}
+	s.caps.reset(target.Remote(), s.meter.armed())
+	h := &connHandler{
+		log: s.log, rt: s.rt, stream: s.stream, turns: s.turns,
+		readTimeout: set.EffectiveReadTimeout(), onIdle: s.opts.OnReadIdle, sessionID: s.ID,
+	}
+	if err := s.rt.start(ctx, plan, env, h, func() { s.turns.betweenTurns(s.stream.flush) }); err != nil {
+		return err
+	}
+	id := s.rt.identity()
+	s.log.Info("agent process started", "agent_pid", id.PID, "host", id.Host, "command", set.Command[0])
+	s.servers = servers
+	return nil
+}
+
+// msgNoHostLeft is the message of a start whose every host was unreachable.
+const msgNoHostLeft = "ssh connection failed: no host left to try"
+
+// loadMCPServers parses the MCP configuration before anything is
+// launched, once per start (docs/behaviour.md#mcp): a remote launch
+// delivers none and reads nothing; a file that declares a reserved server
+// name fails the start.
+func (s *Session) loadMCPServers(ctx context.Context) ([]domain.MCPServer, error) {
+	path := s.opts.Settings.MCPConfigPath
+	if path == "" {
+		return nil, nil
+	}
+	if s.rt.target.Remote() {
+		s.log.Info("a remote launch delivers no MCP servers; the configuration is not read", "host", s.rt.target.Host)
+		return nil, nil
+	}
+	servers, err := s.opts.MCPSource.Load(ctx, path)
+	if err != nil {
+		return nil, keepKind(err, domain.MsgMCPParsePrefix+path)
+	}
+	for _, srv := range servers {
+		if use := s.reservedFor(srv.Name); use != "" {
+			return nil, domain.NewError(domain.KindResponseError,
+				fmt.Sprintf("%s%s: declares a server named %q, a name reserved for %s", domain.MsgMCPParsePrefix, path, srv.Name, use))
+		}
+	}
+	return servers, nil
+}
+
+// reservedFor says what an MCP server name is reserved for, "" when an
+// operator's file may use it: the caller's own tools (when the settings
+// reserve a name), and the tool-server beacon when the confirmation is
+// asked for.
+func (s *Session) reservedFor(name string) string {
+	set := s.opts.Settings
+	switch {
+	case set.ReservedMCPName != "" && name == set.ReservedMCPName:
+		return "the caller's own tools"
+	case name == domain.BeaconServerName && set.ConfirmToolServers:
+		return "the tool-server beacon"
+	}
+	return ""
+}
+
+// initialize performs the handshake (step 5) and records what the
+// runtime advertised.
+func (s *Session) initialize(ctx context.Context) error {
+	req := acpwire.InitializeRequest{
+		ProtocolVersion: acpwire.ProtocolVersion,
+		ClientInfo:      &acpwire.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion},
+	}
+	callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.InitializeTimeout())
+	resp, err := s.rt.client.Initialize(callCtx, req)
+	cancel()
+	if err != nil {
+		return s.startupError(ctx, acpwire.MethodInitialize, err)
+	}
+	if resp.ProtocolVersion != acpwire.ProtocolVersion {
+		return domain.NewError(domain.KindResponseError,
+			fmt.Sprintf("agent reported protocol version %d, want %d", resp.ProtocolVersion, acpwire.ProtocolVersion))
+	}
+	s.agent = agentInfo(resp)
+	adv := s.agent.Advertised
+	if !s.agent.Reported {
+		s.caps.lower(domain.CapAgentVersion)
+	}
+	if !adv.LoadSession && !adv.Resume {
+		s.caps.lower(domain.CapSessionContinuation)
+	}
+	if s.endWith == "" && adv.Close {
+		s.endWith = acpwire.MethodSessionClose
+	}
+	s.deliverable()
+	return nil
+}
+
+// deliverable decides, once, which servers the runtime can take: every
+// stdio server, HTTP and SSE servers only when advertised. Withholding
+// one lowers "tool servers".
+func (s *Session) deliverable() {
+	adv := s.agent.Advertised
+	kept := make([]domain.MCPServer, 0, len(s.servers))
+	for _, srv := range s.servers {
+		if srv.Deliverable(adv.MCPHTTP, adv.MCPSSE) {
+			kept = append(kept, srv)
+			continue
+		}
+		s.log.Info("withheld an MCP server whose transport the agent did not advertise",
+			"server", srv.Name, "transport", string(srv.Transport), "http", adv.MCPHTTP, "sse", adv.MCPSSE)
+	}
+	if len(kept) < len(s.servers) {
+		s.caps.lower(domain.CapToolServers)
+	}
+	s.servers = kept
+	operators := len(kept)
+	if s.beacon != nil {
+		operators-- // the beacon serves no tool
+	}
+	s.stream.serveTools(operators > 0)
+}
+
+// agentInfo turns the handshake into the domain's record.
+func agentInfo(resp acpwire.InitializeResponse) domain.AgentInfo {
+	ac := resp.AgentCapabilities
+	sc := ac.SessionCapabilities
+	info := domain.AgentInfo{
+		ProtocolVersion: resp.ProtocolVersion,
+		Advertised: domain.Advertised{
+			LoadSession:           ac.LoadSession,
+			Resume:                sc.CanResume(),
+			Close:                 sc.CanClose(),
+			Delete:                sc.CanDelete(),
+			List:                  sc.CanList(),
+			SessionMarkers:        sc.Advertised(),
+			MCPHTTP:               ac.MCPCapabilities.HTTP,
+			MCPSSE:                ac.MCPCapabilities.SSE,
+			PromptImage:           ac.PromptCapabilities.Image,
+			PromptAudio:           ac.PromptCapabilities.Audio,
+			PromptEmbeddedContext: ac.PromptCapabilities.EmbeddedContext,
+			AuthMethods:           []string{},
+		},
+	}
+	for _, m := range resp.AuthMethods {
+		info.Advertised.AuthMethods = append(info.Advertised.AuthMethods, m.ID)
+	}
+	if resp.AgentInfo != nil {
+		info.Reported = true
+		info.Name, info.Title, info.Version = resp.AgentInfo.Name, resp.AgentInfo.Title, resp.AgentInfo.Version
+	}
+	return info
+}
+
+// resolve creates or continues the session (step 6,
+// docs/behaviour.md#continuation). No continuation outcome fails the start
+// on its own account: any error, timeout or unconfirmed load lowers
+// "session continuation" and falls back to session/new.
+func (s *Session) resolve(ctx context.Context) error {
+	id := s.opts.ResumeSessionID
+	route := ContinuationRoute(s.agent.Advertised)
+	if id != "" && route == "" {
+		s.log.Info("the runtime advertises no continuation method; creating a new session", "session_id", id)
+	}
+	if id != "" && route != "" {
+		c := &continuation{
+			client: s.rt.client, clock: s.clock, log: s.log, creations: s.opts.Creations,
+			stream: s.stream, readTimeout: s.opts.Settings.EffectiveReadTimeout(),
+		}
+		began := s.clock.Now()
+		err := c.continueSession(ctx, route, acpwire.LoadSessionRequest{SessionID: id, CWD: s.opts.Workspace, MCPServers: acpwire.EncodeMCPServers(s.servers)})
+		s.obs.step(route, "", began, s.clock.Now(), err)
+		s.control = c.control
+		if err == nil {
+			s.route = route
+			s.adopt(id)
+			s.meter.opened(id, true)
+			s.log.Info("agent session continued", "route", route, "session_id", id, "agent_pid", s.PID())
+			return nil
+		}
+		if ctx.Err() != nil {
+			return domain.WrapError(domain.KindTurnCancelled, msgStartCancelled, ctx.Err())
+		}
+		s.caps.lower(domain.CapSessionContinuation)
+		s.log.Warn("session continuation not confirmed; falling back to session/new",
+			"route", route, "session_id", id, "reason", err.Error())
+	}
+	began := s.clock.Now()
+	err := s.createSession(ctx)
+	s.obs.step(ports.StepSessionNew, "", began, s.clock.Now(), err)
+	return err
+}
+
+// createSession sends session/new and records the session it created.
+func (s *Session) createSession(ctx context.Context) error {
+	s.route = acpwire.MethodSessionNew
+	callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.EffectiveReadTimeout())
+	resp, err := s.rt.client.NewSession(callCtx, acpwire.NewSessionRequest{CWD: s.opts.Workspace, MCPServers: acpwire.EncodeMCPServers(s.servers)})
+	cancel()
+	if err != nil {
+		return s.startupError(ctx, acpwire.MethodSessionNew, err)
+	}
+	if resp.SessionID == "" {
+		return domain.NewError(domain.KindResponseError, "session/new answered no sessionId")
+	}
+	s.adopt(resp.SessionID)
+	s.meter.opened(resp.SessionID, false)
+	if s.agent.Advertised.LoadSession {
+		// Only a runtime that advertises loadSession can be asked to load
+		// it, the one route the hold is for (docs/behaviour.md#continuation).
+		s.opts.Creations.Remember(resp.SessionID, s.clock.Now())
+	}
+	s.log.Info("agent session created", "session_id", resp.SessionID, "agent_pid", s.PID())
+	return nil
+}

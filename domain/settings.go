@@ -1,0 +1,137 @@
+package domain
+
+import (
+	"errors"
+	"time"
+)
+
+// SessionSettings is exactly what one session uses
+// (docs/behaviour.md#configuration): the runtime's command, the bounds,
+// the tool-server confirmation, the MCP servers to deliver, the MCP name
+// reserved for the caller, and the SSH hosts the settings were written
+// for. A WORKFLOW.md becomes one with Config.SessionSettings (package config
+// loads the file); a library caller may fill one directly, starting from
+// DefaultSessionSettings.
+type SessionSettings struct {
+	// Command is the runtime's command line split into words; Command[0]
+	// names the program.
+	Command []string
+	// ReadTimeout bounds each start-up call but initialize, a turn's
+	// acceptance, every write and the wait after a cancel; see
+	// EffectiveReadTimeout.
+	ReadTimeout time.Duration
+	// TurnTimeout bounds a whole turn; zero or negative disables it.
+	TurnTimeout time.Duration
+	// StallTimeout is the longest a turn may go without an event; zero or
+	// negative disables it.
+	StallTimeout time.Duration
+	// StopGrace is the time between SIGTERM and SIGKILL at teardown; it
+	// must be positive.
+	StopGrace time.Duration
+	// ConfirmToolServers declares acpdrive's own beacon beside the MCP
+	// servers and reports whether the runtime starts it
+	// (docs/behaviour.md#tool-server-confirmation).
+	ConfirmToolServers bool
+	// ConfirmToolServersTimeout bounds the confirmation; see
+	// EffectiveConfirmToolServersTimeout.
+	ConfirmToolServersTimeout time.Duration
+	// MCPConfigPath is the MCP configuration file (the mcpServers object of
+	// the common mcp.json format) whose servers session/new and the
+	// continuation calls declare; "" delivers none. A remote launch
+	// delivers none and does not read it.
+	MCPConfigPath string
+	// ReservedMCPName is a server name the MCP configuration may not
+	// declare, because the caller declares a server of that name itself;
+	// "" reserves none (docs/behaviour.md#mcp).
+	ReservedMCPName string
+	// Hosts are the SSH hosts these settings were written for
+	// (worker.ssh_hosts); empty means a local launch. A session whose
+	// settings name hosts refuses a launcher that starts the runtime on
+	// this machine.
+	Hosts []string
+	// VerificationBound bounds a credential-verification session; zero,
+	// negative or more than MaxVerificationBound means MaxVerificationBound.
+	VerificationBound time.Duration
+}
+
+// MaxVerificationBound is the longest a credential-verification session may
+// take (docs/behaviour.md#credential-verification).
+const MaxVerificationBound = 60 * time.Second
+
+// DefaultSessionSettings returns the documented defaults. Command is left
+// empty: it has no default and is required.
+func DefaultSessionSettings() SessionSettings {
+	return DefaultConfig().SessionSettings()
+}
+
+// SessionSettings is the part of a WORKFLOW.md configuration one session
+// uses. What it leaves out (max_turns, max_tokens, backoff, concurrency,
+// the SSH client settings) is the orchestrator's or the launcher's.
+func (c Config) SessionSettings() SessionSettings {
+	return SessionSettings{
+		Command:                   append([]string(nil), c.Command...),
+		ReadTimeout:               c.ReadTimeout,
+		TurnTimeout:               c.TurnTimeout,
+		StallTimeout:              c.StallTimeout,
+		StopGrace:                 c.StopGrace,
+		ConfirmToolServers:        c.ConfirmToolServers,
+		ConfirmToolServersTimeout: c.ConfirmToolServersTimeout,
+		MCPConfigPath:             c.MCPConfig,
+		Hosts:                     append([]string(nil), c.SSHHosts...),
+	}
+}
+
+// Remote reports whether the settings were written for an SSH launch.
+func (s SessionSettings) Remote() bool { return len(s.Hosts) > 0 }
+
+// EffectiveReadTimeout returns ReadTimeout, or 30 s when it is not positive.
+func (s SessionSettings) EffectiveReadTimeout() time.Duration {
+	if s.ReadTimeout <= 0 {
+		return FallbackReadTimeout
+	}
+	return s.ReadTimeout
+}
+
+// InitializeTimeout returns the bound of the initialize call:
+// max(EffectiveReadTimeout, 60 s).
+func (s SessionSettings) InitializeTimeout() time.Duration {
+	return max(s.EffectiveReadTimeout(), MinInitializeTimeout)
+}
+
+// EffectiveConfirmToolServersTimeout returns ConfirmToolServersTimeout,
+// or DefaultConfirmToolServersTimeout when it is not positive.
+func (s SessionSettings) EffectiveConfirmToolServersTimeout() time.Duration {
+	if s.ConfirmToolServersTimeout <= 0 {
+		return DefaultConfirmToolServersTimeout
+	}
+	return s.ConfirmToolServersTimeout
+}
+
+// EffectiveVerificationBound returns VerificationBound within
+// (0, MaxVerificationBound], and MaxVerificationBound otherwise.
+func (s SessionSettings) EffectiveVerificationBound() time.Duration {
+	if s.VerificationBound <= 0 || s.VerificationBound > MaxVerificationBound {
+		return MaxVerificationBound
+	}
+	return s.VerificationBound
+}
+
+// Validate returns the error findings that keep the settings from starting
+// a session, in a fixed order; nil when there are none. It runs the same
+// checks, with the same names and messages, as Config.Validate does for the
+// fields both have. An empty command is not a finding here: start-up step 2
+// reports it with its own message (docs/behaviour.md#start-up).
+func (s SessionSettings) Validate() []Finding {
+	var fs []Finding
+	if s.StopGrace <= 0 {
+		fs = append(fs, Finding{Severity: SeverityError, Check: CheckStopGraceNonPositive, Message: MsgStopGraceNonPositive})
+	}
+	return fs
+}
+
+// ErrHostUnreachable marks a start that failed because the transport could
+// not connect to its host at all (the ssh binary's exit status 255 before
+// the handshake, a native dial that reached no server): a caller holding
+// several hosts may try the next one (docs/behaviour.md#ssh). Test for it
+// with errors.Is.
+var ErrHostUnreachable = errors.New("host unreachable")
