@@ -49,7 +49,7 @@ func startAcpdrive(countEvents bool) starter {
 			}
 		}
 		sess, err := app.Start(ctx, app.Options{
-			Settings:      cfg,
+			Settings:    cfg,
 			Workspace:   workspace,
 			Launcher:    localexec.New(localexec.Options{}),
 			Clock:       sysclock.Clock{},

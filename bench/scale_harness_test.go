@@ -78,7 +78,7 @@ func (e *scaleEnv) start(ctx context.Context) (*app.Session, error) {
 	cfg := domain.DefaultSessionSettings()
 	cfg.Command = []string{e.agent}
 	return app.Start(ctx, app.Options{
-		Settings:    cfg,
+		Settings:  cfg,
 		Workspace: workspace,
 		Launcher:  e.launcher,
 		Clock:     sysclock.Clock{},

@@ -53,7 +53,7 @@ func TestGoSDKExampleAgentCompletesATurn(t *testing.T) {
 	cfg := domain.DefaultSessionSettings()
 	cfg.Command = []string{bin}
 	sess, err := app.Start(context.Background(), app.Options{
-		Settings:    cfg,
+		Settings:  cfg,
 		Workspace: t.TempDir(),
 		Launcher:  localexec.New(localexec.Options{}),
 		Clock:     sysclock.Clock{},

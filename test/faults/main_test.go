@@ -94,7 +94,7 @@ func newRig(t *testing.T, behaviour string, args ...string) *rig {
 	cfg.StallTimeout = 0
 	cfg.TurnTimeout = 60 * time.Second
 	r.opts = app.Options{
-		Settings:     cfg,
+		Settings:   cfg,
 		Workspace:  r.dir,
 		Launcher:   launcher,
 		Clock:      sysclock.Clock{},

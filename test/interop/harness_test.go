@@ -243,7 +243,7 @@ func (r *rig) options(opts ...optFn) app.Options {
 	cfg.TurnTimeout = 3 * time.Minute
 	logger := slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	o := app.Options{
-		Settings:    cfg,
+		Settings:  cfg,
 		Workspace: r.workspace,
 		Launcher:  &tapLauncher{inner: localexec.New(localexec.Options{Logger: logger}), wire: r.wire, rewrite: r.rewrite},
 		Clock:     sysclock.Clock{},

@@ -162,7 +162,7 @@ func sshGeminiSession(t *testing.T, srv *sshtest.Server, entry string, uid, gid 
 	}
 
 	opts := app.Options{
-		Settings:        cfg,
+		Settings:      cfg,
 		Workspace:     workspace,
 		Launcher:      &tapLauncher{inner: newLauncher(logger), wire: r.wire},
 		Clock:         sysclock.Clock{},
