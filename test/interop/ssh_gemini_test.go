@@ -137,9 +137,7 @@ func sshGeminiSession(t *testing.T, srv *sshtest.Server, entry string, uid, gid 
 		"GEMINI_CLI_NO_RELAUNCH=true",
 		"node", entry, "--acp", "-m", geminiModel,
 	}
-	cfg.SSHHosts = []string{srv.Alias}
-	cfg.SSHPassEnv = sshGeminiPassEnv
-	cfg.SSHConfig = srv.ConfigFile
+	cfg.Hosts = []string{srv.Alias}
 	cfg.ReadTimeout = 30 * time.Second
 	cfg.StopGrace = 5 * time.Second
 	cfg.StallTimeout = 0
@@ -161,16 +159,16 @@ func sshGeminiSession(t *testing.T, srv *sshtest.Server, entry string, uid, gid 
 		return s
 	}
 
+	cfg.MCPConfigPath = mcpPath
 	opts := app.Options{
-		Settings:      cfg,
-		Workspace:     workspace,
-		Launcher:      &tapLauncher{inner: newLauncher(logger), wire: r.wire},
-		Clock:         sysclock.Clock{},
-		Creations:     r.creations,
-		Logger:        logger,
-		OnEvent:       r.rec.Add,
-		MCPConfigPath: mcpPath,
-		MCPSource:     sshFailingMCP{t: t, once: &mcpOnce},
+		Settings:  cfg,
+		Workspace: workspace,
+		Launcher:  &tapLauncher{inner: newLauncher(logger), wire: r.wire},
+		Clock:     sysclock.Clock{},
+		Creations: r.creations,
+		Logger:    logger,
+		OnEvent:   r.rec.Add,
+		MCPSource: sshFailingMCP{t: t, once: &mcpOnce},
 		// The Gemini source would claim a local launch of this command; a
 		// remote one it must not.
 		MeasurementSources: []ports.MeasurementSource{gemini_measure.New(gemini_measure.Options{
