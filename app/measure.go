@@ -49,6 +49,25 @@ func newMeter(sources []ports.MeasurementSource, log *slog.Logger) *meter {
 	return &meter{sources: sources, log: log}
 }
 
+// settlement is what the handshake decides for the measurement: start
+// the runtime again with next (restart, for why), or go on, with the
+// armed source dropped when the handshake named another runtime.
+type settlement struct {
+	restart bool
+	next    measurePlan
+	why     string
+	dropped bool
+}
+
+// handshake settles the measurement with the runtime the handshake named;
+// mayRestart says whether another start is allowed.
+func (mt *meter) handshake(agentName string, target ports.Target, mayRestart bool) settlement {
+	if next, why, again := mt.settle(agentName, target); again && mayRestart {
+		return settlement{restart: true, next: next, why: why}
+	}
+	return settlement{dropped: mt.armed() && !mt.check(agentName)}
+}
+
 // settle compares the handshake with the start's measurement settings and
 // says whether the runtime must be started again, with which plan and
 // why: a source armed for another runtime than the one that answered, or

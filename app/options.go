@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"log/slog"
 	"time"
 
@@ -142,6 +143,16 @@ func (o Options) resolved() (Options, error) {
 		return o, domain.WrapError(domain.KindAgentNotFound, err.Error(), err)
 	}
 	return o, nil
+}
+
+// refused reports options that cannot start: settings refused at start
+// are a startup_failed event; a programmer's mistake is not an event.
+func refused(opts Options, err error) error {
+	var oe *OptionsError
+	if !errors.As(err, &oe) {
+		opts.OnEvent(domain.Event{Type: domain.EventStartupFailed, Message: failureMessage(err), Time: opts.Clock.Now().UTC()})
+	}
+	return err
 }
 
 // remoteMismatch refuses a plan that runs the runtime on this machine for

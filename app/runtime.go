@@ -85,12 +85,6 @@ func (r *runtime) pid() int { return r.identity().PID }
 // ended reports whether the runtime's stream has ended.
 func (r *runtime) ended() bool { return r.conn != nil && isDone(r.conn.Done()) }
 
-// unreachable reports whether the transport could not reach its host, so
-// another host may be tried (docs/behaviour.md#ssh).
-func (r *runtime) unreachable() bool {
-	return r.proc != nil && isDone(r.proc.Exited()) && r.proc.Exit().Unreachable
-}
-
 // watchExit enforces the drain bound: once the runtime process is reaped,
 // its standard output gets drainBound to reach end of stream before the
 // session closes it itself. When the stream ends first, betweenTurns

@@ -39,24 +39,9 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 			return nil, err
 		}
 	}
-	return startSession(ctx, opts, obs)
-}
-
-// refused reports options that cannot start: settings refused at start
-// are a startup_failed event; a programmer's mistake is not an event.
-func refused(opts Options, err error) error {
-	var oe *OptionsError
-	if !errors.As(err, &oe) {
-		opts.OnEvent(domain.Event{Type: domain.EventStartupFailed, Message: failureMessage(err), Time: opts.Clock.Now().UTC()})
-	}
-	return err
-}
-
-// startSession runs the starts of one session start: the first, at most
-// two restarts to settle the measurement source
-// (docs/behaviour.md#token-accounting), and a start on another host for
-// each host that could not be reached.
-func startSession(ctx context.Context, opts Options, obs *observation) (*Session, error) {
+	// The starts of one session start: the first, at most two restarts to
+	// settle the measurement source (docs/behaviour.md#token-accounting),
+	// and a start on another host for each host that could not be reached.
 	plan := measurePlan{}
 	var unreachable []string
 	var lastErr error // the last unreachable host's own failure
@@ -65,13 +50,14 @@ func startSession(ctx context.Context, opts Options, obs *observation) (*Session
 		s.meter.plan = plan
 		err := s.open(ctx, unreachable)
 		if err == nil {
-			if next, why, again := s.meter.settle(s.agent.Name, s.rt.target); again && start < maxStarts {
-				s.log.Info(why, "name", s.agent.Name, "start", start)
+			st := s.meter.handshake(s.agent.Name, s.rt.target, start < maxStarts)
+			if st.restart {
+				s.log.Info(st.why, "name", s.agent.Name, "start", start)
 				s.replace(ctx, ports.StepRestart)
-				plan, start = next, start+1
+				plan, start = st.next, start+1
 				continue
 			}
-			if s.meter.armed() && !s.meter.check(s.agent.Name) {
+			if st.dropped {
 				s.caps.lower(domain.CapTokenCounts)
 			}
 			err = s.resolve(ctx)
@@ -79,7 +65,7 @@ func startSession(ctx context.Context, opts Options, obs *observation) (*Session
 		if err == nil {
 			err = s.confirmToolServers(ctx)
 		}
-		if host := s.rt.target.Host; err != nil && host != "" && ctx.Err() == nil && (s.rt.unreachable() || errors.Is(err, domain.ErrHostUnreachable)) {
+		if host := s.rt.target.Host; err != nil && host != "" && ctx.Err() == nil && errors.Is(err, domain.ErrHostUnreachable) {
 			s.log.Warn("host unreachable; trying the next host", "host", host, "error", err)
 			s.replace(ctx, ports.StepFailover)
 			unreachable, lastErr = append(unreachable, host), err
@@ -92,7 +78,9 @@ func startSession(ctx context.Context, opts Options, obs *observation) (*Session
 			s.fail(ctx, err)
 			return nil, err
 		}
-		s.logImplementation()
+		adv := s.agent.Advertised
+		s.log.Info("agent implementation", "agent_name", s.agent.Name, "agent_version", s.agent.Version,
+			"load_session", adv.LoadSession, "close", adv.Close, "resume", adv.Resume, "delete", adv.Delete)
 		obs.start(ports.SessionInfo{
 			At: s.clock.Now(), SessionID: s.ID(), Agent: s.agent, Route: s.route,
 			Capabilities: s.Capabilities(), Remote: s.rt.target.Remote(),
@@ -130,14 +118,6 @@ func failureMessage(err error) string {
 		return ae.Message
 	}
 	return err.Error()
-}
-
-// logImplementation logs the agent implementation record, once per
-// session start, for the start that is kept.
-func (s *Session) logImplementation() {
-	adv := s.agent.Advertised
-	s.log.Info("agent implementation", "agent_name", s.agent.Name, "agent_version", s.agent.Version,
-		"load_session", adv.LoadSession, "close", adv.Close, "resume", adv.Resume, "delete", adv.Delete)
 }
 
 // open runs start-up steps 1 to 5 (docs/behaviour.md#start-up): the

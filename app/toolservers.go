@@ -44,14 +44,21 @@ func (s *Session) confirmToolServers(ctx context.Context) error {
 	bound := s.opts.Settings.EffectiveConfirmToolServersTimeout()
 	check := &domain.ToolServerCheck{BoundMS: bound.Milliseconds()}
 	began := s.clock.Now()
+	initialized := s.beacon.Initialized()
 	select {
-	case <-s.beacon.Initialized():
+	case <-initialized:
 	case <-s.clock.After(bound):
 	case <-s.rt.conn.Done(): // the runtime is gone: nothing will start the beacon now
 	case <-ctx.Done():
 		return domain.WrapError(domain.KindTurnCancelled, msgStartCancelled, ctx.Err())
 	}
-	if isDone(s.beacon.Initialized()) {
+	confirmed := false
+	select {
+	case <-initialized: // also when it raced the bound or the stream's end
+		confirmed = true
+	default:
+	}
+	if confirmed {
 		check.Confirmed = true
 		check.MCPClient = s.beacon.MCPClient()
 		s.caps.confirm(domain.CapToolServers)

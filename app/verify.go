@@ -77,7 +77,14 @@ func verify(ctx context.Context, opts Options) error {
 		err = s.createSession(vctx)
 	}
 	if err == nil {
-		if res := s.Turn(vctx, VerificationPrompt); res.Err != nil && res.Outcome != domain.OutcomeCompleted {
+		// The prompt goes through the turn engine alone: a verification
+		// turn has no events, no measurement and no observation.
+		t, _, _, _ := s.turns.begin()
+		req := promptRequest{sessionID: s.ID(), text: VerificationPrompt}
+		res := s.turns.run(vctx, t, v1Prompter{rt: s.rt, log: s.log}, boundsOf(vo.Settings), req)
+		t.handedOver()
+		s.turns.finish()
+		if res.Err != nil && res.Outcome != domain.OutcomeCompleted {
 			err = res.Err
 		}
 	}
