@@ -266,6 +266,11 @@ func TestCredentialVerification(t *testing.T) {
 			kind: domain.KindPortExit},
 		{name: "not answered", args: []string{"--scenario", "slow-new"}, opts: []option{withReadTimeout(300 * time.Millisecond)},
 			kind: domain.KindCredentialUnverified, message: "the agent runtime did not complete a credential verification request: timed out waiting for a response"},
+		// A runtime that never answers initialize ends at the verification
+		// bound as credential_unverified, not as a cancelled start.
+		{name: "initialize never answered", args: []string{"--scenario", "hang-init"},
+			opts: []option{withConfig(func(c *domain.SessionSettings) { c.VerificationBound = 700 * time.Millisecond })},
+			kind: domain.KindCredentialUnverified, message: "the agent runtime did not complete a credential verification request: no answer within the verification bound of 700ms"},
 		{name: "non-retryable kind kept", script: "verify-refusal.json",
 			kind: domain.KindTurnRefused},
 		{name: "failed delete logged at warn", script: "delete-fails.json",
