@@ -2,11 +2,9 @@ package claude_measure
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -20,14 +18,6 @@ const (
 	// AdapterName is the agentInfo.name the Claude agent ACP adapter
 	// reports in its initialize response, and the npm package it ships in.
 	AdapterName = "@zed-industries/claude-agent-acp"
-
-	// binName is the adapter's executable (the package's bin entry).
-	binName = "claude-agent-acp"
-	// defaultSettle is how long a turn's transcript must stay unchanged,
-	// once a record counted, to settle a turn without a final stop reason.
-	defaultSettle = 300 * time.Millisecond
-	// pollEvery is how often the transcript is read while a turn settles.
-	pollEvery = 10 * time.Millisecond
 )
 
 // Options configure a Source.
@@ -48,92 +38,67 @@ type Options struct {
 // Source measures Claude Code's token usage from its session transcript.
 // It is safe for concurrent use; each Arm is one start.
 type Source struct {
-	log       *slog.Logger
+	base      journaltail.Source
 	configDir string
-	settle    time.Duration
-	poll      time.Duration
 }
 
 var _ ports.MeasurementSource = (*Source)(nil)
 
 // New returns the Claude Code transcript source.
 func New(o Options) *Source {
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	spec := journaltail.Spec{
+		Adapter: "claude_measure", Name: SourceName, RuntimeName: AdapterName,
+		// The adapter's executable is the package's bin entry.
+		Package: AdapterName, Bins: []string{"claude-agent-acp"}, DirPrefix: "acpdrive-claude-measure-",
+		// A turn's transcript must stay unchanged this long, once a record
+		// counted, to settle a turn without a final stop reason; it is read
+		// every Poll while a turn settles.
+		Settle: 300 * time.Millisecond, Poll: 10 * time.Millisecond,
 	}
-	settle := o.Settle
-	if settle <= 0 {
-		settle = defaultSettle
-	}
-	return &Source{log: log.With("source", SourceName), configDir: o.ConfigDir, settle: settle, poll: pollEvery}
+	return &Source{base: journaltail.NewSource(spec, journaltail.Tuning{Logger: o.Logger, Settle: o.Settle}), configDir: o.ConfigDir}
 }
 
 // Name is "claude_transcript".
-func (s *Source) Name() string { return SourceName }
+func (s *Source) Name() string { return s.base.Name() }
 
 // RuntimeName is "@zed-industries/claude-agent-acp", the adapter's
 // agentInfo.name.
-func (s *Source) RuntimeName() string { return AdapterName }
+func (s *Source) RuntimeName() string { return s.base.RuntimeName() }
 
 // Claims reports whether a word of command names the Claude agent ACP
 // adapter (see the package documentation for the rule).
-func (s *Source) Claims(command []string) bool {
-	return journaltail.Claims(command, AdapterName, binName)
-}
+func (s *Source) Claims(command []string) bool { return s.base.Claims(command) }
 
 // Arm creates the start's private directory and resolves the config home.
 // The returned measurement carries no environment.
 func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	home := s.configDir
-	if home == "" {
-		var err error
-		if home, err = defaultConfigHome(); err != nil {
+	return s.base.Arm(ctx, func(dir string) (ports.Measurement, error) {
+		home, err := s.base.UserDir(s.configDir, "CLAUDE_CONFIG_DIR", ".claude")
+		if err != nil {
 			return nil, err
 		}
-	}
-	dir, err := journaltail.PrivateDir("", "acpdrive-claude-measure-")
-	if err != nil {
-		return nil, fmt.Errorf("claude transcript source: %w", err)
-	}
-	s.log.Debug("armed", "config_home", home, "dir", dir)
-	return &measurement{
-		log:      s.log,
-		dir:      dir,
-		projects: filepath.Join(home, "projects"),
-		settle:   s.settle,
-		poll:     s.poll,
-		sessions: map[string]*sessionState{},
-	}, nil
-}
-
-// defaultConfigHome is where Claude Code keeps its config when this
-// process's environment is the runtime's.
-func defaultConfigHome() (string, error) {
-	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		return d, nil
-	}
-	h, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("claude transcript source: no config home: %w", err)
-	}
-	return filepath.Join(h, ".claude"), nil
+		s.base.Log().Debug("claude transcript source armed", "config_home", home)
+		return &measurement{
+			log:      s.base.Log(),
+			private:  journaltail.NewPrivate("claude_measure", dir),
+			projects: filepath.Join(home, "projects"),
+			settle:   s.base.Settle(),
+			poll:     s.base.Poll(),
+			sessions: map[string]*sessionState{},
+		}, nil
+	})
 }
 
 // measurement is one armed start.
 type measurement struct {
 	log      *slog.Logger
-	dir      string
 	projects string
 	settle   time.Duration
 	poll     time.Duration
 
 	mu       sync.Mutex
 	sessions map[string]*sessionState
-	released bool
+	private  journaltail.Private
 }
 
 // sessionState is what the source remembers of one session between
@@ -152,7 +117,7 @@ func (m *measurement) Env() []string { return nil }
 // the transcript as it is now, so its earlier turns are not counted again.
 func (m *measurement) SessionOpened(sessionID string, continued bool) {
 	st := &sessionState{counted: map[string]bool{}}
-	if continued && validID(sessionID) {
+	if continued && journaltail.ValidID(sessionID) {
 		if path := m.find(sessionID); path != "" {
 			st.path = path
 			if data, err := readFrom(path, 0); err == nil {
@@ -188,18 +153,8 @@ func (m *measurement) state(sessionID string) *sessionState {
 // as it is.
 func (m *measurement) Release() error {
 	m.mu.Lock()
-	done := m.released
-	m.released = true
-	m.mu.Unlock()
-	if done {
-		return nil
-	}
-	return os.RemoveAll(m.dir)
-}
-
-// validID reports whether a session id can name a transcript file.
-func validID(id string) bool {
-	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, `/\`+"\x00")
+	defer m.mu.Unlock()
+	return m.private.Remove()
 }
 
 // find returns the transcript of sessionID in any project folder, the

@@ -130,10 +130,12 @@ func TestArmAndRelease(t *testing.T) {
 	before, err := os.ReadFile(w.path)
 	require.NoError(t, err)
 
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	m, err := New(Options{ConfigDir: w.config}).Arm(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, m.Env(), "nothing relocates Claude Code's config home")
-	dir := m.(*measurement).dir
+	dir := privateDir(t, tmp)
 	fi, err := os.Stat(dir)
 	require.NoError(t, err)
 	assert.True(t, fi.IsDir())
@@ -151,6 +153,15 @@ func TestArmAndRelease(t *testing.T) {
 	after, err := os.ReadFile(w.path)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "the transcript is only read")
+}
+
+// privateDir is the one directory Arm made under tmp.
+func privateDir(t *testing.T, tmp string) string {
+	t.Helper()
+	entries, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	return filepath.Join(tmp, entries[0].Name())
 }
 
 func TestArmCancelled(t *testing.T) {

@@ -2,9 +2,7 @@ package copilot_measure
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -17,12 +15,6 @@ const (
 	SourceName = "copilot_events"
 	// RuntimeName is the agentInfo.name Copilot CLI reports.
 	RuntimeName = "Copilot"
-
-	packageName = "@github/copilot"
-	binName     = "copilot"
-
-	defaultSettle = 300 * time.Millisecond
-	pollEvery     = 10 * time.Millisecond
 )
 
 // Options configure a Source.
@@ -40,57 +32,40 @@ type Options struct {
 // Source measures Copilot CLI's token usage from its session-state
 // journal. It is safe for concurrent use; each Arm is one start.
 type Source struct {
-	log    *slog.Logger
-	state  string
-	settle time.Duration
-	poll   time.Duration
+	base  journaltail.Source
+	state string
 }
 
 var _ ports.MeasurementSource = (*Source)(nil)
 
 // New returns the Copilot CLI session-state source.
 func New(o Options) *Source {
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	spec := journaltail.Spec{
+		Adapter: "copilot_measure", Name: SourceName, RuntimeName: RuntimeName,
+		Package: "@github/copilot", Bins: []string{"copilot"}, DirPrefix: "acpdrive-copilot-measure-",
+		Settle: 300 * time.Millisecond, Poll: 10 * time.Millisecond,
 	}
-	settle := o.Settle
-	if settle <= 0 {
-		settle = defaultSettle
-	}
-	return &Source{log: log.With("source", SourceName), state: o.StateDir, settle: settle, poll: pollEvery}
+	return &Source{base: journaltail.NewSource(spec, journaltail.Tuning{Logger: o.Logger, Settle: o.Settle}), state: o.StateDir}
 }
 
 // Name is "copilot_events".
-func (s *Source) Name() string { return SourceName }
+func (s *Source) Name() string { return s.base.Name() }
 
 // RuntimeName is "Copilot".
-func (s *Source) RuntimeName() string { return RuntimeName }
+func (s *Source) RuntimeName() string { return s.base.RuntimeName() }
 
 // Claims reports whether a word of command names Copilot CLI (see the
 // package documentation for the rule).
-func (s *Source) Claims(command []string) bool {
-	return journaltail.Claims(command, packageName, binName)
-}
+func (s *Source) Claims(command []string) bool { return s.base.Claims(command) }
 
 // Arm creates the start's private directory and resolves the state
 // directory. The measurement carries no environment.
 func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	state := s.state
-	if state == "" {
-		h, err := os.UserHomeDir()
+	return s.base.Arm(ctx, func(dir string) (ports.Measurement, error) {
+		state, err := s.base.UserDir(s.state, "", ".copilot")
 		if err != nil {
-			return nil, fmt.Errorf("copilot events source: no home directory: %w", err)
+			return nil, err
 		}
-		state = filepath.Join(h, ".copilot")
-	}
-	dir, err := journaltail.PrivateDir("", "acpdrive-copilot-measure-")
-	if err != nil {
-		return nil, fmt.Errorf("copilot events source: %w", err)
-	}
-	s.log.Debug("armed", "state_dir", state, "dir", dir)
-	return newMeasurement(s, dir, filepath.Join(state, "session-state")), nil
+		return journaltail.NewFollower(events{filepath.Join(state, "session-state")}, s.base.Following(dir)), nil
+	})
 }

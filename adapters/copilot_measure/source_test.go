@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/acpdrive/acpdrive/adapters/internal/journaltail"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
 )
@@ -106,10 +107,12 @@ func TestNames(t *testing.T) {
 }
 
 func TestArmAndRelease(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	m, err := New(Options{StateDir: t.TempDir()}).Arm(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, m.Env())
-	dir := m.(*measurement).dir
+	dir := privateDir(t, tmp)
 	fi, err := os.Stat(dir)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
@@ -119,6 +122,15 @@ func TestArmAndRelease(t *testing.T) {
 	assert.True(t, errors.Is(err, os.ErrNotExist))
 	_, _, _, err = m.TurnUsage(context.Background(), sessionID)
 	assert.Error(t, err, "a released measurement answers nothing")
+}
+
+// privateDir is the one directory Arm made under tmp.
+func privateDir(t *testing.T, tmp string) string {
+	t.Helper()
+	entries, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	return filepath.Join(tmp, entries[0].Name())
 }
 
 func TestArmCancelled(t *testing.T) {
@@ -215,15 +227,15 @@ func TestToolRoundIsNotTheEnd(t *testing.T) {
 		}
 	}
 	j.append(t, firstRound)
-	mm := m.(*measurement)
-	mm.mu.Lock()
-	mm.find()
-	mm.read(true)
-	ended, open := mm.ended, mm.open
-	mm.mu.Unlock()
-	assert.Nil(t, ended, "a tool round does not end the turn")
-	require.NotNil(t, open)
-	assert.Equal(t, 1, open.records)
+	var book journaltail.Book
+	for _, l := range bytes.Split(bytes.TrimSpace(firstRound), []byte("\n")) {
+		book.Fold(events{}.Classify(l))
+	}
+	_, ended := book.TakeEnded()
+	assert.False(t, ended, "a tool round does not end the turn")
+	open, ok := book.TakeOpen()
+	require.True(t, ok, "the tool round's turn is open")
+	assert.Equal(t, 1, open.Records)
 	j.append(t, data[len(firstRound):])
 	u, _, ok, err := turnUsage(t, m, 5*time.Second)
 	require.NoError(t, err)

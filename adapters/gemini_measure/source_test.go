@@ -121,20 +121,21 @@ func TestArmEnvRelease(t *testing.T) {
 	m, err := New(Options{TempDir: parent}).Arm(context.Background())
 	require.NoError(t, err)
 	mm := m.(*measurement)
-	fi, err := os.Stat(mm.dir)
+	dir := filepath.Dir(mm.outfile)
+	fi, err := os.Stat(dir)
 	require.NoError(t, err)
 	assert.True(t, fi.IsDir())
 	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
-	assert.Equal(t, parent, filepath.Dir(mm.dir))
+	assert.Equal(t, parent, filepath.Dir(dir))
 	assert.Equal(t, []string{
 		"GEMINI_TELEMETRY_ENABLED=true",
 		"GEMINI_TELEMETRY_TARGET=local",
-		"GEMINI_TELEMETRY_OUTFILE=" + filepath.Join(mm.dir, "telemetry.json"),
+		"GEMINI_TELEMETRY_OUTFILE=" + filepath.Join(dir, "telemetry.json"),
 		"GEMINI_TELEMETRY_USE_COLLECTOR=false",
 		"GEMINI_TELEMETRY_LOG_PROMPTS=false",
 	}, m.Env())
 	require.NoError(t, m.Release())
-	_, err = os.Stat(mm.dir)
+	_, err = os.Stat(dir)
 	assert.True(t, os.IsNotExist(err))
 	require.NoError(t, m.Release(), "a second release is a no-op")
 }

@@ -2,9 +2,7 @@ package qwen_measure
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -17,12 +15,6 @@ const (
 	SourceName = "qwen_chats"
 	// RuntimeName is the agentInfo.name Qwen Code reports.
 	RuntimeName = "qwen-code"
-
-	packageName = "@qwen-code/qwen-code"
-	binName     = "qwen"
-
-	defaultSettle = 300 * time.Millisecond
-	pollEvery     = 10 * time.Millisecond
 )
 
 // Options configure a Source.
@@ -40,57 +32,40 @@ type Options struct {
 // Source measures Qwen Code's token usage from its chats journal. It is
 // safe for concurrent use; each Arm is one start.
 type Source struct {
-	log    *slog.Logger
-	home   string
-	settle time.Duration
-	poll   time.Duration
+	base journaltail.Source
+	home string
 }
 
 var _ ports.MeasurementSource = (*Source)(nil)
 
 // New returns the Qwen Code chats source.
 func New(o Options) *Source {
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	spec := journaltail.Spec{
+		Adapter: "qwen_measure", Name: SourceName, RuntimeName: RuntimeName,
+		Package: "@qwen-code/qwen-code", Bins: []string{"qwen"}, DirPrefix: "acpdrive-qwen-measure-",
+		Settle: 300 * time.Millisecond, Poll: 10 * time.Millisecond,
 	}
-	settle := o.Settle
-	if settle <= 0 {
-		settle = defaultSettle
-	}
-	return &Source{log: log.With("source", SourceName), home: o.Home, settle: settle, poll: pollEvery}
+	return &Source{base: journaltail.NewSource(spec, journaltail.Tuning{Logger: o.Logger, Settle: o.Settle}), home: o.Home}
 }
 
 // Name is "qwen_chats".
-func (s *Source) Name() string { return SourceName }
+func (s *Source) Name() string { return s.base.Name() }
 
 // RuntimeName is "qwen-code".
-func (s *Source) RuntimeName() string { return RuntimeName }
+func (s *Source) RuntimeName() string { return s.base.RuntimeName() }
 
 // Claims reports whether a word of command names Qwen Code (see the
 // package documentation for the rule).
-func (s *Source) Claims(command []string) bool {
-	return journaltail.Claims(command, packageName, binName)
-}
+func (s *Source) Claims(command []string) bool { return s.base.Claims(command) }
 
 // Arm creates the start's private directory and resolves the home the
 // journal is under. The measurement carries no environment.
 func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	home := s.home
-	if home == "" {
-		h, err := os.UserHomeDir()
+	return s.base.Arm(ctx, func(dir string) (ports.Measurement, error) {
+		home, err := s.base.UserDir(s.home, "")
 		if err != nil {
-			return nil, fmt.Errorf("qwen chats source: no home directory: %w", err)
+			return nil, err
 		}
-		home = h
-	}
-	dir, err := journaltail.PrivateDir("", "acpdrive-qwen-measure-")
-	if err != nil {
-		return nil, fmt.Errorf("qwen chats source: %w", err)
-	}
-	s.log.Debug("armed", "home", home, "dir", dir)
-	return newMeasurement(s, dir, filepath.Join(home, ".qwen", "projects")), nil
+		return journaltail.NewFollower(chats{filepath.Join(home, ".qwen", "projects")}, s.base.Following(dir)), nil
+	})
 }

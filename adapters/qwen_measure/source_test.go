@@ -104,10 +104,12 @@ func TestNames(t *testing.T) {
 }
 
 func TestArmAndRelease(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	m, err := New(Options{Home: t.TempDir()}).Arm(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, m.Env())
-	dir := m.(*measurement).dir
+	dir := privateDir(t, tmp)
 	fi, err := os.Stat(dir)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
@@ -117,6 +119,15 @@ func TestArmAndRelease(t *testing.T) {
 	assert.True(t, errors.Is(err, os.ErrNotExist))
 	_, _, _, err = m.TurnUsage(context.Background(), sessionID)
 	assert.Error(t, err, "a released measurement answers nothing")
+}
+
+// privateDir is the one directory Arm made under tmp.
+func privateDir(t *testing.T, tmp string) string {
+	t.Helper()
+	entries, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	return filepath.Join(tmp, entries[0].Name())
 }
 
 func TestArmCancelled(t *testing.T) {

@@ -25,7 +25,7 @@ type book struct {
 }
 
 func (b *book) Poll() {
-	b.tail.Read(func(l []byte) {
+	b.tail.Read(func(_ int64, l []byte) {
 		switch s := string(l); s {
 		case "start":
 			b.open, b.ended = &journaltail.Figures{}, nil

@@ -1,0 +1,139 @@
+package journaltail
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/acpdrive/acpdrive/ports"
+)
+
+// Spec is what a measurement source is apart from how it reads its
+// runtime's output (docs/behaviour.md#token-accounting).
+type Spec struct {
+	// Adapter names the source's errors ("qwen_measure").
+	Adapter string
+	// Name is the source's Name ("qwen_chats"); it tags the log too.
+	Name string
+	// RuntimeName is the agentInfo.name the runtime reports.
+	RuntimeName string
+	// Package is the runtime's npm package ("@scope/name") and Bins the
+	// program names that run it: Claims's rule (see NamesPackage).
+	Package string
+	Bins    []string
+	// DirPrefix names each start's private directory.
+	DirPrefix string
+	// Settle and Poll are the defaults of Tuning's.
+	Settle, Poll time.Duration
+}
+
+// Tuning is what a source's options set of the skeleton; a zero field
+// takes the Spec's default.
+type Tuning struct {
+	// Logger receives the source's Debug records; nil discards them.
+	Logger *slog.Logger
+	// TempDir is where the private directories are made; empty: the
+	// system's directory for temporary files.
+	TempDir string
+	// Settle and Poll are the source's waits (see Waiting).
+	Settle, Poll time.Duration
+}
+
+// Source is the skeleton every measurement source shares: its names, its
+// claim rule, its tuning and the Arm that makes a start's private
+// directory. An adapter holds one and adds where its runtime's output is
+// and how it is read.
+type Source struct {
+	spec    Spec
+	log     *slog.Logger
+	tempDir string
+	settle  time.Duration
+	poll    time.Duration
+}
+
+// NewSource returns the skeleton of spec, tuned by t.
+func NewSource(spec Spec, t Tuning) Source {
+	log := t.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := Source{spec: spec, log: log.With("source", spec.Name), tempDir: t.TempDir, settle: t.Settle, poll: t.Poll}
+	if s.settle <= 0 {
+		s.settle = spec.Settle
+	}
+	if s.poll <= 0 {
+		s.poll = spec.Poll
+	}
+	return s
+}
+
+// Name is the source's name in logs and events.
+func (s *Source) Name() string { return s.spec.Name }
+
+// RuntimeName is the agentInfo.name the source reads.
+func (s *Source) RuntimeName() string { return s.spec.RuntimeName }
+
+// Claims reports whether a word of command names the runtime's package
+// or one of its programs (see NamesPackage).
+func (s *Source) Claims(command []string) bool {
+	return Claims(command, s.spec.Package, s.spec.Bins...)
+}
+
+// Log is the source's logger, tagged with its name.
+func (s *Source) Log() *slog.Logger { return s.log }
+
+// Settle and Poll are the source's waits.
+func (s *Source) Settle() time.Duration { return s.settle }
+
+// Poll is the pause between two reads while a turn is waited for.
+func (s *Source) Poll() time.Duration { return s.poll }
+
+// Errorf is an error of the source: its adapter's name first.
+func (s *Source) Errorf(format string, args ...any) error {
+	return fmt.Errorf(s.spec.Adapter+": "+format, args...)
+}
+
+// Following returns the options of a Follower of this source over dir.
+func (s *Source) Following(dir string) FollowerOptions {
+	return FollowerOptions{Name: s.spec.Adapter, Log: s.log, Settle: s.settle, Poll: s.poll, Dir: dir}
+}
+
+// Arm prepares one start: ctx not done, a private directory (mode 0700),
+// then open's measurement over it. When open fails the directory is
+// removed again.
+func (s *Source) Arm(ctx context.Context, open func(dir string) (ports.Measurement, error)) (ports.Measurement, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir, err := PrivateDir(s.tempDir, s.spec.DirPrefix)
+	if err != nil {
+		return nil, s.Errorf("private directory: %w", err)
+	}
+	m, err := open(dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	s.log.Debug("armed", "dir", dir)
+	return m, nil
+}
+
+// UserDir is dir when it is set, else env's value when set (env empty:
+// none), else sub joined to this process's home directory.
+func (s *Source) UserDir(dir, env string, sub ...string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	if env != "" {
+		if d := os.Getenv(env); d != "" {
+			return d, nil
+		}
+	}
+	h, err := os.UserHomeDir()
+	if err != nil {
+		return "", s.Errorf("no home directory: %w", err)
+	}
+	return joinAll(h, sub), nil
+}
