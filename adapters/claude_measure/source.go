@@ -36,8 +36,13 @@ type Options struct {
 }
 
 // Source measures Claude Code's token usage from its session transcript.
-// It is safe for concurrent use; each Arm is one start.
+// It is safe for concurrent use; each Arm is one start. Its Name is
+// "claude_transcript", its RuntimeName "@zed-industries/claude-agent-acp"
+// (the adapter's agentInfo.name); Claims reports whether a word of command
+// names the Claude agent ACP adapter (see the package documentation for
+// the rule).
 type Source struct {
+	journaltail.Identity
 	base      journaltail.Source
 	configDir string
 }
@@ -55,19 +60,9 @@ func New(o Options) *Source {
 		// every Poll while a turn settles.
 		Settle: 300 * time.Millisecond, Poll: 10 * time.Millisecond,
 	}
-	return &Source{base: journaltail.NewSource(spec, journaltail.Tuning{Logger: o.Logger, Settle: o.Settle}), configDir: o.ConfigDir}
+	base := journaltail.NewSource(spec, journaltail.Tuning{Logger: o.Logger, Settle: o.Settle})
+	return &Source{Identity: base.Identity, base: base, configDir: o.ConfigDir}
 }
-
-// Name is "claude_transcript".
-func (s *Source) Name() string { return s.base.Name() }
-
-// RuntimeName is "@zed-industries/claude-agent-acp", the adapter's
-// agentInfo.name.
-func (s *Source) RuntimeName() string { return s.base.RuntimeName() }
-
-// Claims reports whether a word of command names the Claude agent ACP
-// adapter (see the package documentation for the rule).
-func (s *Source) Claims(command []string) bool { return s.base.Claims(command) }
 
 // Arm creates the start's private directory and resolves the config home.
 // The returned measurement carries no environment.

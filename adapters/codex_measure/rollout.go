@@ -70,10 +70,10 @@ type turn struct {
 
 // tracker follows the records of one rollout file.
 type tracker struct {
-	model     string   // the latest turn_context's model
+	model     string        // the latest turn_context's model
 	lastTotal *domain.Usage // the latest complete total_token_usage
-	open      *turn    // the turn being read
-	ended     *turn    // the latest ended turn not yet reported
+	open      *turn         // the turn being read
+	ended     *turn         // the latest ended turn not yet reported
 	// countFrom, when not zero, makes records stamped before it count for
 	// nothing but the model and the running total (a continued session
 	// whose rollout was found only after it opened).

@@ -24,8 +24,12 @@ type Options struct {
 	Poll time.Duration
 }
 
-// Source is the measurement source for codex-acp's rollout files.
+// Source is the measurement source for codex-acp's rollout files. Its
+// Name is "codex_rollout", its RuntimeName "codex-acp" (the agentInfo.name
+// codex-acp reports); Claims reports whether the program or an argument of
+// command names codex-acp (see the package documentation for the rule).
 type Source struct {
+	journaltail.Identity
 	base journaltail.Source
 	home string
 	now  func() time.Time
@@ -40,7 +44,8 @@ func New(opts Options) *Source {
 		Package: "@zed-industries/codex-acp", Bins: []string{"codex-acp", "codex-acp.js"},
 		DirPrefix: "acpdrive-codex-measure-", Poll: 25 * time.Millisecond,
 	}
-	s := &Source{base: journaltail.NewSource(spec, journaltail.Tuning{Logger: opts.Logger, Poll: opts.Poll}), home: opts.Home, now: opts.Now}
+	base := journaltail.NewSource(spec, journaltail.Tuning{Logger: opts.Logger, Poll: opts.Poll})
+	s := &Source{Identity: base.Identity, base: base, home: opts.Home, now: opts.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -48,16 +53,6 @@ func New(opts Options) *Source {
 }
 
 func (s *Source) log() *slog.Logger { return s.base.Log() }
-
-// Name is "codex_rollout".
-func (s *Source) Name() string { return s.base.Name() }
-
-// RuntimeName is "codex-acp", the agentInfo.name codex-acp reports.
-func (s *Source) RuntimeName() string { return s.base.RuntimeName() }
-
-// Claims reports whether the program or an argument of command names
-// codex-acp (see the package documentation for the rule).
-func (s *Source) Claims(command []string) bool { return s.base.Claims(command) }
 
 // Arm creates the start's private temporary directory. The returned
 // measurement asks for no environment: CODEX_HOME stays where the

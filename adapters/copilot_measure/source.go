@@ -30,8 +30,12 @@ type Options struct {
 }
 
 // Source measures Copilot CLI's token usage from its session-state
-// journal. It is safe for concurrent use; each Arm is one start.
+// journal. It is safe for concurrent use; each Arm is one start. Its Name
+// is "copilot_events", its RuntimeName "Copilot"; Claims reports whether a
+// word of command names Copilot CLI (see the package documentation for
+// the rule).
 type Source struct {
+	journaltail.Identity
 	base  journaltail.Source
 	state string
 }
@@ -45,18 +49,9 @@ func New(o Options) *Source {
 		Package: "@github/copilot", Bins: []string{"copilot"}, DirPrefix: "acpdrive-copilot-measure-",
 		Settle: 300 * time.Millisecond, Poll: 10 * time.Millisecond,
 	}
-	return &Source{base: journaltail.NewSource(spec, journaltail.Tuning{Logger: o.Logger, Settle: o.Settle}), state: o.StateDir}
+	base := journaltail.NewSource(spec, journaltail.Tuning{Logger: o.Logger, Settle: o.Settle})
+	return &Source{Identity: base.Identity, base: base, state: o.StateDir}
 }
-
-// Name is "copilot_events".
-func (s *Source) Name() string { return s.base.Name() }
-
-// RuntimeName is "Copilot".
-func (s *Source) RuntimeName() string { return s.base.RuntimeName() }
-
-// Claims reports whether a word of command names Copilot CLI (see the
-// package documentation for the rule).
-func (s *Source) Claims(command []string) bool { return s.base.Claims(command) }
 
 // Arm creates the start's private directory and resolves the state
 // directory. The measurement carries no environment.

@@ -53,8 +53,10 @@ type Options struct {
 }
 
 // Source is the Gemini CLI measurement source. It is safe for concurrent
-// use; each Arm returns an independent Measurement.
+// use; each Arm returns an independent Measurement. Its Name is
+// "gemini_telemetry", its RuntimeName "gemini-cli".
 type Source struct {
+	journaltail.Identity
 	base journaltail.Source
 	home string
 }
@@ -69,14 +71,9 @@ func New(opts Options) *Source {
 		Settle: DefaultSettle, Poll: DefaultPoll,
 	}
 	t := journaltail.Tuning{Logger: opts.Logger, TempDir: opts.TempDir, Settle: opts.Settle, Poll: opts.Poll}
-	return &Source{base: journaltail.NewSource(spec, t), home: opts.Home}
+	base := journaltail.NewSource(spec, t)
+	return &Source{Identity: base.Identity, base: base, home: opts.Home}
 }
-
-// Name is "gemini_telemetry".
-func (s *Source) Name() string { return s.base.Name() }
-
-// RuntimeName is "gemini-cli".
-func (s *Source) RuntimeName() string { return s.base.RuntimeName() }
 
 // Claims reports whether command names Gemini CLI (see the package doc).
 func (s *Source) Claims(command []string) bool {
@@ -99,7 +96,7 @@ func (s *Source) Claims(command []string) bool {
 // namesGemini reports whether one word names Gemini CLI: not an
 // assignment, and, once unquoted, naming the package or its program.
 func (s *Source) namesGemini(word string) bool {
-	return !isAssignment(word) && s.base.Claims([]string{strings.Trim(word, `"'`)})
+	return !isAssignment(word) && s.Identity.Claims([]string{strings.Trim(word, `"'`)})
 }
 
 // isAssignment reports whether word is NAME=value with NAME a shell

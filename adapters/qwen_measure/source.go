@@ -30,8 +30,11 @@ type Options struct {
 }
 
 // Source measures Qwen Code's token usage from its chats journal. It is
-// safe for concurrent use; each Arm is one start.
+// safe for concurrent use; each Arm is one start. Its Name is
+// "qwen_chats", its RuntimeName "qwen-code"; Claims reports whether a word
+// of command names Qwen Code (see the package documentation for the rule).
 type Source struct {
+	journaltail.Identity
 	base journaltail.Source
 	home string
 }
@@ -45,18 +48,9 @@ func New(o Options) *Source {
 		Package: "@qwen-code/qwen-code", Bins: []string{"qwen"}, DirPrefix: "acpdrive-qwen-measure-",
 		Settle: 300 * time.Millisecond, Poll: 10 * time.Millisecond,
 	}
-	return &Source{base: journaltail.NewSource(spec, journaltail.Tuning{Logger: o.Logger, Settle: o.Settle}), home: o.Home}
+	base := journaltail.NewSource(spec, journaltail.Tuning{Logger: o.Logger, Settle: o.Settle})
+	return &Source{Identity: base.Identity, base: base, home: o.Home}
 }
-
-// Name is "qwen_chats".
-func (s *Source) Name() string { return s.base.Name() }
-
-// RuntimeName is "qwen-code".
-func (s *Source) RuntimeName() string { return s.base.RuntimeName() }
-
-// Claims reports whether a word of command names Qwen Code (see the
-// package documentation for the rule).
-func (s *Source) Claims(command []string) bool { return s.base.Claims(command) }
 
 // Arm creates the start's private directory and resolves the home the
 // journal is under. The measurement carries no environment.

@@ -41,12 +41,30 @@ type Tuning struct {
 	Settle, Poll time.Duration
 }
 
-// Source is the skeleton every measurement source shares: its names, its
-// claim rule, its tuning and the Arm that makes a start's private
-// directory. An adapter holds one and adds where its runtime's output is
-// and how it is read.
+// Identity is the part of a ports.MeasurementSource that names it and
+// its runtime. An adapter's Source embeds it.
+type Identity struct{ spec Spec }
+
+// Name is the source's name in logs and events.
+func (i Identity) Name() string { return i.spec.Name }
+
+// RuntimeName is the agentInfo.name of the runtime the source reads.
+func (i Identity) RuntimeName() string { return i.spec.RuntimeName }
+
+// Claims reports whether a word of command names the runtime's package
+// or one of its programs (see NamesPackage).
+func (i Identity) Claims(command []string) bool {
+	return Claims(command, i.spec.Package, i.spec.Bins...)
+}
+
+// Source is the skeleton every measurement source shares: its Identity,
+// its tuning and the Arm that makes a start's private directory. An
+// adapter holds one and adds where its runtime's output is and how it is
+// read.
 type Source struct {
-	spec    Spec
+	// Identity is the source's, for the adapter's Source to embed.
+	Identity Identity
+
 	log     *slog.Logger
 	tempDir string
 	settle  time.Duration
@@ -59,7 +77,7 @@ func NewSource(spec Spec, t Tuning) Source {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := Source{spec: spec, log: log.With("source", spec.Name), tempDir: t.TempDir, settle: t.Settle, poll: t.Poll}
+	s := Source{Identity: Identity{spec}, log: log.With("source", spec.Name), tempDir: t.TempDir, settle: t.Settle, poll: t.Poll}
 	if s.settle <= 0 {
 		s.settle = spec.Settle
 	}
@@ -69,22 +87,10 @@ func NewSource(spec Spec, t Tuning) Source {
 	return s
 }
 
-// Name is the source's name in logs and events.
-func (s *Source) Name() string { return s.spec.Name }
-
-// RuntimeName is the agentInfo.name the source reads.
-func (s *Source) RuntimeName() string { return s.spec.RuntimeName }
-
-// Claims reports whether a word of command names the runtime's package
-// or one of its programs (see NamesPackage).
-func (s *Source) Claims(command []string) bool {
-	return Claims(command, s.spec.Package, s.spec.Bins...)
-}
-
 // Log is the source's logger, tagged with its name.
 func (s *Source) Log() *slog.Logger { return s.log }
 
-// Settle and Poll are the source's waits.
+// Settle is how long a journal must stay unchanged to settle a turn.
 func (s *Source) Settle() time.Duration { return s.settle }
 
 // Poll is the pause between two reads while a turn is waited for.
@@ -92,12 +98,12 @@ func (s *Source) Poll() time.Duration { return s.poll }
 
 // Errorf is an error of the source: its adapter's name first.
 func (s *Source) Errorf(format string, args ...any) error {
-	return fmt.Errorf(s.spec.Adapter+": "+format, args...)
+	return fmt.Errorf(s.Identity.spec.Adapter+": "+format, args...)
 }
 
 // Following returns the options of a Follower of this source over dir.
 func (s *Source) Following(dir string) FollowerOptions {
-	return FollowerOptions{Name: s.spec.Adapter, Log: s.log, Settle: s.settle, Poll: s.poll, Dir: dir}
+	return FollowerOptions{Name: s.Identity.spec.Adapter, Log: s.log, Settle: s.settle, Poll: s.poll, Dir: dir}
 }
 
 // Arm prepares one start: ctx not done, a private directory (mode 0700),
@@ -107,7 +113,7 @@ func (s *Source) Arm(ctx context.Context, open func(dir string) (ports.Measureme
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	dir, err := PrivateDir(s.tempDir, s.spec.DirPrefix)
+	dir, err := PrivateDir(s.tempDir, s.Identity.spec.DirPrefix)
 	if err != nil {
 		return nil, s.Errorf("private directory: %w", err)
 	}
