@@ -43,8 +43,7 @@ type Options struct {
 // the rule).
 type Source struct {
 	journaltail.Identity
-	base      journaltail.Source
-	configDir string
+	base journaltail.Source
 }
 
 var _ ports.MeasurementSource = (*Source)(nil)
@@ -55,24 +54,20 @@ func New(o Options) *Source {
 		Adapter: "claude_measure", Name: SourceName, RuntimeName: AdapterName,
 		// The adapter's executable is the package's bin entry.
 		Package: AdapterName, Bins: []string{"claude-agent-acp"}, DirPrefix: "acpdrive-claude-measure-",
+		HomeEnv: "CLAUDE_CONFIG_DIR", HomeSub: []string{".claude"},
 		// A turn's transcript must stay unchanged this long, once a record
 		// counted, to settle a turn without a final stop reason; it is read
 		// every Poll while a turn settles.
 		Settle: 300 * time.Millisecond, Poll: 10 * time.Millisecond,
 	}
-	base := journaltail.NewSource(spec, journaltail.Tuning{Logger: o.Logger, Settle: o.Settle})
-	return &Source{Identity: base.Identity, base: base, configDir: o.ConfigDir}
+	base := journaltail.NewSource(spec, journaltail.Tuning{Logger: o.Logger, Home: o.ConfigDir, Settle: o.Settle})
+	return &Source{Identity: base.Identity, base: base}
 }
 
 // Arm creates the start's private directory and resolves the config home.
 // The returned measurement carries no environment.
 func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
-	return s.base.Arm(ctx, func(dir string) (ports.Measurement, error) {
-		home, err := s.base.UserDir(s.configDir, "CLAUDE_CONFIG_DIR", ".claude")
-		if err != nil {
-			return nil, err
-		}
-		s.base.Log().Debug("claude transcript source armed", "config_home", home)
+	return s.base.Arm(ctx, func(dir, home string) (ports.Measurement, error) {
 		return &measurement{
 			log:      s.base.Log(),
 			private:  journaltail.NewPrivate("claude_measure", dir),

@@ -31,7 +31,6 @@ type Options struct {
 type Source struct {
 	journaltail.Identity
 	base journaltail.Source
-	home string
 	now  func() time.Time
 }
 
@@ -42,10 +41,11 @@ func New(opts Options) *Source {
 	spec := journaltail.Spec{
 		Adapter: "codex_measure", Name: "codex_rollout", RuntimeName: "codex-acp",
 		Package: "@zed-industries/codex-acp", Bins: []string{"codex-acp", "codex-acp.js"},
-		DirPrefix: "acpdrive-codex-measure-", Poll: 25 * time.Millisecond,
+		DirPrefix: "acpdrive-codex-measure-",
+		HomeEnv:   "CODEX_HOME", HomeSub: []string{".codex"}, Poll: 25 * time.Millisecond,
 	}
-	base := journaltail.NewSource(spec, journaltail.Tuning{Logger: opts.Logger, Poll: opts.Poll})
-	s := &Source{Identity: base.Identity, base: base, home: opts.Home, now: opts.Now}
+	base := journaltail.NewSource(spec, journaltail.Tuning{Logger: opts.Logger, Home: opts.Home, Poll: opts.Poll})
+	s := &Source{Identity: base.Identity, base: base, now: opts.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -58,12 +58,7 @@ func (s *Source) log() *slog.Logger { return s.base.Log() }
 // measurement asks for no environment: CODEX_HOME stays where the
 // runtime's sessions are kept (see the package documentation).
 func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
-	return s.base.Arm(ctx, func(dir string) (ports.Measurement, error) {
-		home, err := s.base.UserDir(s.home, "CODEX_HOME", ".codex")
-		if err != nil {
-			return nil, err
-		}
-		s.log().Debug("codex rollout source armed", "codex_home", home)
+	return s.base.Arm(ctx, func(dir, home string) (ports.Measurement, error) {
 		return &measurement{src: s, home: home, private: journaltail.NewPrivate("codex_measure", dir)}, nil
 	})
 }

@@ -36,8 +36,7 @@ type Options struct {
 // the rule).
 type Source struct {
 	journaltail.Identity
-	base  journaltail.Source
-	state string
+	base journaltail.Source
 }
 
 var _ ports.MeasurementSource = (*Source)(nil)
@@ -47,20 +46,17 @@ func New(o Options) *Source {
 	spec := journaltail.Spec{
 		Adapter: "copilot_measure", Name: SourceName, RuntimeName: RuntimeName,
 		Package: "@github/copilot", Bins: []string{"copilot"}, DirPrefix: "acpdrive-copilot-measure-",
-		Settle: 300 * time.Millisecond, Poll: 10 * time.Millisecond,
+		HomeSub: []string{".copilot"},
+		Settle:  300 * time.Millisecond, Poll: 10 * time.Millisecond,
 	}
-	base := journaltail.NewSource(spec, journaltail.Tuning{Logger: o.Logger, Settle: o.Settle})
-	return &Source{Identity: base.Identity, base: base, state: o.StateDir}
+	base := journaltail.NewSource(spec, journaltail.Tuning{Logger: o.Logger, Home: o.StateDir, Settle: o.Settle})
+	return &Source{Identity: base.Identity, base: base}
 }
 
 // Arm creates the start's private directory and resolves the state
 // directory. The measurement carries no environment.
 func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
-	return s.base.Arm(ctx, func(dir string) (ports.Measurement, error) {
-		state, err := s.base.UserDir(s.state, "", ".copilot")
-		if err != nil {
-			return nil, err
-		}
-		return journaltail.NewFollower(events{filepath.Join(state, "session-state")}, s.base.Following(dir)), nil
+	return s.base.Follow(ctx, func(state string) journaltail.Journal {
+		return events{filepath.Join(state, "session-state")}
 	})
 }

@@ -58,7 +58,6 @@ type Options struct {
 type Source struct {
 	journaltail.Identity
 	base journaltail.Source
-	home string
 }
 
 var _ ports.MeasurementSource = (*Source)(nil)
@@ -68,11 +67,13 @@ func New(opts Options) *Source {
 	spec := journaltail.Spec{
 		Adapter: "gemini_measure", Name: SourceName, RuntimeName: RuntimeName,
 		Package: Package, Bins: []string{"gemini"}, DirPrefix: "acpdrive-gemini-telemetry-",
+		// No home: no journal to fall back on; the outfile still counts.
+		HomeEnv: "GEMINI_CLI_HOME", HomeOptional: true,
 		Settle: DefaultSettle, Poll: DefaultPoll,
 	}
-	t := journaltail.Tuning{Logger: opts.Logger, TempDir: opts.TempDir, Settle: opts.Settle, Poll: opts.Poll}
+	t := journaltail.Tuning{Logger: opts.Logger, TempDir: opts.TempDir, Home: opts.Home, Settle: opts.Settle, Poll: opts.Poll}
 	base := journaltail.NewSource(spec, t)
-	return &Source{Identity: base.Identity, base: base, home: opts.Home}
+	return &Source{Identity: base.Identity, base: base}
 }
 
 // Claims reports whether command names Gemini CLI (see the package doc).
@@ -120,9 +121,7 @@ func isAssignment(word string) bool {
 // Arm makes the start's private directory and the environment that points
 // Gemini CLI's telemetry into it.
 func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
-	return s.base.Arm(ctx, func(dir string) (ports.Measurement, error) {
-		// No home: no journal to fall back on; the outfile still counts.
-		home, _ := s.base.UserDir(s.home, "GEMINI_CLI_HOME")
+	return s.base.Arm(ctx, func(dir, home string) (ports.Measurement, error) {
 		return &measurement{
 			src:     &s.base,
 			private: journaltail.NewPrivate("gemini_measure", dir),

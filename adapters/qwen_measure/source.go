@@ -36,7 +36,6 @@ type Options struct {
 type Source struct {
 	journaltail.Identity
 	base journaltail.Source
-	home string
 }
 
 var _ ports.MeasurementSource = (*Source)(nil)
@@ -48,18 +47,14 @@ func New(o Options) *Source {
 		Package: "@qwen-code/qwen-code", Bins: []string{"qwen"}, DirPrefix: "acpdrive-qwen-measure-",
 		Settle: 300 * time.Millisecond, Poll: 10 * time.Millisecond,
 	}
-	base := journaltail.NewSource(spec, journaltail.Tuning{Logger: o.Logger, Settle: o.Settle})
-	return &Source{Identity: base.Identity, base: base, home: o.Home}
+	base := journaltail.NewSource(spec, journaltail.Tuning{Logger: o.Logger, Home: o.Home, Settle: o.Settle})
+	return &Source{Identity: base.Identity, base: base}
 }
 
 // Arm creates the start's private directory and resolves the home the
 // journal is under. The measurement carries no environment.
 func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
-	return s.base.Arm(ctx, func(dir string) (ports.Measurement, error) {
-		home, err := s.base.UserDir(s.home, "")
-		if err != nil {
-			return nil, err
-		}
-		return journaltail.NewFollower(chats{filepath.Join(home, ".qwen", "projects")}, s.base.Following(dir)), nil
+	return s.base.Follow(ctx, func(home string) journaltail.Journal {
+		return chats{filepath.Join(home, ".qwen", "projects")}
 	})
 }

@@ -25,6 +25,14 @@ type Spec struct {
 	Bins    []string
 	// DirPrefix names each start's private directory.
 	DirPrefix string
+	// HomeEnv and HomeSub say where the runtime keeps its files when
+	// Tuning.Home is empty: $HomeEnv when set (HomeEnv empty: never),
+	// else HomeSub under this process's home directory.
+	HomeEnv string
+	HomeSub []string
+	// HomeOptional makes a missing home directory leave the home empty
+	// instead of failing Arm.
+	HomeOptional bool
 	// Settle and Poll are the defaults of Tuning's.
 	Settle, Poll time.Duration
 }
@@ -37,6 +45,9 @@ type Tuning struct {
 	// TempDir is where the private directories are made; empty: the
 	// system's directory for temporary files.
 	TempDir string
+	// Home is where the runtime keeps its files as it sees them; empty:
+	// the Spec's HomeEnv or HomeSub, resolved when Arm runs.
+	Home string
 	// Settle and Poll are the source's waits (see Waiting).
 	Settle, Poll time.Duration
 }
@@ -67,6 +78,7 @@ type Source struct {
 
 	log     *slog.Logger
 	tempDir string
+	home    string
 	settle  time.Duration
 	poll    time.Duration
 }
@@ -77,7 +89,7 @@ func NewSource(spec Spec, t Tuning) Source {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := Source{Identity: Identity{spec}, log: log.With("source", spec.Name), tempDir: t.TempDir, settle: t.Settle, poll: t.Poll}
+	s := Source{Identity: Identity{spec}, log: log.With("source", spec.Name), tempDir: t.TempDir, home: t.Home, settle: t.Settle, poll: t.Poll}
 	if s.settle <= 0 {
 		s.settle = spec.Settle
 	}
@@ -106,40 +118,54 @@ func (s *Source) Following(dir string) FollowerOptions {
 	return FollowerOptions{Name: s.Identity.spec.Adapter, Log: s.log, Settle: s.settle, Poll: s.poll, Dir: dir}
 }
 
-// Arm prepares one start: ctx not done, a private directory (mode 0700),
-// then open's measurement over it. When open fails the directory is
-// removed again.
-func (s *Source) Arm(ctx context.Context, open func(dir string) (ports.Measurement, error)) (ports.Measurement, error) {
+// Arm prepares one start: ctx not done, the home resolved, a private
+// directory (mode 0700), then open's measurement over both. When open
+// fails the directory is removed again.
+func (s *Source) Arm(ctx context.Context, open func(dir, home string) (ports.Measurement, error)) (ports.Measurement, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	home, err := s.resolveHome()
+	if err != nil {
 		return nil, err
 	}
 	dir, err := PrivateDir(s.tempDir, s.Identity.spec.DirPrefix)
 	if err != nil {
 		return nil, s.Errorf("private directory: %w", err)
 	}
-	m, err := open(dir)
+	m, err := open(dir, home)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	s.log.Debug("armed", "dir", dir)
+	s.log.Debug("armed", "dir", dir, "home", home)
 	return m, nil
 }
 
-// UserDir is dir when it is set, else env's value when set (env empty:
-// none), else sub joined to this process's home directory.
-func (s *Source) UserDir(dir, env string, sub ...string) (string, error) {
-	if dir != "" {
-		return dir, nil
+// Follow is Arm for a runtime read by a Follower over journal(home).
+func (s *Source) Follow(ctx context.Context, journal func(home string) Journal) (ports.Measurement, error) {
+	return s.Arm(ctx, func(dir, home string) (ports.Measurement, error) {
+		return NewFollower(journal(home), s.Following(dir)), nil
+	})
+}
+
+// resolveHome is Tuning.Home, else the Spec's place for it.
+func (s *Source) resolveHome() (string, error) {
+	spec := s.Identity.spec
+	if s.home != "" {
+		return s.home, nil
 	}
-	if env != "" {
-		if d := os.Getenv(env); d != "" {
+	if spec.HomeEnv != "" {
+		if d := os.Getenv(spec.HomeEnv); d != "" {
 			return d, nil
 		}
 	}
 	h, err := os.UserHomeDir()
-	if err != nil {
-		return "", s.Errorf("no home directory: %w", err)
+	switch {
+	case err == nil:
+		return joinAll(h, spec.HomeSub), nil
+	case spec.HomeOptional:
+		return "", nil
 	}
-	return joinAll(h, sub), nil
+	return "", s.Errorf("no home directory: %w", err)
 }
