@@ -1,7 +1,6 @@
 package claude_measure
 
 import (
-	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -40,17 +39,15 @@ type Options struct {
 // "claude_transcript", its RuntimeName "@zed-industries/claude-agent-acp"
 // (the adapter's agentInfo.name); Claims reports whether a word of command
 // names the Claude agent ACP adapter (see the package documentation for
-// the rule).
-type Source struct {
-	journaltail.Identity
-	base journaltail.Source
-}
+// the rule). Arm creates the start's private directory and resolves the
+// config home; the measurement carries no environment.
+type Source struct{ journaltail.Source }
 
 var _ ports.MeasurementSource = (*Source)(nil)
 
 // New returns the Claude Code transcript source.
 func New(o Options) *Source {
-	spec := journaltail.Spec{
+	return &Source{journaltail.NewSource(journaltail.Spec{
 		Adapter: "claude_measure", Name: SourceName, RuntimeName: AdapterName,
 		// The adapter's executable is the package's bin entry.
 		Package: AdapterName, Bins: []string{"claude-agent-acp"}, DirPrefix: "acpdrive-claude-measure-",
@@ -59,24 +56,17 @@ func New(o Options) *Source {
 		// counted, to settle a turn without a final stop reason; it is read
 		// every Poll while a turn settles.
 		Settle: 300 * time.Millisecond, Poll: 10 * time.Millisecond,
-	}
-	base := journaltail.NewSource(spec, journaltail.Tuning{Logger: o.Logger, Home: o.ConfigDir, Settle: o.Settle})
-	return &Source{Identity: base.Identity, base: base}
-}
-
-// Arm creates the start's private directory and resolves the config home.
-// The returned measurement carries no environment.
-func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
-	return s.base.Arm(ctx, func(dir, home string) (ports.Measurement, error) {
-		return &measurement{
-			log:      s.base.Log(),
-			private:  journaltail.NewPrivate("claude_measure", dir),
-			projects: filepath.Join(home, "projects"),
-			settle:   s.base.Settle(),
-			poll:     s.base.Poll(),
-			sessions: map[string]*sessionState{},
-		}, nil
-	})
+		Open: func(st journaltail.Start) (ports.Measurement, error) {
+			return &measurement{
+				log:      st.Log,
+				private:  st.Private(),
+				projects: filepath.Join(st.Home, "projects"),
+				settle:   st.Settle,
+				poll:     st.Poll,
+				sessions: map[string]*sessionState{},
+			}, nil
+		},
+	}, journaltail.Tuning{Logger: o.Logger, Home: o.ConfigDir, Settle: o.Settle})}
 }
 
 // measurement is one armed start.

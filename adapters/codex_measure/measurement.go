@@ -18,8 +18,8 @@ const fullSearchEvery = 500 * time.Millisecond
 
 // measurement is one armed start of a Source.
 type measurement struct {
-	src  *Source
-	home string
+	st  journaltail.Start
+	now func() time.Time
 
 	mu        sync.Mutex
 	private   journaltail.Private
@@ -47,12 +47,12 @@ func (m *measurement) SessionOpened(sessionID string, continued bool) {
 	if m.find(true) {
 		m.read(false)
 		m.floor = m.tail.Offset
-		m.src.log().Debug("codex rollout of a continued session: reading from its end",
+		m.st.Log.Debug("codex rollout of a continued session: reading from its end",
 			"session_id", sessionID, "path", m.tail.Path, "offset", m.tail.Offset)
 		return
 	}
-	m.tr.countFrom = m.src.now()
-	m.src.log().Debug("codex rollout of a continued session not found yet; earlier records will not count",
+	m.tr.countFrom = m.now()
+	m.st.Log.Debug("codex rollout of a continued session not found yet; earlier records will not count",
 		"session_id", sessionID)
 }
 
@@ -64,11 +64,11 @@ func (m *measurement) reset(sessionID string) {
 	m.lastFull = time.Time{}
 	m.tr = tracker{
 		mismatch: func(t *turn, diff domain.Usage) {
-			m.src.log().Warn("codex rollout: a turn's per-call figures and its running-total difference disagree; the per-call figures are reported",
+			m.st.Log.Warn("codex rollout: a turn's per-call figures and its running-total difference disagree; the per-call figures are reported",
 				"session_id", m.sessionID, "turn_id", t.id, "per_call", fmt.Sprintf("%+v", t.sum), "total_difference", fmt.Sprintf("%+v", diff))
 		},
 		incomplete: func(pos int64) {
-			m.src.log().Debug("codex rollout: a token_count record lacks a counter and does not count",
+			m.st.Log.Debug("codex rollout: a token_count record lacks a counter and does not count",
 				"session_id", m.sessionID, "offset", pos)
 		},
 	}
@@ -87,7 +87,7 @@ func (m *measurement) TurnUsage(ctx context.Context, sessionID string) (domain.U
 	}
 	defer func() { m.floor = m.tail.Offset }()
 	// No settle rule: a turn ends on its end record, or at ctx's end.
-	return m.private.Wait(ctx, &m.mu, (*rollout)(m), journaltail.Waiting{Poll: m.src.base.Poll(), Log: m.src.log(), SessionID: sessionID})
+	return m.private.Wait(ctx, &m.mu, (*rollout)(m), journaltail.Waiting{Poll: m.st.Poll, Log: m.st.Log, SessionID: sessionID})
 }
 
 // rollout is a measurement as journaltail.Wait's Turns.
@@ -110,11 +110,11 @@ func (r *rollout) TakeEnded() (journaltail.Figures, bool) {
 	}
 	r.tr.ended = nil
 	if t.startPos < r.floor {
-		r.src.log().Debug("codex rollout: discarded the figures of an earlier turn whose wait had ended",
+		r.st.Log.Debug("codex rollout: discarded the figures of an earlier turn whose wait had ended",
 			"session_id", r.sessionID, "turn_id", t.id)
 		return journaltail.Figures{}, false
 	}
-	r.src.log().Debug("codex rollout: turn figures read", "session_id", r.sessionID, "turn_id", t.id, "records", t.records)
+	r.st.Log.Debug("codex rollout: turn figures read", "session_id", r.sessionID, "turn_id", t.id, "records", t.records)
 	return r.figures(t), true
 }
 
@@ -126,7 +126,7 @@ func (r *rollout) TakeOpen() (journaltail.Figures, bool) {
 		return journaltail.Figures{}, false
 	}
 	t.reported = true
-	r.src.log().Debug("codex rollout: the turn's end was not read in time; reporting the records read",
+	r.st.Log.Debug("codex rollout: the turn's end was not read in time; reporting the records read",
 		"session_id", r.sessionID, "turn_id", t.id, "records", t.records)
 	return r.figures(t), true
 }
@@ -154,9 +154,9 @@ func (m *measurement) find(now bool) bool {
 	if !journaltail.ValidID(m.sessionID) {
 		return false
 	}
-	sessions := filepath.Join(m.home, "sessions")
+	sessions := filepath.Join(m.st.Home, "sessions")
 	name := "rollout-*-" + m.sessionID + ".jsonl"
-	t := m.src.now()
+	t := m.now()
 	for _, d := range []time.Time{t.AddDate(0, 0, -1), t, t.AddDate(0, 0, 1)} {
 		if p := latest(filepath.Join(sessions, d.Format("2006"), d.Format("01"), d.Format("02"), name)); p != "" {
 			m.found(p)
@@ -176,7 +176,7 @@ func (m *measurement) find(now bool) bool {
 
 func (m *measurement) found(p string) {
 	m.tail.Path = p
-	m.src.log().Debug("codex rollout found", "session_id", m.sessionID, "path", p)
+	m.st.Log.Debug("codex rollout found", "session_id", m.sessionID, "path", p)
 }
 
 // latest is the last match of a glob in name order, or "".

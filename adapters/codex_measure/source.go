@@ -1,7 +1,6 @@
 package codex_measure
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
@@ -28,37 +27,27 @@ type Options struct {
 // Name is "codex_rollout", its RuntimeName "codex-acp" (the agentInfo.name
 // codex-acp reports); Claims reports whether the program or an argument of
 // command names codex-acp (see the package documentation for the rule).
-type Source struct {
-	journaltail.Identity
-	base journaltail.Source
-	now  func() time.Time
-}
+// Arm creates the start's private temporary directory; the measurement
+// asks for no environment: CODEX_HOME stays where the runtime's sessions
+// are kept (see the package documentation).
+type Source struct{ journaltail.Source }
 
 var _ ports.MeasurementSource = (*Source)(nil)
 
 // New returns a Source.
 func New(opts Options) *Source {
-	spec := journaltail.Spec{
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Source{journaltail.NewSource(journaltail.Spec{
 		Adapter: "codex_measure", Name: "codex_rollout", RuntimeName: "codex-acp",
 		Package: "@zed-industries/codex-acp", Bins: []string{"codex-acp", "codex-acp.js"},
-		DirPrefix: "acpdrive-codex-measure-",
-		HomeEnv:   "CODEX_HOME", HomeSub: []string{".codex"}, Poll: 25 * time.Millisecond,
-	}
-	base := journaltail.NewSource(spec, journaltail.Tuning{Logger: opts.Logger, Home: opts.Home, Poll: opts.Poll})
-	s := &Source{Identity: base.Identity, base: base, now: opts.Now}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	return s
-}
-
-func (s *Source) log() *slog.Logger { return s.base.Log() }
-
-// Arm creates the start's private temporary directory. The returned
-// measurement asks for no environment: CODEX_HOME stays where the
-// runtime's sessions are kept (see the package documentation).
-func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
-	return s.base.Arm(ctx, func(dir, home string) (ports.Measurement, error) {
-		return &measurement{src: s, home: home, private: journaltail.NewPrivate("codex_measure", dir)}, nil
-	})
+		DirPrefix: "acpdrive-codex-measure-", HomeEnv: "CODEX_HOME", HomeSub: []string{".codex"},
+		// No settle rule: a turn ends on its end record, or at the wait's end.
+		Poll: 25 * time.Millisecond,
+		Open: func(st journaltail.Start) (ports.Measurement, error) {
+			return &measurement{st: st, now: now, private: st.Private()}, nil
+		},
+	}, journaltail.Tuning{Logger: opts.Logger, Home: opts.Home, Poll: opts.Poll})}
 }

@@ -1,7 +1,6 @@
 package copilot_measure
 
 import (
-	"context"
 	"log/slog"
 	"path/filepath"
 	"time"
@@ -33,30 +32,21 @@ type Options struct {
 // journal. It is safe for concurrent use; each Arm is one start. Its Name
 // is "copilot_events", its RuntimeName "Copilot"; Claims reports whether a
 // word of command names Copilot CLI (see the package documentation for
-// the rule).
-type Source struct {
-	journaltail.Identity
-	base journaltail.Source
-}
+// the rule). Arm creates the start's private directory and resolves the
+// state directory; the measurement carries no environment.
+type Source struct{ journaltail.Source }
 
 var _ ports.MeasurementSource = (*Source)(nil)
 
 // New returns the Copilot CLI session-state source.
 func New(o Options) *Source {
-	spec := journaltail.Spec{
+	return &Source{journaltail.NewSource(journaltail.Spec{
 		Adapter: "copilot_measure", Name: SourceName, RuntimeName: RuntimeName,
 		Package: "@github/copilot", Bins: []string{"copilot"}, DirPrefix: "acpdrive-copilot-measure-",
 		HomeSub: []string{".copilot"},
 		Settle:  300 * time.Millisecond, Poll: 10 * time.Millisecond,
-	}
-	base := journaltail.NewSource(spec, journaltail.Tuning{Logger: o.Logger, Home: o.StateDir, Settle: o.Settle})
-	return &Source{Identity: base.Identity, base: base}
-}
-
-// Arm creates the start's private directory and resolves the state
-// directory. The measurement carries no environment.
-func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
-	return s.base.Follow(ctx, func(state string) journaltail.Journal {
-		return events{filepath.Join(state, "session-state")}
-	})
+		Open: journaltail.Follow(func(state string) journaltail.Journal {
+			return events{filepath.Join(state, "session-state")}
+		}),
+	}, journaltail.Tuning{Logger: o.Logger, Home: o.StateDir, Settle: o.Settle})}
 }

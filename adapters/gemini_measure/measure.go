@@ -12,9 +12,8 @@ import (
 
 // measurement is one armed start of the source.
 type measurement struct {
-	src     *journaltail.Source
+	st      journaltail.Start
 	outfile string
-	home    string
 
 	mu      sync.Mutex
 	private journaltail.Private
@@ -43,7 +42,7 @@ func (m *measurement) SessionOpened(sessionID string, continued bool) {
 	m.session = sessionID
 	m.out = objectReader{path: m.outfile, offset: size(m.outfile)}
 	m.pending = nil
-	m.src.Log().Debug("gemini telemetry session opened", "session_id", sessionID, "continued", continued, "offset", m.out.offset)
+	m.st.Log.Debug("gemini telemetry session opened", "session_id", sessionID, "continued", continued, "offset", m.out.offset)
 }
 
 // apiResponse is one gemini_cli.api_response record that carries every
@@ -124,9 +123,9 @@ func (m *measurement) readOutfile(sessionID string, from int64) (caughtUp bool, 
 		switch {
 		case sid != sessionID:
 		case rec == nil:
-			m.src.Log().Debug("gemini telemetry: api_response without every counter; not counted", "session_id", sid)
+			m.st.Log.Debug("gemini telemetry: api_response without every counter; not counted", "session_id", sid)
 		case m.done[rec.promptID]:
-			m.src.Log().Debug("gemini telemetry: late record of an earlier turn; not counted", "prompt_id", rec.promptID)
+			m.st.Log.Debug("gemini telemetry: late record of an earlier turn; not counted", "prompt_id", rec.promptID)
 		default:
 			m.pending = append(m.pending, *rec)
 		}
@@ -149,7 +148,7 @@ func (m *measurement) TurnUsage(ctx context.Context, sessionID string) (domain.U
 	from := size(m.outfile)
 	settled := false
 	var readErr error
-	tick := time.NewTicker(m.src.Poll())
+	tick := time.NewTicker(m.st.Poll)
 	defer tick.Stop()
 wait:
 	for {
@@ -157,7 +156,7 @@ wait:
 		if err != nil {
 			readErr = err
 		}
-		if caughtUp || time.Since(began) >= m.src.Settle() {
+		if caughtUp || time.Since(began) >= m.st.Settle {
 			settled = true
 			break
 		}
@@ -168,11 +167,11 @@ wait:
 		}
 	}
 	usage, model, ok := m.takeTurn()
-	m.src.Log().Debug("gemini telemetry read", "session_id", sessionID, "settled", settled, "measured", ok,
+	m.st.Log.Debug("gemini telemetry read", "session_id", sessionID, "settled", settled, "measured", ok,
 		"total_tokens", usage.TotalTokens, "waited", time.Since(began))
 	if !settled || !ok {
-		ju, jmodel, jok := readJournal(m.home, sessionID)
-		m.src.Log().Debug("gemini session journal read", "session_id", sessionID, "measured", jok, "total_tokens", ju.TotalTokens)
+		ju, jmodel, jok := readJournal(m.st.Home, sessionID)
+		m.st.Log.Debug("gemini session journal read", "session_id", sessionID, "measured", jok, "total_tokens", ju.TotalTokens)
 		if jok && (!ok || ju.TotalTokens > usage.TotalTokens) {
 			usage, model, ok = ju, jmodel, true
 		}

@@ -1,7 +1,6 @@
 package gemini_measure
 
 import (
-	"context"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -54,26 +53,30 @@ type Options struct {
 
 // Source is the Gemini CLI measurement source. It is safe for concurrent
 // use; each Arm returns an independent Measurement. Its Name is
-// "gemini_telemetry", its RuntimeName "gemini-cli".
-type Source struct {
-	journaltail.Identity
-	base journaltail.Source
-}
+// "gemini_telemetry", its RuntimeName "gemini-cli". Arm makes the start's
+// private directory and the environment that points Gemini CLI's
+// telemetry into it.
+type Source struct{ journaltail.Source }
 
 var _ ports.MeasurementSource = (*Source)(nil)
 
 // New returns a Gemini CLI measurement source.
 func New(opts Options) *Source {
-	spec := journaltail.Spec{
+	return &Source{journaltail.NewSource(journaltail.Spec{
 		Adapter: "gemini_measure", Name: SourceName, RuntimeName: RuntimeName,
 		Package: Package, Bins: []string{"gemini"}, DirPrefix: "acpdrive-gemini-telemetry-",
 		// No home: no journal to fall back on; the outfile still counts.
 		HomeEnv: "GEMINI_CLI_HOME", HomeOptional: true,
 		Settle: DefaultSettle, Poll: DefaultPoll,
-	}
-	t := journaltail.Tuning{Logger: opts.Logger, TempDir: opts.TempDir, Home: opts.Home, Settle: opts.Settle, Poll: opts.Poll}
-	base := journaltail.NewSource(spec, t)
-	return &Source{Identity: base.Identity, base: base}
+		Open: func(st journaltail.Start) (ports.Measurement, error) {
+			return &measurement{
+				st:      st,
+				private: st.Private(),
+				outfile: filepath.Join(st.Dir, OutfileName),
+				done:    map[string]bool{},
+			}, nil
+		},
+	}, journaltail.Tuning{Logger: opts.Logger, TempDir: opts.TempDir, Home: opts.Home, Settle: opts.Settle, Poll: opts.Poll})}
 }
 
 // Claims reports whether command names Gemini CLI (see the package doc).
@@ -97,7 +100,7 @@ func (s *Source) Claims(command []string) bool {
 // namesGemini reports whether one word names Gemini CLI: not an
 // assignment, and, once unquoted, naming the package or its program.
 func (s *Source) namesGemini(word string) bool {
-	return !isAssignment(word) && s.Identity.Claims([]string{strings.Trim(word, `"'`)})
+	return !isAssignment(word) && s.Source.Claims([]string{strings.Trim(word, `"'`)})
 }
 
 // isAssignment reports whether word is NAME=value with NAME a shell
@@ -116,18 +119,4 @@ func isAssignment(word string) bool {
 		}
 	}
 	return true
-}
-
-// Arm makes the start's private directory and the environment that points
-// Gemini CLI's telemetry into it.
-func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
-	return s.base.Arm(ctx, func(dir, home string) (ports.Measurement, error) {
-		return &measurement{
-			src:     &s.base,
-			private: journaltail.NewPrivate("gemini_measure", dir),
-			outfile: filepath.Join(dir, OutfileName),
-			home:    home,
-			done:    map[string]bool{},
-		}, nil
-	})
 }

@@ -1,7 +1,6 @@
 package qwen_measure
 
 import (
-	"context"
 	"log/slog"
 	"path/filepath"
 	"time"
@@ -33,28 +32,20 @@ type Options struct {
 // safe for concurrent use; each Arm is one start. Its Name is
 // "qwen_chats", its RuntimeName "qwen-code"; Claims reports whether a word
 // of command names Qwen Code (see the package documentation for the rule).
-type Source struct {
-	journaltail.Identity
-	base journaltail.Source
-}
+// Arm creates the start's private directory and resolves the home the
+// journal is under; the measurement carries no environment.
+type Source struct{ journaltail.Source }
 
 var _ ports.MeasurementSource = (*Source)(nil)
 
 // New returns the Qwen Code chats source.
 func New(o Options) *Source {
-	spec := journaltail.Spec{
+	return &Source{journaltail.NewSource(journaltail.Spec{
 		Adapter: "qwen_measure", Name: SourceName, RuntimeName: RuntimeName,
 		Package: "@qwen-code/qwen-code", Bins: []string{"qwen"}, DirPrefix: "acpdrive-qwen-measure-",
 		Settle: 300 * time.Millisecond, Poll: 10 * time.Millisecond,
-	}
-	base := journaltail.NewSource(spec, journaltail.Tuning{Logger: o.Logger, Home: o.Home, Settle: o.Settle})
-	return &Source{Identity: base.Identity, base: base}
-}
-
-// Arm creates the start's private directory and resolves the home the
-// journal is under. The measurement carries no environment.
-func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
-	return s.base.Follow(ctx, func(home string) journaltail.Journal {
-		return chats{filepath.Join(home, ".qwen", "projects")}
-	})
+		Open: journaltail.Follow(func(home string) journaltail.Journal {
+			return chats{filepath.Join(home, ".qwen", "projects")}
+		}),
+	}, journaltail.Tuning{Logger: o.Logger, Home: o.Home, Settle: o.Settle})}
 }

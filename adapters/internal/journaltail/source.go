@@ -35,6 +35,8 @@ type Spec struct {
 	HomeOptional bool
 	// Settle and Poll are the defaults of Tuning's.
 	Settle, Poll time.Duration
+	// Open makes the measurement of one start.
+	Open func(Start) (ports.Measurement, error)
 }
 
 // Tuning is what a source's options set of the skeleton; a zero field
@@ -52,30 +54,37 @@ type Tuning struct {
 	Settle, Poll time.Duration
 }
 
-// Identity is the part of a ports.MeasurementSource that names it and
-// its runtime. An adapter's Source embeds it.
-type Identity struct{ spec Spec }
-
-// Name is the source's name in logs and events.
-func (i Identity) Name() string { return i.spec.Name }
-
-// RuntimeName is the agentInfo.name of the runtime the source reads.
-func (i Identity) RuntimeName() string { return i.spec.RuntimeName }
-
-// Claims reports whether a word of command names the runtime's package
-// or one of its programs (see NamesPackage).
-func (i Identity) Claims(command []string) bool {
-	return Claims(command, i.spec.Package, i.spec.Bins...)
+// Start is one armed start as a Spec's Open sees it.
+type Start struct {
+	// Adapter names the errors of the start ("qwen_measure").
+	Adapter string
+	// Dir is the start's private directory (mode 0700); Home is where
+	// the runtime keeps its files (see Spec.HomeEnv).
+	Dir, Home string
+	// Log is the source's logger, tagged with its name.
+	Log *slog.Logger
+	// Settle and Poll are the source's waits (see Waiting).
+	Settle, Poll time.Duration
 }
 
-// Source is the skeleton every measurement source shares: its Identity,
-// its tuning and the Arm that makes a start's private directory. An
-// adapter holds one and adds where its runtime's output is and how it is
-// read.
-type Source struct {
-	// Identity is the source's, for the adapter's Source to embed.
-	Identity Identity
+// Private is the start's directory, for its measurement to release.
+func (st Start) Private() Private { return NewPrivate(st.Adapter, st.Dir) }
 
+// Follow is the Open of a runtime read by a Follower over journal(home).
+func Follow(journal func(home string) Journal) func(Start) (ports.Measurement, error) {
+	return func(st Start) (ports.Measurement, error) {
+		return NewFollower(journal(st.Home), FollowerOptions{
+			Name: st.Adapter, Log: st.Log, Settle: st.Settle, Poll: st.Poll, Dir: st.Dir,
+		}), nil
+	}
+}
+
+// Source is the ports.MeasurementSource every measurement source is: its
+// names, its claim rule, its tuning and the Arm that makes a start's
+// private directory and resolves the runtime's home before the Spec's
+// Open makes the measurement. An adapter's Source embeds one.
+type Source struct {
+	spec    Spec
 	log     *slog.Logger
 	tempDir string
 	home    string
@@ -83,13 +92,15 @@ type Source struct {
 	poll    time.Duration
 }
 
-// NewSource returns the skeleton of spec, tuned by t.
+var _ ports.MeasurementSource = (*Source)(nil)
+
+// NewSource returns the source of spec, tuned by t.
 func NewSource(spec Spec, t Tuning) Source {
 	log := t.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := Source{Identity: Identity{spec}, log: log.With("source", spec.Name), tempDir: t.TempDir, home: t.Home, settle: t.Settle, poll: t.Poll}
+	s := Source{spec: spec, log: log.With("source", spec.Name), tempDir: t.TempDir, home: t.Home, settle: t.Settle, poll: t.Poll}
 	if s.settle <= 0 {
 		s.settle = spec.Settle
 	}
@@ -99,29 +110,22 @@ func NewSource(spec Spec, t Tuning) Source {
 	return s
 }
 
-// Log is the source's logger, tagged with its name.
-func (s *Source) Log() *slog.Logger { return s.log }
+// Name is the source's name in logs and events.
+func (s *Source) Name() string { return s.spec.Name }
 
-// Settle is how long a journal must stay unchanged to settle a turn.
-func (s *Source) Settle() time.Duration { return s.settle }
+// RuntimeName is the agentInfo.name of the runtime the source reads.
+func (s *Source) RuntimeName() string { return s.spec.RuntimeName }
 
-// Poll is the pause between two reads while a turn is waited for.
-func (s *Source) Poll() time.Duration { return s.poll }
-
-// Errorf is an error of the source: its adapter's name first.
-func (s *Source) Errorf(format string, args ...any) error {
-	return fmt.Errorf(s.Identity.spec.Adapter+": "+format, args...)
-}
-
-// Following returns the options of a Follower of this source over dir.
-func (s *Source) Following(dir string) FollowerOptions {
-	return FollowerOptions{Name: s.Identity.spec.Adapter, Log: s.log, Settle: s.settle, Poll: s.poll, Dir: dir}
+// Claims reports whether a word of command names the runtime's package
+// or one of its programs (see NamesPackage).
+func (s *Source) Claims(command []string) bool {
+	return Claims(command, s.spec.Package, s.spec.Bins...)
 }
 
 // Arm prepares one start: ctx not done, the home resolved, a private
-// directory (mode 0700), then open's measurement over both. When open
-// fails the directory is removed again.
-func (s *Source) Arm(ctx context.Context, open func(dir, home string) (ports.Measurement, error)) (ports.Measurement, error) {
+// directory (mode 0700), then the Spec's Open over both. When Open fails
+// the directory is removed again.
+func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -129,11 +133,11 @@ func (s *Source) Arm(ctx context.Context, open func(dir, home string) (ports.Mea
 	if err != nil {
 		return nil, err
 	}
-	dir, err := PrivateDir(s.tempDir, s.Identity.spec.DirPrefix)
+	dir, err := PrivateDir(s.tempDir, s.spec.DirPrefix)
 	if err != nil {
-		return nil, s.Errorf("private directory: %w", err)
+		return nil, fmt.Errorf("%s: private directory: %w", s.spec.Adapter, err)
 	}
-	m, err := open(dir, home)
+	m, err := s.spec.Open(Start{Adapter: s.spec.Adapter, Dir: dir, Home: home, Log: s.log, Settle: s.settle, Poll: s.poll})
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -142,30 +146,22 @@ func (s *Source) Arm(ctx context.Context, open func(dir, home string) (ports.Mea
 	return m, nil
 }
 
-// Follow is Arm for a runtime read by a Follower over journal(home).
-func (s *Source) Follow(ctx context.Context, journal func(home string) Journal) (ports.Measurement, error) {
-	return s.Arm(ctx, func(dir, home string) (ports.Measurement, error) {
-		return NewFollower(journal(home), s.Following(dir)), nil
-	})
-}
-
 // resolveHome is Tuning.Home, else the Spec's place for it.
 func (s *Source) resolveHome() (string, error) {
-	spec := s.Identity.spec
 	if s.home != "" {
 		return s.home, nil
 	}
-	if spec.HomeEnv != "" {
-		if d := os.Getenv(spec.HomeEnv); d != "" {
+	if s.spec.HomeEnv != "" {
+		if d := os.Getenv(s.spec.HomeEnv); d != "" {
 			return d, nil
 		}
 	}
 	h, err := os.UserHomeDir()
 	switch {
 	case err == nil:
-		return joinAll(h, spec.HomeSub), nil
-	case spec.HomeOptional:
+		return joinAll(h, s.spec.HomeSub), nil
+	case s.spec.HomeOptional:
 		return "", nil
 	}
-	return "", s.Errorf("no home directory: %w", err)
+	return "", fmt.Errorf("%s: no home directory: %w", s.spec.Adapter, err)
 }
