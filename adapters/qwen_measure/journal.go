@@ -13,9 +13,6 @@ type chats struct{ projects string }
 
 // Locate finds the session's journal under any project folder.
 func (c chats) Locate(sessionID string) (string, bool) {
-	if !journaltail.ValidID(sessionID) {
-		return "", false
-	}
 	matches, err := filepath.Glob(filepath.Join(c.projects, "*", "chats", sessionID+".jsonl"))
 	if err != nil || len(matches) == 0 {
 		return "", false

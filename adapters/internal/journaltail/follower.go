@@ -13,7 +13,8 @@ import (
 // Journal is what a Follower asks of one runtime's journal: where a
 // session's journal is, and what a line of its format means to a turn.
 type Journal interface {
-	// Locate returns the path of sessionID's journal once it exists.
+	// Locate returns the path of sessionID's journal once it exists;
+	// sessionID is one ValidID accepts.
 	Locate(sessionID string) (string, bool)
 	// Classify reads one whole, trimmed, non-empty line.
 	Classify(line []byte) Line
@@ -95,6 +96,9 @@ func (f *Follower) TurnUsage(ctx context.Context, sessionID string) (domain.Usag
 func (f *Follower) find() bool {
 	if f.tail.Path != "" {
 		return true
+	}
+	if !ValidID(f.sessionID) {
+		return false
 	}
 	p, ok := f.j.Locate(f.sessionID)
 	if !ok {

@@ -20,9 +20,6 @@ import (
 type toy struct{ dir string }
 
 func (j toy) Locate(sessionID string) (string, bool) {
-	if !journaltail.ValidID(sessionID) {
-		return "", false
-	}
 	p := filepath.Join(j.dir, sessionID+".log")
 	_, err := os.Stat(p)
 	return p, err == nil
