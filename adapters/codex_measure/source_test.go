@@ -163,20 +163,21 @@ func TestSeveralRecordsOneTurn(t *testing.T) {
 }
 
 // TestPartialTrailingLine: a line without its newline is not read until
-// it is complete: the turn's end, cut short, does not end it.
+// it is complete, even when it parses: the turn's end without its newline
+// does not end it.
 func TestPartialTrailingLine(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, codex_measure.Options{})
 	w.open(false)
 	data := fixture(t, "turn1.jsonl")
-	end := strings.LastIndex(data, "task_complete")
+	end := len(data) - 1 // the task_complete line, whole but for its newline
 	w.appendRaw(data[:end])
 	usage, model, ok, err := w.turnNow()
 	require.NoError(t, err)
-	require.True(t, ok, "the records before the cut line were read")
+	require.True(t, ok, "the records before the last line were read")
 	assert.Equal(t, turn1, usage)
 	assert.Equal(t, "gpt-5.4", model)
-	assert.Contains(t, w.logs.String(), "the turn's end was not read in time", "the cut line did not end the turn")
+	assert.Contains(t, w.logs.String(), "the turn's end was not read in time", "the line without its newline did not end the turn")
 	assert.NotContains(t, w.logs.String(), "codex rollout: turn figures read")
 
 	// Completed, the end is that turn's, already reported; the next turn

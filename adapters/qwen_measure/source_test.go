@@ -159,8 +159,8 @@ func TestTwoTurns(t *testing.T) {
 	assert.Equal(t, turn2, u)
 }
 
-// TestPartialTrailingLine: a line without its newline is not read: the
-// turn's checkpoint, cut short, does not end it.
+// TestPartialTrailingLine: a line without its newline is not read, even
+// when it parses: the turn's checkpoint, cut short, does not end it.
 func TestPartialTrailingLine(t *testing.T) {
 	j := newJournal(t)
 	var logs bytes.Buffer
@@ -170,15 +170,15 @@ func TestPartialTrailingLine(t *testing.T) {
 	t.Cleanup(func() { _ = m.Release() })
 	m.SessionOpened(sessionID, false)
 	data := testdata(t, "turn2.jsonl")
-	j.append(t, data[:len(data)-40])
+	j.append(t, data[:len(data)-1]) // the last line, whole but for its newline
 	// A wait whose context is already done reads the journal once.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	u, _, ok, err := m.TurnUsage(ctx, sessionID)
 	require.NoError(t, err)
-	require.True(t, ok, "the records before the cut line were read")
+	require.True(t, ok, "the records before the last line were read")
 	assert.Equal(t, turn2, u)
-	assert.Contains(t, logs.String(), `how="wait ended"`, "the cut line did not end the turn")
+	assert.Contains(t, logs.String(), `how="wait ended"`, "the line without its newline did not end the turn")
 	assert.NotContains(t, logs.String(), `how="end read"`)
 }
 
