@@ -1,7 +1,9 @@
 // Package journaltail holds what the token-measurement sources share
-// (docs/behaviour.md#token-accounting): Source, the skeleton of a
-// ports.MeasurementSource (its names, Claims's rule, its tuning, and the
-// Arm that makes a start's private directory); Counters, the mapping of a
+// (docs/behaviour.md#token-accounting): Source, the ports.MeasurementSource
+// an adapter's Source embeds (its names and Claims's rule, its tuning, and
+// the Arm that resolves the runtime's home and makes a start's private
+// directory before the adapter's Spec.Open makes the measurement);
+// Counters, the mapping of a
 // record's counters onto domain.Usage; Private, a start's directory and
 // released flag; a Tail that reads the whole lines a journal gained since
 // the last read; Wait, the poll and settle loop of a TurnUsage call; and
