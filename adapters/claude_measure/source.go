@@ -1,12 +1,9 @@
 package claude_measure
 
 import (
-	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -20,14 +17,6 @@ const (
 	// AdapterName is the agentInfo.name the Claude agent ACP adapter
 	// reports in its initialize response, and the npm package it ships in.
 	AdapterName = "@zed-industries/claude-agent-acp"
-
-	// binName is the adapter's executable (the package's bin entry).
-	binName = "claude-agent-acp"
-	// defaultSettle is how long a turn's transcript must stay unchanged,
-	// once a record counted, to settle a turn without a final stop reason.
-	defaultSettle = 300 * time.Millisecond
-	// pollEvery is how often the transcript is read while a turn settles.
-	pollEvery = 10 * time.Millisecond
 )
 
 // Options configure a Source.
@@ -46,94 +35,50 @@ type Options struct {
 }
 
 // Source measures Claude Code's token usage from its session transcript.
-// It is safe for concurrent use; each Arm is one start.
-type Source struct {
-	log       *slog.Logger
-	configDir string
-	settle    time.Duration
-	poll      time.Duration
-}
+// It is safe for concurrent use; each Arm is one start. Its Name is
+// "claude_transcript", its RuntimeName "@zed-industries/claude-agent-acp"
+// (the adapter's agentInfo.name); Claims reports whether a word of command
+// names the Claude agent ACP adapter (see the package documentation for
+// the rule). Arm creates the start's private directory and resolves the
+// config home; the measurement carries no environment.
+type Source struct{ journaltail.Source }
 
 var _ ports.MeasurementSource = (*Source)(nil)
 
 // New returns the Claude Code transcript source.
 func New(o Options) *Source {
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	settle := o.Settle
-	if settle <= 0 {
-		settle = defaultSettle
-	}
-	return &Source{log: log.With("source", SourceName), configDir: o.ConfigDir, settle: settle, poll: pollEvery}
-}
-
-// Name is "claude_transcript".
-func (s *Source) Name() string { return SourceName }
-
-// RuntimeName is "@zed-industries/claude-agent-acp", the adapter's
-// agentInfo.name.
-func (s *Source) RuntimeName() string { return AdapterName }
-
-// Claims reports whether a word of command names the Claude agent ACP
-// adapter (see the package documentation for the rule).
-func (s *Source) Claims(command []string) bool {
-	return journaltail.Claims(command, AdapterName, binName)
-}
-
-// Arm creates the start's private directory and resolves the config home.
-// The returned measurement carries no environment.
-func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	home := s.configDir
-	if home == "" {
-		var err error
-		if home, err = defaultConfigHome(); err != nil {
-			return nil, err
-		}
-	}
-	dir, err := journaltail.PrivateDir("", "acpdrive-claude-measure-")
-	if err != nil {
-		return nil, fmt.Errorf("claude transcript source: %w", err)
-	}
-	s.log.Debug("armed", "config_home", home, "dir", dir)
-	return &measurement{
-		log:      s.log,
-		dir:      dir,
-		projects: filepath.Join(home, "projects"),
-		settle:   s.settle,
-		poll:     s.poll,
-		sessions: map[string]*sessionState{},
-	}, nil
-}
-
-// defaultConfigHome is where Claude Code keeps its config when this
-// process's environment is the runtime's.
-func defaultConfigHome() (string, error) {
-	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		return d, nil
-	}
-	h, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("claude transcript source: no config home: %w", err)
-	}
-	return filepath.Join(h, ".claude"), nil
+	return &Source{journaltail.NewSource(journaltail.Spec{
+		Adapter: "claude_measure", Name: SourceName, RuntimeName: AdapterName,
+		// The adapter's executable is the package's bin entry.
+		Package: AdapterName, Bins: []string{"claude-agent-acp"}, DirPrefix: "acpdrive-claude-measure-",
+		HomeEnv: "CLAUDE_CONFIG_DIR", HomeSub: []string{".claude"},
+		// A turn's transcript must stay unchanged this long, once a record
+		// counted, to settle a turn without a final stop reason; it is read
+		// every Poll while a turn settles.
+		Settle: 300 * time.Millisecond, Poll: 10 * time.Millisecond,
+		Open: func(st journaltail.Start) (ports.Measurement, error) {
+			return &measurement{
+				log:      st.Log,
+				private:  st.Private(),
+				projects: filepath.Join(st.Home, "projects"),
+				settle:   st.Settle,
+				poll:     st.Poll,
+				sessions: map[string]*sessionState{},
+			}, nil
+		},
+	}, journaltail.Tuning{Logger: o.Logger, Home: o.ConfigDir, Settle: o.Settle})}
 }
 
 // measurement is one armed start.
 type measurement struct {
 	log      *slog.Logger
-	dir      string
 	projects string
 	settle   time.Duration
 	poll     time.Duration
 
 	mu       sync.Mutex
 	sessions map[string]*sessionState
-	released bool
+	private  journaltail.Private
 }
 
 // sessionState is what the source remembers of one session between
@@ -152,7 +97,7 @@ func (m *measurement) Env() []string { return nil }
 // the transcript as it is now, so its earlier turns are not counted again.
 func (m *measurement) SessionOpened(sessionID string, continued bool) {
 	st := &sessionState{counted: map[string]bool{}}
-	if continued && validID(sessionID) {
+	if continued && journaltail.ValidID(sessionID) {
 		if path := m.find(sessionID); path != "" {
 			st.path = path
 			if data, err := readFrom(path, 0); err == nil {
@@ -188,18 +133,8 @@ func (m *measurement) state(sessionID string) *sessionState {
 // as it is.
 func (m *measurement) Release() error {
 	m.mu.Lock()
-	done := m.released
-	m.released = true
-	m.mu.Unlock()
-	if done {
-		return nil
-	}
-	return os.RemoveAll(m.dir)
-}
-
-// validID reports whether a session id can name a transcript file.
-func validID(id string) bool {
-	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, `/\`+"\x00")
+	defer m.mu.Unlock()
+	return m.private.Remove()
 }
 
 // find returns the transcript of sessionID in any project folder, the

@@ -3,6 +3,7 @@ package claude_measure
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,6 +71,35 @@ func (w *world) arm(settle time.Duration) ports.Measurement {
 	return m
 }
 
+// armLogged is arm with the source's Debug records kept in logs.
+func (w *world) armLogged(settle time.Duration, logs *bytes.Buffer) ports.Measurement {
+	w.t.Helper()
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	m, err := New(Options{ConfigDir: w.config, Settle: settle, Logger: log}).Arm(context.Background())
+	require.NoError(w.t, err)
+	w.t.Cleanup(func() { _ = m.Release() })
+	return m
+}
+
+// turnNow is a wait whose context is already done: it reads the
+// transcript once.
+func turnNow(m ports.Measurement) (domain.Usage, string, bool, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return m.TurnUsage(ctx, sid)
+}
+
+// appending writes b from a goroutine of its own while the test waits; the
+// returned func awaits it.
+func (w *world) appending(b []byte) (await func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.append(b)
+	}()
+	return func() { <-done }
+}
+
 func turnUsage(t *testing.T, m ports.Measurement, wait time.Duration) (domain.Usage, string, bool, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -130,10 +160,12 @@ func TestArmAndRelease(t *testing.T) {
 	before, err := os.ReadFile(w.path)
 	require.NoError(t, err)
 
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	m, err := New(Options{ConfigDir: w.config}).Arm(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, m.Env(), "nothing relocates Claude Code's config home")
-	dir := m.(*measurement).dir
+	dir := privateDir(t, tmp)
 	fi, err := os.Stat(dir)
 	require.NoError(t, err)
 	assert.True(t, fi.IsDir())
@@ -151,6 +183,15 @@ func TestArmAndRelease(t *testing.T) {
 	after, err := os.ReadFile(w.path)
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "the transcript is only read")
+}
+
+// privateDir is the one directory Arm made under tmp.
+func privateDir(t *testing.T, tmp string) string {
+	t.Helper()
+	entries, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	return filepath.Join(tmp, entries[0].Name())
 }
 
 func TestArmCancelled(t *testing.T) {
@@ -210,21 +251,17 @@ func TestTwoTurns(t *testing.T) {
 // the prompt response.
 func TestWaitsForTheTurnsLastRecords(t *testing.T) {
 	w := newWorld(t)
-	m := w.arm(0)
+	m := w.arm(time.Hour) // no settling on silence: only the final stop reason settles it
 	m.SessionOpened(sid, false)
 	lines := bytes.SplitAfter(fixture(t, "turn1.jsonl"), []byte("\n"))
 	w.append(bytes.Join(lines[:6], nil)) // up to the tool result
-	go func() {
-		time.Sleep(40 * time.Millisecond)
-		w.append(bytes.Join(lines[6:], nil))
-	}()
-	t0 := time.Now()
+	await := w.appending(bytes.Join(lines[6:], nil))
 	u, model, ok, err := turnUsage(t, m, 5*time.Second)
+	await()
 	require.NoError(t, err)
-	require.True(t, ok)
+	require.True(t, ok, "the final stop reason settles the turn")
 	assert.Equal(t, turn1, u)
 	assert.Equal(t, "claude-test-1", model)
-	assert.Less(t, time.Since(t0), 250*time.Millisecond, "the final stop reason settles the turn")
 }
 
 // TestPartialTrailingLine: a last line without its newline is not read
@@ -236,11 +273,9 @@ func TestPartialTrailingLine(t *testing.T) {
 	data := fixture(t, "turn1.jsonl")
 	cut := len(data) - 40 // inside msg_B's record
 	w.append(data[:cut])
-	go func() {
-		time.Sleep(40 * time.Millisecond)
-		w.append(data[cut:])
-	}()
+	await := w.appending(data[cut:])
 	u, _, ok, err := turnUsage(t, m, 5*time.Second)
+	await()
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, turn1, u)
@@ -250,17 +285,35 @@ func TestPartialTrailingLine(t *testing.T) {
 // line still being written waits for the line (its figures belong to the
 // turn), and a line that stays partial for the settle time is left out.
 func TestTerminalRecordThenPartialLine(t *testing.T) {
-	w := newWorld(t)
-	m := w.arm(100 * time.Millisecond)
-	m.SessionOpened(sid, false)
-	w.append(fixture(t, "turn1.jsonl"))
-	w.append([]byte(`{"type":"assistant","message":{"id":"msg_late","model":"claude-test-1","stop_reason":"end_turn","usage":{"input_tokens":1,`))
-	t0 := time.Now()
-	u, _, ok, err := turnUsage(t, m, 5*time.Second)
-	require.NoError(t, err)
-	require.True(t, ok)
-	assert.Equal(t, turn1, u)
-	assert.GreaterOrEqual(t, time.Since(t0), 100*time.Millisecond)
+	const late = `{"type":"assistant","message":{"id":"msg_late","model":"claude-test-1","stop_reason":"end_turn","usage":{"input_tokens":1,`
+	const rest = `"output_tokens":2,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}}` + "\n"
+	lateUsage := domain.Usage{InputTokens: 1, OutputTokens: 2, TotalTokens: 3}
+	t.Run("waits for the line", func(t *testing.T) {
+		w := newWorld(t)
+		m := w.arm(time.Hour)
+		m.SessionOpened(sid, false)
+		w.append(fixture(t, "turn1.jsonl"))
+		w.append([]byte(late))
+		_, _, ok, err := turnNow(m)
+		assert.False(t, ok, "a final stop reason before a partial line does not settle the turn")
+		require.ErrorIs(t, err, errUnsettled, "the turn's records were read")
+		w.append([]byte(rest))
+		u, _, ok, err := turnUsage(t, m, 5*time.Second)
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, turn1.Add(lateUsage), u)
+	})
+	t.Run("left out once settled", func(t *testing.T) {
+		w := newWorld(t)
+		m := w.arm(50 * time.Millisecond)
+		m.SessionOpened(sid, false)
+		w.append(fixture(t, "turn1.jsonl"))
+		w.append([]byte(late))
+		u, _, ok, err := turnUsage(t, m, 5*time.Second)
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, turn1, u)
+	})
 }
 
 // TestContinuedSession: a session continued by another process counts
@@ -320,19 +373,21 @@ func TestSettlesOnSilence(t *testing.T) {
 	m.SessionOpened(sid, false)
 	lines := bytes.SplitAfter(fixture(t, "turn1.jsonl"), []byte("\n"))
 	w.append(bytes.Join(lines[:6], nil))
-	t0 := time.Now()
+	_, _, ok, err := turnNow(m)
+	assert.False(t, ok, "not settled before the settle time")
+	require.ErrorIs(t, err, errUnsettled, "the turn's records were read")
 	u, _, ok, err := turnUsage(t, m, 5*time.Second)
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, domain.Usage{InputTokens: 100, OutputTokens: 12, CacheReadTokens: 20, CacheWriteTokens: 5, TotalTokens: 137}, u)
-	assert.GreaterOrEqual(t, time.Since(t0), 80*time.Millisecond)
 }
 
 // TestNoCompleteRecord: a turn whose records lack a mapped counter, or are
 // all Claude Code's own, has no figure.
 func TestNoCompleteRecord(t *testing.T) {
 	w := newWorld(t)
-	m := w.arm(0)
+	var logs bytes.Buffer
+	m := w.armLogged(time.Hour, &logs)
 	m.SessionOpened(sid, false)
 	w.append([]byte(strings.Join([]string{
 		`{"type":"user","promptId":"prompt-1","message":{"role":"user","content":"hi"}}`,
@@ -340,11 +395,11 @@ func TestNoCompleteRecord(t *testing.T) {
 		`{"type":"assistant","message":{"id":"msg_2","model":"<synthetic>","stop_reason":"stop_sequence","usage":{"input_tokens":0,"output_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}}`,
 		"",
 	}, "\n")))
-	t0 := time.Now()
-	_, _, ok, err := turnUsage(t, m, 5*time.Second)
+	_, _, ok, err := turnNow(m)
 	require.NoError(t, err)
 	assert.False(t, ok)
-	assert.Less(t, time.Since(t0), time.Second, "a final stop reason settles it without a figure")
+	assert.Contains(t, logs.String(), "turn measured", "a final stop reason settles it without a figure")
+	assert.NotContains(t, logs.String(), "turn unmeasured")
 }
 
 // TestNoTranscript: nothing appears within the wait.
@@ -363,11 +418,12 @@ func TestTranscriptAppearsDuringTheWait(t *testing.T) {
 	w := newWorld(t)
 	m := w.arm(0)
 	m.SessionOpened(sid, false)
-	go func() {
-		time.Sleep(30 * time.Millisecond)
-		w.append(fixture(t, "turn1.jsonl"))
-	}()
+	_, _, ok, err := turnNow(m)
+	require.NoError(t, err)
+	require.False(t, ok, "no transcript yet")
+	await := w.appending(fixture(t, "turn1.jsonl"))
 	u, _, ok, err := turnUsage(t, m, 5*time.Second)
+	await()
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, turn1, u)

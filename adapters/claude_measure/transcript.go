@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/acpdrive/acpdrive/adapters/internal/journaltail"
 	"github.com/acpdrive/acpdrive/domain"
 )
 
@@ -24,31 +25,24 @@ type record struct {
 	UUID     string `json:"uuid"`
 	PromptID string `json:"promptId"`
 	Message  *struct {
-		ID         string    `json:"id"`
-		Model      string    `json:"model"`
-		StopReason *string   `json:"stop_reason"`
-		Usage      *rawUsage `json:"usage"`
+		ID         string          `json:"id"`
+		Model      string          `json:"model"`
+		StopReason *string         `json:"stop_reason"`
+		Usage      json.RawMessage `json:"usage"`
 	} `json:"message"`
 }
 
-// rawUsage holds the counters the source maps; nil is absent.
-type rawUsage struct {
-	Input      *int64 `json:"input_tokens"`
-	Output     *int64 `json:"output_tokens"`
-	CacheRead  *int64 `json:"cache_read_input_tokens"`
-	CacheWrite *int64 `json:"cache_creation_input_tokens"`
-}
-
-// complete reports whether every mapped counter is present.
-func (u *rawUsage) complete() bool {
-	return u != nil && u.Input != nil && u.Output != nil && u.CacheRead != nil && u.CacheWrite != nil
-}
-
-// usage maps the counters; the total is their sum.
-func (u *rawUsage) usage() domain.Usage {
-	v := domain.Usage{InputTokens: *u.Input, OutputTokens: *u.Output, CacheReadTokens: *u.CacheRead, CacheWriteTokens: *u.CacheWrite}
-	v.TotalTokens = v.InputTokens + v.OutputTokens + v.CacheReadTokens + v.CacheWriteTokens
-	return v
+// counters maps a message's usage (see the package documentation):
+// Anthropic's input_tokens excludes the cached parts, so the total is the
+// sum of the four.
+func counters() journaltail.Counters {
+	return journaltail.Counters{
+		Input: "input_tokens", Output: "output_tokens",
+		CacheRead: "cache_read_input_tokens", CacheWrite: "cache_creation_input_tokens",
+		TotalOf: func(u domain.Usage) int64 {
+			return u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheWriteTokens
+		},
+	}
 }
 
 // message is one model call as its last complete record gave it.
@@ -122,7 +116,11 @@ func scan(data []byte, prompt string, counted map[string]bool) turnRead {
 			stop = *r.Message.StopReason
 		}
 		t.terminal = endsTurn(stop)
-		if r.Message.Model == syntheticModel || !r.Message.Usage.complete() {
+		if r.Message.Model == syntheticModel {
+			continue
+		}
+		usage, _, complete := counters().Usage(r.Message.Usage)
+		if !complete {
 			continue
 		}
 		key := r.Message.ID
@@ -140,7 +138,7 @@ func scan(data []byte, prompt string, counted map[string]bool) turnRead {
 		if _, seen := t.msgs[key]; !seen {
 			t.keys = append(t.keys, key)
 		}
-		t.msgs[key] = message{usage: r.Message.Usage.usage(), model: r.Message.Model}
+		t.msgs[key] = message{usage: usage, model: r.Message.Model}
 	}
 	return t
 }
@@ -175,7 +173,7 @@ var errUnsettled = errors.New("claude transcript source: the turn's records did 
 // TurnUsage waits, bounded by ctx, for the records of the turn that just
 // ended on sessionID and sums them (see the package documentation).
 func (m *measurement) TurnUsage(ctx context.Context, sessionID string) (domain.Usage, string, bool, error) {
-	if !validID(sessionID) {
+	if !journaltail.ValidID(sessionID) {
 		return domain.Usage{}, "", false, fmt.Errorf("claude transcript source: unusable session id %q", sessionID)
 	}
 	st := m.state(sessionID)

@@ -7,7 +7,8 @@
 //
 // Claims is true when the program or any argument of agent.command names
 // codex-acp: a word whose last path element is codex-acp (or codex-acp.js,
-// the npm package's bin script, or codex-acp.exe), a word that is the npm
+// the npm package's bin script, or codex-acp.cmd, .ps1 or .exe; backslashes
+// count as slashes, trailing ones are ignored), a word that is the npm
 // package name @zed-industries/codex-acp (bare or with @<version>, as npx
 // takes it), or a path that runs through the package's own folder
 // (…/@zed-industries/codex-acp/…, as `node <that folder>/bin/codex-acp.js`

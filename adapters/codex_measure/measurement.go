@@ -1,17 +1,14 @@
 package codex_measure
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/acpdrive/acpdrive/adapters/internal/journaltail"
 	"github.com/acpdrive/acpdrive/domain"
 )
 
@@ -21,17 +18,14 @@ const fullSearchEvery = 500 * time.Millisecond
 
 // measurement is one armed start of a Source.
 type measurement struct {
-	src  *Source
-	home string
-	dir  string
+	st  journaltail.Start
+	now func() time.Time
 
 	mu        sync.Mutex
-	released  bool
+	private   journaltail.Private
 	sessionID string
-	continued bool
-	path      string // the rollout, once found
-	offset    int64  // bytes of whole lines read
-	floor     int64  // a turn opened before this offset is not the one asked for
+	tail      journaltail.Tail // the rollout, once found
+	floor     int64            // a turn opened before this offset is not the one asked for
 	tr        tracker
 	lastFull  time.Time
 }
@@ -46,34 +40,35 @@ func (m *measurement) Env() []string { return nil }
 func (m *measurement) SessionOpened(sessionID string, continued bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.reset(sessionID, continued)
+	m.reset(sessionID)
 	if !continued {
 		return
 	}
 	if m.find(true) {
 		m.read(false)
-		m.floor = m.offset
-		m.src.log.Debug("codex rollout of a continued session: reading from its end",
-			"session_id", sessionID, "path", m.path, "offset", m.offset)
+		m.floor = m.tail.Offset
+		m.st.Log.Debug("codex rollout of a continued session: reading from its end",
+			"session_id", sessionID, "path", m.tail.Path, "offset", m.tail.Offset)
 		return
 	}
-	m.tr.countFrom = m.src.now()
-	m.src.log.Debug("codex rollout of a continued session not found yet; earlier records will not count",
+	m.tr.countFrom = m.now()
+	m.st.Log.Debug("codex rollout of a continued session not found yet; earlier records will not count",
 		"session_id", sessionID)
 }
 
 // reset starts following sessionID from nothing.
-func (m *measurement) reset(sessionID string, continued bool) {
-	m.sessionID, m.continued = sessionID, continued
-	m.path, m.offset, m.floor = "", 0, 0
+func (m *measurement) reset(sessionID string) {
+	m.sessionID = sessionID
+	m.tail.Reset()
+	m.floor = 0
 	m.lastFull = time.Time{}
 	m.tr = tracker{
-		mismatch: func(t *turn, diff figures) {
-			m.src.log.Warn("codex rollout: a turn's per-call figures and its running-total difference disagree; the per-call figures are reported",
+		mismatch: func(t *turn, diff domain.Usage) {
+			m.st.Log.Warn("codex rollout: a turn's per-call figures and its running-total difference disagree; the per-call figures are reported",
 				"session_id", m.sessionID, "turn_id", t.id, "per_call", fmt.Sprintf("%+v", t.sum), "total_difference", fmt.Sprintf("%+v", diff))
 		},
 		incomplete: func(pos int64) {
-			m.src.log.Debug("codex rollout: a token_count record lacks a counter and does not count",
+			m.st.Log.Debug("codex rollout: a token_count record lacks a counter and does not count",
 				"session_id", m.sessionID, "offset", pos)
 		},
 	}
@@ -87,77 +82,81 @@ func (m *measurement) reset(sessionID string, continued bool) {
 func (m *measurement) TurnUsage(ctx context.Context, sessionID string) (domain.Usage, string, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.released {
-		return domain.Usage{}, "", false, fmt.Errorf("codex_measure: measurement released")
-	}
 	if sessionID != m.sessionID {
-		m.reset(sessionID, false)
+		m.reset(sessionID)
 	}
-	defer func() { m.floor = m.offset }()
-	t0 := time.Now()
-	for {
-		if m.find(false) {
-			m.read(true)
-		}
-		if t := m.tr.ended; t != nil {
-			m.tr.ended = nil
-			if t.startPos >= m.floor {
-				if t.records == 0 {
-					m.src.log.Debug("codex rollout: the turn ended without a complete token_count record",
-						"session_id", sessionID, "turn_id", t.id)
-					return domain.Usage{}, "", false, nil
-				}
-				m.src.log.Debug("codex rollout: turn figures read", "session_id", sessionID, "turn_id", t.id,
-					"records", t.records, "waited_ms", time.Since(t0).Milliseconds())
-				return t.sum.usage(), m.modelOf(t), true, nil
-			}
-			m.src.log.Debug("codex rollout: discarded the figures of an earlier turn whose wait had ended",
-				"session_id", sessionID, "turn_id", t.id)
-		}
-		m.mu.Unlock()
-		timer := time.NewTimer(m.src.poll)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			m.mu.Lock()
-			if t := m.tr.open; t != nil && t.records > 0 && !t.reported && t.startPos >= m.floor {
-				t.reported = true
-				m.src.log.Debug("codex rollout: the turn's end was not read in time; reporting the records read",
-					"session_id", sessionID, "turn_id", t.id, "records", t.records)
-				return t.sum.usage(), m.modelOf(t), true, nil
-			}
-			return domain.Usage{}, "", false, ctx.Err()
-		case <-timer.C:
-		}
-		m.mu.Lock()
-		if m.released {
-			return domain.Usage{}, "", false, fmt.Errorf("codex_measure: measurement released")
-		}
+	defer func() { m.floor = m.tail.Offset }()
+	// No settle rule: a turn ends on its end record, or at ctx's end.
+	return m.private.Wait(ctx, &m.mu, (*rollout)(m), journaltail.Waiting{Poll: m.st.Poll, Log: m.st.Log, SessionID: sessionID})
+}
+
+// rollout is a measurement as journaltail.Wait's Turns.
+type rollout measurement
+
+// Poll reads what the rollout gained.
+func (r *rollout) Poll() {
+	m := (*measurement)(r)
+	if m.find(false) {
+		m.read(true)
 	}
 }
 
-// modelOf is the model a turn's figures are attributed to: its own turn
-// context's, else the latest one read.
-func (m *measurement) modelOf(t *turn) string {
-	if t.model != "" {
-		return t.model
+// TakeEnded hands the latest ended turn over, unless it opened before
+// this wait's floor: an earlier turn whose wait had ended, discarded.
+func (r *rollout) TakeEnded() (journaltail.Figures, bool) {
+	t := r.tr.ended
+	if t == nil {
+		return journaltail.Figures{}, false
 	}
-	return m.tr.model
+	r.tr.ended = nil
+	if t.startPos < r.floor {
+		r.st.Log.Debug("codex rollout: discarded the figures of an earlier turn whose wait had ended",
+			"session_id", r.sessionID, "turn_id", t.id)
+		return journaltail.Figures{}, false
+	}
+	r.st.Log.Debug("codex rollout: turn figures read", "session_id", r.sessionID, "turn_id", t.id, "records", t.records)
+	return r.figures(t), true
+}
+
+// TakeOpen reports the records read of a turn whose end was not read,
+// once per turn: its end, read later, is then discarded.
+func (r *rollout) TakeOpen() (journaltail.Figures, bool) {
+	t := r.tr.open
+	if t == nil || t.records == 0 || t.reported || t.startPos < r.floor {
+		return journaltail.Figures{}, false
+	}
+	t.reported = true
+	r.st.Log.Debug("codex rollout: the turn's end was not read in time; reporting the records read",
+		"session_id", r.sessionID, "turn_id", t.id, "records", t.records)
+	return r.figures(t), true
+}
+
+func (r *rollout) Grew() time.Time { return r.tail.Grew }
+func (r *rollout) Released() bool  { return r.private.Released() }
+
+// figures are a turn's, attributed to its own turn context's model, else
+// the latest one read.
+func (r *rollout) figures(t *turn) journaltail.Figures {
+	model := t.model
+	if model == "" {
+		model = r.tr.model
+	}
+	return journaltail.Figures{Usage: t.sum, Model: model, Records: t.records}
 }
 
 // find locates the session's rollout, first in the date folders of
 // yesterday, today and tomorrow, then (at most every fullSearchEvery,
 // unless now) in every date folder. It reports whether the path is known.
 func (m *measurement) find(now bool) bool {
-	if m.path != "" {
+	if m.tail.Path != "" {
 		return true
 	}
-	if !safeID(m.sessionID) {
+	if !journaltail.ValidID(m.sessionID) {
 		return false
 	}
-	sessions := filepath.Join(m.home, "sessions")
+	sessions := filepath.Join(m.st.Home, "sessions")
 	name := "rollout-*-" + m.sessionID + ".jsonl"
-	t := m.src.now()
+	t := m.now()
 	for _, d := range []time.Time{t.AddDate(0, 0, -1), t, t.AddDate(0, 0, 1)} {
 		if p := latest(filepath.Join(sessions, d.Format("2006"), d.Format("01"), d.Format("02"), name)); p != "" {
 			m.found(p)
@@ -176,8 +175,8 @@ func (m *measurement) find(now bool) bool {
 }
 
 func (m *measurement) found(p string) {
-	m.path = p
-	m.src.log.Debug("codex rollout found", "session_id", m.sessionID, "path", p)
+	m.tail.Path = p
+	m.st.Log.Debug("codex rollout found", "session_id", m.sessionID, "path", p)
 }
 
 // latest is the last match of a glob in name order, or "".
@@ -190,39 +189,10 @@ func latest(pattern string) string {
 	return matches[len(matches)-1]
 }
 
-// safeID reports whether a session id can be part of a file name pattern.
-func safeID(id string) bool {
-	return id != "" && !strings.ContainsAny(id, `/\*?[]`) && id != "." && id != ".."
-}
-
-// read processes the whole lines written since the last read; a trailing
-// line without its newline is left for the next one.
+// read processes the whole lines written since the last read; counting
+// false scans them only for the model and the running total.
 func (m *measurement) read(counting bool) {
-	f, err := os.Open(m.path)
-	if err != nil {
-		m.src.log.Debug("codex rollout could not be opened", "path", m.path, "error", err)
-		return
-	}
-	defer f.Close()
-	if _, err := f.Seek(m.offset, io.SeekStart); err != nil {
-		return
-	}
-	data, err := io.ReadAll(f)
-	if err != nil && len(data) == 0 {
-		return
-	}
-	for {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			return
-		}
-		line := bytes.TrimSuffix(data[:i], []byte("\r"))
-		if len(bytes.TrimSpace(line)) > 0 {
-			m.tr.line(line, m.offset, counting)
-		}
-		m.offset += int64(i) + 1
-		data = data[i+1:]
-	}
+	m.tail.Read(func(pos int64, line []byte) { m.tr.line(line, pos, counting) })
 }
 
 // Release removes the temporary directory. It may be called more than
@@ -230,12 +200,5 @@ func (m *measurement) read(counting bool) {
 func (m *measurement) Release() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.released {
-		return nil
-	}
-	m.released = true
-	if err := os.RemoveAll(m.dir); err != nil {
-		return fmt.Errorf("codex_measure: removing the temporary directory: %w", err)
-	}
-	return nil
+	return m.private.Remove()
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/acpdrive/acpdrive/adapters/internal/journaltail"
 	"github.com/acpdrive/acpdrive/domain"
 )
 
@@ -16,24 +17,13 @@ type rolloutLine struct {
 	Payload   json.RawMessage `json:"payload"`
 }
 
-// Record types and event_msg payload types the source reads.
-const (
-	lineTurnContext = "turn_context"
-	lineEvent       = "event_msg"
-
-	eventTaskStarted  = "task_started"
-	eventTaskComplete = "task_complete"
-	eventTurnAborted  = "turn_aborted"
-	eventTokenCount   = "token_count"
-)
-
 // eventPayload is an event_msg's payload.
 type eventPayload struct {
 	Type   string `json:"type"`
 	TurnID string `json:"turn_id"`
 	Info   *struct {
-		Total *counters `json:"total_token_usage"`
-		Last  *counters `json:"last_token_usage"`
+		Total json.RawMessage `json:"total_token_usage"`
+		Last  json.RawMessage `json:"last_token_usage"`
 	} `json:"info"`
 }
 
@@ -43,48 +33,23 @@ type turnContextPayload struct {
 	Model  string `json:"model"`
 }
 
-// counters is one token usage object as written; a nil field was absent.
-type counters struct {
-	Input     *int64 `json:"input_tokens"`
-	Cached    *int64 `json:"cached_input_tokens"`
-	Output    *int64 `json:"output_tokens"`
-	Reasoning *int64 `json:"reasoning_output_tokens"`
-	Total     *int64 `json:"total_tokens"`
-}
-
-// figures is a complete counters object.
-type figures struct {
-	Input, Cached, Output, Reasoning, Total int64
-}
-
-// complete returns the figures when every counter the source maps is
-// present.
-func (c *counters) complete() (figures, bool) {
-	if c == nil || c.Input == nil || c.Cached == nil || c.Output == nil || c.Reasoning == nil || c.Total == nil {
-		return figures{}, false
+// figures reads one token usage object (see the package documentation);
+// ok is false when it lacks a counter the source maps.
+func figures(obj json.RawMessage) (domain.Usage, bool) {
+	c := journaltail.Counters{
+		Input: "input_tokens", CacheRead: "cached_input_tokens", Output: "output_tokens",
+		Reasoning: "reasoning_output_tokens", Total: "total_tokens",
 	}
-	return figures{Input: *c.Input, Cached: *c.Cached, Output: *c.Output, Reasoning: *c.Reasoning, Total: *c.Total}, true
+	u, _, ok := c.Usage(obj)
+	return u, ok
 }
 
-func (f figures) add(g figures) figures {
-	return figures{Input: f.Input + g.Input, Cached: f.Cached + g.Cached, Output: f.Output + g.Output,
-		Reasoning: f.Reasoning + g.Reasoning, Total: f.Total + g.Total}
-}
-
-func (f figures) sub(g figures) figures {
-	return figures{Input: f.Input - g.Input, Cached: f.Cached - g.Cached, Output: f.Output - g.Output,
-		Reasoning: f.Reasoning - g.Reasoning, Total: f.Total - g.Total}
-}
-
-// usage maps the figures onto domain.Usage (see the package
-// documentation).
-func (f figures) usage() domain.Usage {
+// minus is u less v, figure by figure.
+func minus(u, v domain.Usage) domain.Usage {
 	return domain.Usage{
-		InputTokens:     f.Input,
-		OutputTokens:    f.Output,
-		CacheReadTokens: f.Cached,
-		ReasoningTokens: f.Reasoning,
-		TotalTokens:     f.Total,
+		InputTokens: u.InputTokens - v.InputTokens, CacheReadTokens: u.CacheReadTokens - v.CacheReadTokens,
+		OutputTokens: u.OutputTokens - v.OutputTokens, ReasoningTokens: u.ReasoningTokens - v.ReasoningTokens,
+		TotalTokens: u.TotalTokens - v.TotalTokens,
 	}
 }
 
@@ -92,12 +57,12 @@ func (f figures) usage() domain.Usage {
 type turn struct {
 	id       string
 	startPos int64 // offset of the line that opened it
-	sum      figures
+	sum      domain.Usage
 	records  int // complete token_count records
 	model    string
 	// before and after are the running totals before the turn and at its
 	// last record, when known.
-	before, after *figures
+	before, after *domain.Usage
 	// reported is set when the turn's figures were reported before its
 	// end was read; its end is then discarded.
 	reported bool
@@ -105,17 +70,17 @@ type turn struct {
 
 // tracker follows the records of one rollout file.
 type tracker struct {
-	model     string   // the latest turn_context's model
-	lastTotal *figures // the latest complete total_token_usage
-	open      *turn    // the turn being read
-	ended     *turn    // the latest ended turn not yet reported
+	model     string        // the latest turn_context's model
+	lastTotal *domain.Usage // the latest complete total_token_usage
+	open      *turn         // the turn being read
+	ended     *turn         // the latest ended turn not yet reported
 	// countFrom, when not zero, makes records stamped before it count for
 	// nothing but the model and the running total (a continued session
 	// whose rollout was found only after it opened).
 	countFrom time.Time
 	// mismatch is called when a turn's per-call sum and its running-total
 	// difference disagree.
-	mismatch func(t *turn, diff figures)
+	mismatch func(t *turn, diff domain.Usage)
 	// incomplete is called for a token_count that lacks a counter.
 	incomplete func(pos int64)
 }
@@ -133,7 +98,7 @@ func (tr *tracker) line(raw []byte, pos int64, counting bool) {
 		}
 	}
 	switch l.Type {
-	case lineTurnContext:
+	case "turn_context":
 		var p turnContextPayload
 		if json.Unmarshal(l.Payload, &p) != nil || p.Model == "" {
 			return
@@ -142,7 +107,7 @@ func (tr *tracker) line(raw []byte, pos int64, counting bool) {
 		if counting && tr.open != nil && (p.TurnID == "" || tr.open.id == "" || p.TurnID == tr.open.id) {
 			tr.open.model = p.Model
 		}
-	case lineEvent:
+	case "event_msg":
 		var p eventPayload
 		if json.Unmarshal(l.Payload, &p) != nil {
 			return
@@ -153,16 +118,16 @@ func (tr *tracker) line(raw []byte, pos int64, counting bool) {
 
 func (tr *tracker) event(p eventPayload, pos int64, counting bool) {
 	switch p.Type {
-	case eventTaskStarted:
+	case "task_started":
 		if counting {
 			tr.open = &turn{id: p.TurnID, startPos: pos, before: tr.lastTotal}
 		}
-	case eventTokenCount:
+	case "token_count":
 		if p.Info == nil {
 			return // a rate-limit update: no record
 		}
-		total, hasTotal := p.Info.Total.complete()
-		last, hasLast := p.Info.Last.complete()
+		total, hasTotal := figures(p.Info.Total)
+		last, hasLast := figures(p.Info.Last)
 		if counting {
 			switch {
 			case !hasLast:
@@ -175,7 +140,7 @@ func (tr *tracker) event(p eventPayload, pos int64, counting bool) {
 					// at its first record.
 					tr.open = &turn{startPos: pos, before: tr.lastTotal}
 				}
-				tr.open.sum = tr.open.sum.add(last)
+				tr.open.sum = tr.open.sum.Add(last)
 				tr.open.records++
 			}
 		}
@@ -187,7 +152,7 @@ func (tr *tracker) event(p eventPayload, pos int64, counting bool) {
 		} else if counting && tr.open != nil {
 			tr.open.before = nil // the difference can no longer be taken
 		}
-	case eventTaskComplete, eventTurnAborted:
+	case "task_complete", "turn_aborted":
 		if !counting {
 			return
 		}
@@ -209,7 +174,7 @@ func (tr *tracker) check(t *turn) {
 	if t.records == 0 || t.before == nil || t.after == nil || tr.mismatch == nil {
 		return
 	}
-	if diff := t.after.sub(*t.before); diff != t.sum {
+	if diff := minus(*t.after, *t.before); diff != t.sum {
 		tr.mismatch(t, diff)
 	}
 }

@@ -154,7 +154,6 @@ func TestSeveralRecordsOneTurn(t *testing.T) {
 	lines := fixtureLines(t, "turn2.jsonl")
 	done := w.turnAsync()
 	for _, l := range lines {
-		time.Sleep(3 * time.Millisecond)
 		w.appendRaw(l + "\n")
 	}
 	res := <-done
@@ -164,30 +163,28 @@ func TestSeveralRecordsOneTurn(t *testing.T) {
 }
 
 // TestPartialTrailingLine: a line without its newline is not read until
-// it is complete, whether it is a token_count or the turn's end.
+// it is complete, even when it parses: the turn's end without its newline
+// does not end it.
 func TestPartialTrailingLine(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, codex_measure.Options{})
 	w.open(false)
 	data := fixture(t, "turn1.jsonl")
-	cut := strings.Index(data, `"last_token_usage"`)
-	end := strings.LastIndex(data, "task_complete")
-	done := w.turnAsync()
-	w.appendRaw(data[:cut])
-	time.Sleep(50 * time.Millisecond)
-	w.appendRaw(data[cut:end])
-	time.Sleep(50 * time.Millisecond)
-	select {
-	case res := <-done:
-		t.Fatalf("the turn's end was read from half a line: %+v", res)
-	default:
-	}
+	end := len(data) - 1 // the task_complete line, whole but for its newline
+	w.appendRaw(data[:end])
+	usage, model, ok, err := w.turnNow()
+	require.NoError(t, err)
+	require.True(t, ok, "the records before the last line were read")
+	assert.Equal(t, turn1, usage)
+	assert.Equal(t, "gpt-5.4", model)
+	assert.Contains(t, w.logs.String(), "the turn's end was not read in time", "the line without its newline did not end the turn")
+	assert.NotContains(t, w.logs.String(), "codex rollout: turn figures read")
+
+	// Completed, the end is that turn's, already reported; the next turn
+	// reports its own.
 	w.appendRaw(data[end:])
-	res := <-done
-	require.NoError(t, res.err)
-	require.True(t, res.ok)
-	assert.Equal(t, turn1, res.usage)
-	assert.Equal(t, "gpt-5.4", res.model)
+	w.write("turn2.jsonl")
+	w.wantTurn(turn2, "gpt-5.4")
 }
 
 // TestContinuedSession: a continued session's earlier turns are not
@@ -247,11 +244,9 @@ func TestNoRollout(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, codex_measure.Options{})
 	w.open(false)
-	t0 := time.Now()
 	_, _, ok, err := w.turn(80 * time.Millisecond)
 	assert.False(t, ok)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Less(t, time.Since(t0), time.Second)
 }
 
 // TestEndNotRead: when the wait ends after a turn's records but before its
@@ -288,14 +283,12 @@ func TestStaleTurnDiscarded(t *testing.T) {
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 
 	w.appendRaw(strings.Join(lines[3:], "\n") + "\n")
-	done := w.turnAsync()
-	time.Sleep(60 * time.Millisecond)
-	w.write("turn2.jsonl")
-	res := <-done
-	require.NoError(t, res.err)
-	require.True(t, res.ok)
-	assert.Equal(t, turn2, res.usage, "the first turn's late end is not the second turn's")
+	_, _, ok, err = w.turnNow()
+	assert.False(t, ok, "the first turn's late end is not the second turn's")
+	assert.ErrorIs(t, err, context.Canceled)
 	assert.Contains(t, w.logs.String(), "discarded the figures of an earlier turn")
+	w.write("turn2.jsonl")
+	w.wantTurn(turn2, "gpt-5.4")
 }
 
 // TestTotalsDisagree: the per-call figures are reported when the running
@@ -363,6 +356,14 @@ func (w *world) appendRaw(s string) {
 func (w *world) turn(within time.Duration) (domain.Usage, string, bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
+	return w.m.TurnUsage(ctx, sessionID)
+}
+
+// turnNow is a wait whose context is already done: it reads the rollout
+// once.
+func (w *world) turnNow() (domain.Usage, string, bool, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
 	return w.m.TurnUsage(ctx, sessionID)
 }
 

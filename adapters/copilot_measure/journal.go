@@ -2,78 +2,62 @@ package copilot_measure
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 
+	"github.com/acpdrive/acpdrive/adapters/internal/journaltail"
 	"github.com/acpdrive/acpdrive/domain"
 )
+
+// events is Copilot CLI's session-state journal under <state
+// dir>/session-state (journaltail.Journal).
+type events struct{ sessions string }
+
+// Locate finds the session's events.jsonl.
+func (e events) Locate(sessionID string) (string, bool) {
+	p := filepath.Join(e.sessions, sessionID, "events.jsonl")
+	if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	return p, true
+}
 
 // record is one line of events.jsonl, as far as the source reads it.
 type record struct {
 	Type string `json:"type"`
 	Data struct {
-		Usage        *usageRecord      `json:"usage"`
+		Usage        json.RawMessage   `json:"usage"`
 		ToolRequests []json.RawMessage `json:"toolRequests"`
 	} `json:"data"`
 }
 
-// usageRecord is a session.usage_record's usage; a nil counter was
-// absent.
-type usageRecord struct {
-	Model      string `json:"model"`
-	Input      *int64 `json:"inputTokens"`
-	Output     *int64 `json:"outputTokens"`
-	CacheRead  *int64 `json:"cacheReadTokens"`
-	CacheWrite *int64 `json:"cacheWriteTokens"`
-	Reasoning  *int64 `json:"reasoningTokens"`
-}
-
-const (
-	typeUserMessage      = "user.message"
-	typeUsageRecord      = "session.usage_record"
-	typeAssistantMessage = "assistant.message"
-	typeTurnEnd          = "assistant.turn_end"
-)
-
-// kind is what a journal line means to the source.
-type kind int
-
-const (
-	kindOther kind = iota
-	kindTurnStart
-	kindCall
-	kindIncompleteCall
-	kindFinalReply
-	kindRoundEnd
-)
-
-// classify decodes one line: its kind, and for a complete call its
-// figures and model.
-func classify(line []byte) (kind, domain.Usage, string) {
+// Classify reads one line: a user message opens a turn, a usage record
+// is a model call, and the round end after a final reply (one asking for
+// no tool) ends the turn.
+func (events) Classify(line []byte) journaltail.Line {
 	var r record
 	if json.Unmarshal(line, &r) != nil {
-		return kindOther, domain.Usage{}, ""
+		return journaltail.Line{}
 	}
 	switch r.Type {
-	case typeUserMessage:
-		return kindTurnStart, domain.Usage{}, ""
-	case typeAssistantMessage:
+	case "user.message":
+		return journaltail.Line{Kind: journaltail.LineTurnStart}
+	case "assistant.message":
 		if len(r.Data.ToolRequests) == 0 {
-			return kindFinalReply, domain.Usage{}, ""
+			return journaltail.Line{Kind: journaltail.LineFinalReply}
 		}
-	case typeTurnEnd:
-		return kindRoundEnd, domain.Usage{}, ""
-	case typeUsageRecord:
-		u := r.Data.Usage
-		if u == nil || u.Input == nil || u.Output == nil || u.CacheRead == nil || u.CacheWrite == nil || u.Reasoning == nil {
-			return kindIncompleteCall, domain.Usage{}, ""
+	case "assistant.turn_end":
+		return journaltail.Line{Kind: journaltail.LineRoundEnd}
+	case "session.usage_record":
+		counters := journaltail.Counters{
+			Input: "inputTokens", Output: "outputTokens", CacheRead: "cacheReadTokens",
+			CacheWrite: "cacheWriteTokens", Reasoning: "reasoningTokens", Model: "model",
+			TotalOf: func(u domain.Usage) int64 { return u.InputTokens + u.OutputTokens },
 		}
-		return kindCall, domain.Usage{
-			InputTokens:      *u.Input,
-			OutputTokens:     *u.Output,
-			CacheReadTokens:  *u.CacheRead,
-			CacheWriteTokens: *u.CacheWrite,
-			ReasoningTokens:  *u.Reasoning,
-			TotalTokens:      *u.Input + *u.Output,
-		}, u.Model
+		if u, model, ok := counters.Usage(r.Data.Usage); ok {
+			return journaltail.Line{Kind: journaltail.LineCall, Usage: u, Model: model}
+		}
+		return journaltail.Line{Kind: journaltail.LineIncompleteCall}
 	}
-	return kindOther, domain.Usage{}, ""
+	return journaltail.Line{}
 }

@@ -1,10 +1,7 @@
 package copilot_measure
 
 import (
-	"context"
-	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -17,12 +14,6 @@ const (
 	SourceName = "copilot_events"
 	// RuntimeName is the agentInfo.name Copilot CLI reports.
 	RuntimeName = "Copilot"
-
-	packageName = "@github/copilot"
-	binName     = "copilot"
-
-	defaultSettle = 300 * time.Millisecond
-	pollEvery     = 10 * time.Millisecond
 )
 
 // Options configure a Source.
@@ -38,59 +29,24 @@ type Options struct {
 }
 
 // Source measures Copilot CLI's token usage from its session-state
-// journal. It is safe for concurrent use; each Arm is one start.
-type Source struct {
-	log    *slog.Logger
-	state  string
-	settle time.Duration
-	poll   time.Duration
-}
+// journal. It is safe for concurrent use; each Arm is one start. Its Name
+// is "copilot_events", its RuntimeName "Copilot"; Claims reports whether a
+// word of command names Copilot CLI (see the package documentation for
+// the rule). Arm creates the start's private directory and resolves the
+// state directory; the measurement carries no environment.
+type Source struct{ journaltail.Source }
 
 var _ ports.MeasurementSource = (*Source)(nil)
 
 // New returns the Copilot CLI session-state source.
 func New(o Options) *Source {
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	settle := o.Settle
-	if settle <= 0 {
-		settle = defaultSettle
-	}
-	return &Source{log: log.With("source", SourceName), state: o.StateDir, settle: settle, poll: pollEvery}
-}
-
-// Name is "copilot_events".
-func (s *Source) Name() string { return SourceName }
-
-// RuntimeName is "Copilot".
-func (s *Source) RuntimeName() string { return RuntimeName }
-
-// Claims reports whether a word of command names Copilot CLI (see the
-// package documentation for the rule).
-func (s *Source) Claims(command []string) bool {
-	return journaltail.Claims(command, packageName, binName)
-}
-
-// Arm creates the start's private directory and resolves the state
-// directory. The measurement carries no environment.
-func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	state := s.state
-	if state == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return nil, fmt.Errorf("copilot events source: no home directory: %w", err)
-		}
-		state = filepath.Join(h, ".copilot")
-	}
-	dir, err := journaltail.PrivateDir("", "acpdrive-copilot-measure-")
-	if err != nil {
-		return nil, fmt.Errorf("copilot events source: %w", err)
-	}
-	s.log.Debug("armed", "state_dir", state, "dir", dir)
-	return newMeasurement(s, dir, filepath.Join(state, "session-state")), nil
+	return &Source{journaltail.NewSource(journaltail.Spec{
+		Adapter: "copilot_measure", Name: SourceName, RuntimeName: RuntimeName,
+		Package: "@github/copilot", Bins: []string{"copilot"}, DirPrefix: "acpdrive-copilot-measure-",
+		HomeSub: []string{".copilot"},
+		Settle:  300 * time.Millisecond, Poll: 10 * time.Millisecond,
+		Open: journaltail.Follow(func(state string) journaltail.Journal {
+			return events{filepath.Join(state, "session-state")}
+		}),
+	}, journaltail.Tuning{Logger: o.Logger, Home: o.StateDir, Settle: o.Settle})}
 }

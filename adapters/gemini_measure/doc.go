@@ -8,7 +8,7 @@
 // Claims is true when a word of the command names Gemini CLI: the program
 // or an argument (and, for a shell's script argument such as `sh -c "exec
 // gemini --acp"`, each of its blank-separated fields) whose last path
-// element is `gemini` (or the Windows shims `gemini.cmd`, `gemini.exe`),
+// element is `gemini` (or the Windows shims `gemini.cmd`, `gemini.ps1`, `gemini.exe`),
 // or which names the npm package: `@google/gemini-cli`, optionally with
 // `@<version>` (an npx launch), or a path through `@google/gemini-cli/`
 // (a node launch of the package's entry, `…/@google/gemini-cli/bundle/gemini.js`).

@@ -17,37 +17,12 @@ type journalEntry struct {
 	ID        string          `json:"id"`
 	Type      string          `json:"type"`
 	Content   json.RawMessage `json:"content"`
-	Tokens    *journalTokens  `json:"tokens"`
+	Tokens    json.RawMessage `json:"tokens"`
 	Model     string          `json:"model"`
 }
 
 type journalSet struct {
 	Messages *[]journalEntry `json:"messages"`
-}
-
-type journalTokens struct {
-	Input    *int64 `json:"input"`
-	Output   *int64 `json:"output"`
-	Cached   *int64 `json:"cached"`
-	Thoughts *int64 `json:"thoughts"`
-	Tool     *int64 `json:"tool"`
-	Total    *int64 `json:"total"`
-}
-
-// complete reports whether every counter mapped is present.
-func (t *journalTokens) complete() bool {
-	return t != nil && t.Input != nil && t.Output != nil && t.Cached != nil && t.Thoughts != nil && t.Tool != nil && t.Total != nil
-}
-
-func (t *journalTokens) usage() domain.Usage {
-	return domain.Usage{
-		InputTokens:     *t.Input,
-		OutputTokens:    *t.Output,
-		CacheReadTokens: *t.Cached,
-		ReasoningTokens: *t.Thoughts,
-		ToolUseTokens:   *t.Tool,
-		TotalTokens:     *t.Total,
-	}
 }
 
 // journalPath finds the newest journal of sessionID under home.
@@ -128,11 +103,13 @@ func readJournal(home, sessionID string) (domain.Usage, string, bool) {
 		model string
 		n     int
 	)
+	tokens := counters("input", "output", "cached", "thoughts", "tool", "total", "")
 	for _, e := range msgs[last+1:] {
-		if e.Type != "gemini" || !e.Tokens.complete() {
+		u, _, complete := tokens.Usage(e.Tokens)
+		if e.Type != "gemini" || !complete {
 			continue
 		}
-		sum = sum.Add(e.Tokens.usage())
+		sum = sum.Add(u)
 		model = e.Model
 		n++
 	}

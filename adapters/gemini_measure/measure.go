@@ -3,26 +3,24 @@ package gemini_measure
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"sync"
 	"time"
 
+	"github.com/acpdrive/acpdrive/adapters/internal/journaltail"
 	"github.com/acpdrive/acpdrive/domain"
 )
 
 // measurement is one armed start of the source.
 type measurement struct {
-	src     *Source
-	dir     string
+	st      journaltail.Start
 	outfile string
-	home    string
 
 	mu      sync.Mutex
+	private journaltail.Private
 	session string
 	out     objectReader
 	pending []apiResponse   // this session's records not yet given to a turn
 	done    map[string]bool // prompt ids whose turn is over
-	release sync.Once
 }
 
 // Env is the environment that turns Gemini CLI's local telemetry on.
@@ -44,7 +42,7 @@ func (m *measurement) SessionOpened(sessionID string, continued bool) {
 	m.session = sessionID
 	m.out = objectReader{path: m.outfile, offset: size(m.outfile)}
 	m.pending = nil
-	m.src.log.Debug("gemini telemetry session opened", "session_id", sessionID, "continued", continued, "offset", m.out.offset)
+	m.st.Log.Debug("gemini telemetry session opened", "session_id", sessionID, "continued", continued, "offset", m.out.offset)
 }
 
 // apiResponse is one gemini_cli.api_response record that carries every
@@ -56,19 +54,26 @@ type apiResponse struct {
 	usage    domain.Usage
 }
 
-// logAttributes are the attributes of a telemetry log record read here.
+// logAttributes are the attributes of a telemetry log record read here;
+// its counters are read by telemetryCounters.
 type logAttributes struct {
 	Event     string `json:"event.name"`
 	SessionID string `json:"session.id"`
 	PromptID  string `json:"prompt_id"`
 	Role      string `json:"role"`
-	Model     string `json:"model"`
-	Input     *int64 `json:"input_token_count"`
-	Output    *int64 `json:"output_token_count"`
-	Cached    *int64 `json:"cached_content_token_count"`
-	Thoughts  *int64 `json:"thoughts_token_count"`
-	Tool      *int64 `json:"tool_token_count"`
-	Total     *int64 `json:"total_token_count"`
+}
+
+// counters maps a model call's counters, the same in the outfile and the
+// journal but for their names (see the package documentation).
+func counters(input, output, cached, thoughts, tool, total, model string) journaltail.Counters {
+	return journaltail.Counters{Input: input, Output: output, CacheRead: cached,
+		Reasoning: thoughts, ToolUse: tool, Total: total, Model: model}
+}
+
+// telemetryCounters maps an api_response record's attributes.
+func telemetryCounters() journaltail.Counters {
+	return counters("input_token_count", "output_token_count", "cached_content_token_count",
+		"thoughts_token_count", "tool_token_count", "total_token_count", "model")
 }
 
 // eventAPIResponse is the event name of a model call's response record.
@@ -100,22 +105,11 @@ func parseRecord(raw json.RawMessage) (log bool, rec *apiResponse, session strin
 	if a.Event != eventAPIResponse || a.SessionID == "" {
 		return true, nil, ""
 	}
-	if a.Input == nil || a.Output == nil || a.Cached == nil || a.Thoughts == nil || a.Tool == nil || a.Total == nil {
+	u, model, ok := telemetryCounters().Usage(obj.Attributes)
+	if !ok {
 		return true, nil, a.SessionID
 	}
-	return true, &apiResponse{
-		promptID: a.PromptID,
-		role:     a.Role,
-		model:    a.Model,
-		usage: domain.Usage{
-			InputTokens:     *a.Input,
-			OutputTokens:    *a.Output,
-			CacheReadTokens: *a.Cached,
-			ReasoningTokens: *a.Thoughts,
-			ToolUseTokens:   *a.Tool,
-			TotalTokens:     *a.Total,
-		},
-	}, a.SessionID
+	return true, &apiResponse{promptID: a.PromptID, role: a.Role, model: model, usage: u}, a.SessionID
 }
 
 // readOutfile reads the records written since the last read; caughtUp is
@@ -129,9 +123,9 @@ func (m *measurement) readOutfile(sessionID string, from int64) (caughtUp bool, 
 		switch {
 		case sid != sessionID:
 		case rec == nil:
-			m.src.log.Debug("gemini telemetry: api_response without every counter; not counted", "session_id", sid)
+			m.st.Log.Debug("gemini telemetry: api_response without every counter; not counted", "session_id", sid)
 		case m.done[rec.promptID]:
-			m.src.log.Debug("gemini telemetry: late record of an earlier turn; not counted", "prompt_id", rec.promptID)
+			m.st.Log.Debug("gemini telemetry: late record of an earlier turn; not counted", "prompt_id", rec.promptID)
 		default:
 			m.pending = append(m.pending, *rec)
 		}
@@ -154,7 +148,7 @@ func (m *measurement) TurnUsage(ctx context.Context, sessionID string) (domain.U
 	from := size(m.outfile)
 	settled := false
 	var readErr error
-	tick := time.NewTicker(m.src.poll)
+	tick := time.NewTicker(m.st.Poll)
 	defer tick.Stop()
 wait:
 	for {
@@ -162,7 +156,7 @@ wait:
 		if err != nil {
 			readErr = err
 		}
-		if caughtUp || time.Since(began) >= m.src.settle {
+		if caughtUp || time.Since(began) >= m.st.Settle {
 			settled = true
 			break
 		}
@@ -173,11 +167,11 @@ wait:
 		}
 	}
 	usage, model, ok := m.takeTurn()
-	m.src.log.Debug("gemini telemetry read", "session_id", sessionID, "settled", settled, "measured", ok,
+	m.st.Log.Debug("gemini telemetry read", "session_id", sessionID, "settled", settled, "measured", ok,
 		"total_tokens", usage.TotalTokens, "waited", time.Since(began))
 	if !settled || !ok {
-		ju, jmodel, jok := readJournal(m.home, sessionID)
-		m.src.log.Debug("gemini session journal read", "session_id", sessionID, "measured", jok, "total_tokens", ju.TotalTokens)
+		ju, jmodel, jok := readJournal(m.st.Home, sessionID)
+		m.st.Log.Debug("gemini session journal read", "session_id", sessionID, "measured", jok, "total_tokens", ju.TotalTokens)
 		if jok && (!ok || ju.TotalTokens > usage.TotalTokens) {
 			usage, model, ok = ju, jmodel, true
 		}
@@ -229,7 +223,7 @@ func (m *measurement) takeTurn() (domain.Usage, string, bool) {
 
 // Release removes the armed directory.
 func (m *measurement) Release() error {
-	var err error
-	m.release.Do(func() { err = os.RemoveAll(m.dir) })
-	return err
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.private.Remove()
 }

@@ -1,10 +1,7 @@
 package gemini_measure
 
 import (
-	"context"
-	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -55,48 +52,43 @@ type Options struct {
 }
 
 // Source is the Gemini CLI measurement source. It is safe for concurrent
-// use; each Arm returns an independent Measurement.
-type Source struct {
-	log     *slog.Logger
-	home    string
-	tempDir string
-	settle  time.Duration
-	poll    time.Duration
-}
+// use; each Arm returns an independent Measurement. Its Name is
+// "gemini_telemetry", its RuntimeName "gemini-cli". Arm makes the start's
+// private directory and the environment that points Gemini CLI's
+// telemetry into it.
+type Source struct{ journaltail.Source }
 
 var _ ports.MeasurementSource = (*Source)(nil)
 
 // New returns a Gemini CLI measurement source.
 func New(opts Options) *Source {
-	s := &Source{log: opts.Logger, home: opts.Home, tempDir: opts.TempDir, settle: opts.Settle, poll: opts.Poll}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	if s.settle <= 0 {
-		s.settle = DefaultSettle
-	}
-	if s.poll <= 0 {
-		s.poll = DefaultPoll
-	}
-	return s
+	return &Source{journaltail.NewSource(journaltail.Spec{
+		Adapter: "gemini_measure", Name: SourceName, RuntimeName: RuntimeName,
+		Package: Package, Bins: []string{"gemini"}, DirPrefix: "acpdrive-gemini-telemetry-",
+		// No home: no journal to fall back on; the outfile still counts.
+		HomeEnv: "GEMINI_CLI_HOME", HomeOptional: true,
+		Settle: DefaultSettle, Poll: DefaultPoll,
+		Open: func(st journaltail.Start) (ports.Measurement, error) {
+			return &measurement{
+				st:      st,
+				private: st.Private(),
+				outfile: filepath.Join(st.Dir, OutfileName),
+				done:    map[string]bool{},
+			}, nil
+		},
+	}, journaltail.Tuning{Logger: opts.Logger, TempDir: opts.TempDir, Home: opts.Home, Settle: opts.Settle, Poll: opts.Poll})}
 }
-
-// Name is "gemini_telemetry".
-func (s *Source) Name() string { return SourceName }
-
-// RuntimeName is "gemini-cli".
-func (s *Source) RuntimeName() string { return RuntimeName }
 
 // Claims reports whether command names Gemini CLI (see the package doc).
 func (s *Source) Claims(command []string) bool {
 	for _, arg := range command {
-		if namesGemini(arg) {
+		if s.namesGemini(arg) {
 			return true
 		}
 		// A shell script argument: each of its blank-separated fields.
 		if fields := strings.Fields(arg); len(fields) > 1 {
 			for _, word := range fields {
-				if namesGemini(word) {
+				if s.namesGemini(word) {
 					return true
 				}
 			}
@@ -105,21 +97,10 @@ func (s *Source) Claims(command []string) bool {
 	return false
 }
 
-// namesGemini reports whether one word names Gemini CLI.
-func namesGemini(word string) bool {
-	if isAssignment(word) {
-		return false
-	}
-	word = strings.Trim(word, `"'`)
-	if word == Package || strings.HasPrefix(word, Package+"@") || strings.Contains(word, Package+"/") {
-		return true
-	}
-	base := word[strings.LastIndexAny(word, `/\`)+1:]
-	switch base {
-	case "gemini", "gemini.cmd", "gemini.exe":
-		return true
-	}
-	return false
+// namesGemini reports whether one word names Gemini CLI: not an
+// assignment, and, once unquoted, naming the package or its program.
+func (s *Source) namesGemini(word string) bool {
+	return !isAssignment(word) && s.Source.Claims([]string{strings.Trim(word, `"'`)})
 }
 
 // isAssignment reports whether word is NAME=value with NAME a shell
@@ -138,37 +119,4 @@ func isAssignment(word string) bool {
 		}
 	}
 	return true
-}
-
-// Arm makes the start's private directory and the environment that points
-// Gemini CLI's telemetry into it.
-func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	dir, err := journaltail.PrivateDir(s.tempDir, "acpdrive-gemini-telemetry-")
-	if err != nil {
-		return nil, fmt.Errorf("gemini telemetry directory: %w", err)
-	}
-	m := &measurement{
-		src:     s,
-		dir:     dir,
-		outfile: filepath.Join(dir, OutfileName),
-		home:    s.geminiHome(),
-		done:    map[string]bool{},
-	}
-	s.log.Debug("gemini telemetry armed", "dir", dir)
-	return m, nil
-}
-
-// geminiHome is the directory holding Gemini CLI's .gemini folder.
-func (s *Source) geminiHome() string {
-	if s.home != "" {
-		return s.home
-	}
-	if h := os.Getenv("GEMINI_CLI_HOME"); h != "" {
-		return h
-	}
-	h, _ := os.UserHomeDir()
-	return h
 }

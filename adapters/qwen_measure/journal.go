@@ -2,74 +2,61 @@ package qwen_measure
 
 import (
 	"encoding/json"
+	"path/filepath"
 
-	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/adapters/internal/journaltail"
 )
+
+// chats is the chats journal of Qwen Code under its projects folder
+// (journaltail.Journal).
+type chats struct{ projects string }
+
+// Locate finds the session's journal under any project folder.
+func (c chats) Locate(sessionID string) (string, bool) {
+	matches, err := filepath.Glob(filepath.Join(c.projects, "*", "chats", sessionID+".jsonl"))
+	if err != nil || len(matches) == 0 {
+		return "", false
+	}
+	return matches[len(matches)-1], true
+}
 
 // record is one line of the chats journal, as far as the source reads it.
 type record struct {
 	Type          string `json:"type"`
 	Subtype       string `json:"subtype"`
 	SystemPayload *struct {
-		UIEvent *apiResponse `json:"uiEvent"`
+		UIEvent json.RawMessage `json:"uiEvent"`
 	} `json:"systemPayload"`
 }
 
-// apiResponse is a ui_telemetry event; a nil counter was absent.
-type apiResponse struct {
-	Name     string `json:"event.name"`
-	Model    string `json:"model"`
-	Input    *int64 `json:"input_token_count"`
-	Output   *int64 `json:"output_token_count"`
-	Cached   *int64 `json:"cached_content_token_count"`
-	Thoughts *int64 `json:"thoughts_token_count"`
-	Total    *int64 `json:"total_token_count"`
-}
-
-const (
-	typeUser          = "user"
-	typeSystem        = "system"
-	subtypeTelemetry  = "ui_telemetry"
-	subtypeCheckpoint = "branch_checkpoint"
-	eventAPIResponse  = "qwen-code.api_response"
-)
-
-// kind is what a journal line means to the source.
-type kind int
-
-const (
-	kindOther kind = iota
-	kindTurnStart
-	kindCall
-	kindIncompleteCall
-	kindTurnEnd
-)
-
-// classify decodes one line: its kind, and for a complete call its
-// figures and model.
-func classify(line []byte) (kind, domain.Usage, string) {
+// Classify reads one line: a user record opens a turn, a checkpoint ends
+// it, an api_response event is a model call.
+func (chats) Classify(line []byte) journaltail.Line {
 	var r record
 	if json.Unmarshal(line, &r) != nil {
-		return kindOther, domain.Usage{}, ""
+		return journaltail.Line{}
 	}
 	switch {
-	case r.Type == typeUser:
-		return kindTurnStart, domain.Usage{}, ""
-	case r.Type == typeSystem && r.Subtype == subtypeCheckpoint:
-		return kindTurnEnd, domain.Usage{}, ""
-	case r.Type == typeSystem && r.Subtype == subtypeTelemetry && r.SystemPayload != nil &&
-		r.SystemPayload.UIEvent != nil && r.SystemPayload.UIEvent.Name == eventAPIResponse:
-		e := r.SystemPayload.UIEvent
-		if e.Input == nil || e.Output == nil || e.Cached == nil || e.Thoughts == nil || e.Total == nil {
-			return kindIncompleteCall, domain.Usage{}, ""
+	case r.Type == "user":
+		return journaltail.Line{Kind: journaltail.LineTurnStart}
+	case r.Type != "system":
+	case r.Subtype == "branch_checkpoint":
+		return journaltail.Line{Kind: journaltail.LineTurnEnd}
+	case r.Subtype == "ui_telemetry" && r.SystemPayload != nil:
+		var e struct {
+			Name string `json:"event.name"`
 		}
-		return kindCall, domain.Usage{
-			InputTokens:     *e.Input,
-			OutputTokens:    *e.Output,
-			CacheReadTokens: *e.Cached,
-			ReasoningTokens: *e.Thoughts,
-			TotalTokens:     *e.Total,
-		}, e.Model
+		if json.Unmarshal(r.SystemPayload.UIEvent, &e) != nil || e.Name != "qwen-code.api_response" {
+			break
+		}
+		counters := journaltail.Counters{
+			Input: "input_token_count", Output: "output_token_count", CacheRead: "cached_content_token_count",
+			Reasoning: "thoughts_token_count", Total: "total_token_count", Model: "model",
+		}
+		if u, model, ok := counters.Usage(r.SystemPayload.UIEvent); ok {
+			return journaltail.Line{Kind: journaltail.LineCall, Usage: u, Model: model}
+		}
+		return journaltail.Line{Kind: journaltail.LineIncompleteCall}
 	}
-	return kindOther, domain.Usage{}, ""
+	return journaltail.Line{}
 }

@@ -1,10 +1,7 @@
 package qwen_measure
 
 import (
-	"context"
-	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -17,12 +14,6 @@ const (
 	SourceName = "qwen_chats"
 	// RuntimeName is the agentInfo.name Qwen Code reports.
 	RuntimeName = "qwen-code"
-
-	packageName = "@qwen-code/qwen-code"
-	binName     = "qwen"
-
-	defaultSettle = 300 * time.Millisecond
-	pollEvery     = 10 * time.Millisecond
 )
 
 // Options configure a Source.
@@ -38,59 +29,23 @@ type Options struct {
 }
 
 // Source measures Qwen Code's token usage from its chats journal. It is
-// safe for concurrent use; each Arm is one start.
-type Source struct {
-	log    *slog.Logger
-	home   string
-	settle time.Duration
-	poll   time.Duration
-}
+// safe for concurrent use; each Arm is one start. Its Name is
+// "qwen_chats", its RuntimeName "qwen-code"; Claims reports whether a word
+// of command names Qwen Code (see the package documentation for the rule).
+// Arm creates the start's private directory and resolves the home the
+// journal is under; the measurement carries no environment.
+type Source struct{ journaltail.Source }
 
 var _ ports.MeasurementSource = (*Source)(nil)
 
 // New returns the Qwen Code chats source.
 func New(o Options) *Source {
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	settle := o.Settle
-	if settle <= 0 {
-		settle = defaultSettle
-	}
-	return &Source{log: log.With("source", SourceName), home: o.Home, settle: settle, poll: pollEvery}
-}
-
-// Name is "qwen_chats".
-func (s *Source) Name() string { return SourceName }
-
-// RuntimeName is "qwen-code".
-func (s *Source) RuntimeName() string { return RuntimeName }
-
-// Claims reports whether a word of command names Qwen Code (see the
-// package documentation for the rule).
-func (s *Source) Claims(command []string) bool {
-	return journaltail.Claims(command, packageName, binName)
-}
-
-// Arm creates the start's private directory and resolves the home the
-// journal is under. The measurement carries no environment.
-func (s *Source) Arm(ctx context.Context) (ports.Measurement, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	home := s.home
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return nil, fmt.Errorf("qwen chats source: no home directory: %w", err)
-		}
-		home = h
-	}
-	dir, err := journaltail.PrivateDir("", "acpdrive-qwen-measure-")
-	if err != nil {
-		return nil, fmt.Errorf("qwen chats source: %w", err)
-	}
-	s.log.Debug("armed", "home", home, "dir", dir)
-	return newMeasurement(s, dir, filepath.Join(home, ".qwen", "projects")), nil
+	return &Source{journaltail.NewSource(journaltail.Spec{
+		Adapter: "qwen_measure", Name: SourceName, RuntimeName: RuntimeName,
+		Package: "@qwen-code/qwen-code", Bins: []string{"qwen"}, DirPrefix: "acpdrive-qwen-measure-",
+		Settle: 300 * time.Millisecond, Poll: 10 * time.Millisecond,
+		Open: journaltail.Follow(func(home string) journaltail.Journal {
+			return chats{filepath.Join(home, ".qwen", "projects")}
+		}),
+	}, journaltail.Tuning{Logger: o.Logger, Home: o.Home, Settle: o.Settle})}
 }

@@ -1,9 +1,11 @@
 package qwen_measure
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -104,10 +106,12 @@ func TestNames(t *testing.T) {
 }
 
 func TestArmAndRelease(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	m, err := New(Options{Home: t.TempDir()}).Arm(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, m.Env())
-	dir := m.(*measurement).dir
+	dir := privateDir(t, tmp)
 	fi, err := os.Stat(dir)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
@@ -117,6 +121,15 @@ func TestArmAndRelease(t *testing.T) {
 	assert.True(t, errors.Is(err, os.ErrNotExist))
 	_, _, _, err = m.TurnUsage(context.Background(), sessionID)
 	assert.Error(t, err, "a released measurement answers nothing")
+}
+
+// privateDir is the one directory Arm made under tmp.
+func privateDir(t *testing.T, tmp string) string {
+	t.Helper()
+	entries, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	return filepath.Join(tmp, entries[0].Name())
 }
 
 func TestArmCancelled(t *testing.T) {
@@ -146,26 +159,27 @@ func TestTwoTurns(t *testing.T) {
 	assert.Equal(t, turn2, u)
 }
 
-// TestPartialTrailingLine: a line without its newline waits for the rest.
+// TestPartialTrailingLine: a line without its newline is not read, even
+// when it parses: the turn's checkpoint, cut short, does not end it.
 func TestPartialTrailingLine(t *testing.T) {
 	j := newJournal(t)
-	m := arm(t, j.home)
+	var logs bytes.Buffer
+	m, err := New(Options{Home: j.home, Settle: time.Hour,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}).Arm(context.Background())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = m.Release() })
 	m.SessionOpened(sessionID, false)
 	data := testdata(t, "turn2.jsonl")
-	cut := len(data) - 40
-	j.append(t, data[:cut])
-	_, _, ok, err := turnUsage(t, m, 20*time.Millisecond)
-	if err == nil {
-		// The settle rule may end the turn on its complete record.
-		require.True(t, ok)
-		return
-	}
-	require.ErrorIs(t, err, context.DeadlineExceeded)
-	j.append(t, data[cut:])
-	u, _, ok, err := turnUsage(t, m, 5*time.Second)
+	j.append(t, data[:len(data)-1]) // the last line, whole but for its newline
+	// A wait whose context is already done reads the journal once.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	u, _, ok, err := m.TurnUsage(ctx, sessionID)
 	require.NoError(t, err)
-	require.True(t, ok)
+	require.True(t, ok, "the records before the last line were read")
 	assert.Equal(t, turn2, u)
+	assert.Contains(t, logs.String(), `how="wait ended"`, "the line without its newline did not end the turn")
+	assert.NotContains(t, logs.String(), `how="end read"`)
 }
 
 // TestContinuedSession: the journal's earlier turns are not counted

@@ -6,11 +6,13 @@ import (
 )
 
 // Claims reports whether a word of command names the npm package pkg
-// ("@scope/name") or its program bin, by NamesPackage's rule.
-func Claims(command []string, pkg, bin string) bool {
+// ("@scope/name") or one of its programs bins, by NamesPackage's rule.
+func Claims(command []string, pkg string, bins ...string) bool {
 	for _, w := range command {
-		if NamesPackage(w, pkg, bin) {
-			return true
+		for _, bin := range bins {
+			if NamesPackage(w, pkg, bin) {
+				return true
+			}
 		}
 	}
 	return false

@@ -2,30 +2,22 @@ package journaltail
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
 )
 
-// Journal is what a Follower asks of one runtime's journal format and
-// turn rules. The Follower calls every method with its lock held.
+// Journal is what a Follower asks of one runtime's journal: where a
+// session's journal is, and what a line of its format means to a turn.
 type Journal interface {
-	// Locate returns the path of sessionID's journal once it exists.
+	// Locate returns the path of sessionID's journal once it exists;
+	// sessionID is one ValidID accepts.
 	Locate(sessionID string) (string, bool)
-	// Fold applies one whole, trimmed line to the turn state.
-	Fold(line []byte)
-	// ResetTurns forgets the turn state (a new session followed).
-	ResetTurns()
-	// TakeEnded removes and returns the ended turn not yet reported.
-	TakeEnded() (Figures, bool)
-	// TakeOpen removes and returns the turn being read if it has at
-	// least one counted record.
-	TakeOpen() (Figures, bool)
+	// Classify reads one whole, trimmed, non-empty line.
+	Classify(line []byte) Line
 }
 
 // FollowerOptions configure a Follower.
@@ -40,27 +32,29 @@ type FollowerOptions struct {
 	Dir string
 }
 
-// Follower is the generic half of a journal-reading ports.Measurement:
-// it follows one session's journal with a Tail, hands its lines to a
-// Journal, and implements SessionOpened, TurnUsage and Release over it.
-// It is safe for concurrent use through mu, the lock the Journal's state
-// is guarded by.
+// Follower is the ports.Measurement of a runtime whose journal is JSON
+// lines it keeps whatever the environment says: it follows one session's
+// journal with a Tail, folds its lines into a Book through a Journal, and
+// answers TurnUsage with Wait. It is safe for concurrent use.
 type Follower struct {
-	mu  sync.Locker
 	j   Journal
 	opt FollowerOptions
 
-	released  bool
+	mu        sync.Mutex
+	private   Private
 	sessionID string
 	tail      Tail
+	book      Book
 }
 
-// NewFollower returns a Follower over j, guarded by mu.
-func NewFollower(mu sync.Locker, j Journal, o FollowerOptions) *Follower {
+var _ ports.Measurement = (*Follower)(nil)
+
+// NewFollower returns a Follower over j.
+func NewFollower(j Journal, o FollowerOptions) *Follower {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Follower{mu: mu, j: j, opt: o, tail: Tail{Grew: time.Now()}}
+	return &Follower{j: j, opt: o, private: NewPrivate(o.Name, o.Dir), tail: Tail{Grew: time.Now()}}
 }
 
 // Env is empty: the journal stays where the runtime keeps it.
@@ -72,8 +66,8 @@ func (f *Follower) SessionOpened(sessionID string, continued bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reset(sessionID)
-	if continued && f.Find() {
-		f.Read(false)
+	if continued && f.find() {
+		f.tail.Read(nil)
 		f.opt.Log.Debug("journal of a continued session: reading from its end",
 			"session_id", sessionID, "path", f.tail.Path, "offset", f.tail.Offset)
 	}
@@ -82,7 +76,7 @@ func (f *Follower) SessionOpened(sessionID string, continued bool) {
 func (f *Follower) reset(sessionID string) {
 	f.sessionID = sessionID
 	f.tail.Reset()
-	f.j.ResetTurns()
+	f.book.Reset()
 }
 
 // TurnUsage waits, bounded by ctx, for the end of the turn that just
@@ -90,26 +84,21 @@ func (f *Follower) reset(sessionID string) {
 func (f *Follower) TurnUsage(ctx context.Context, sessionID string) (domain.Usage, string, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.released {
-		return domain.Usage{}, "", false, fmt.Errorf("%s: %w", f.opt.Name, ErrReleased)
-	}
 	if sessionID != f.sessionID {
 		f.reset(sessionID)
 	}
-	u, model, ok, err := Wait(ctx, f.mu, (*follow)(f), Waiting{
+	return f.private.Wait(ctx, &f.mu, (*follow)(f), Waiting{
 		Settle: f.opt.Settle, Poll: f.opt.Poll, Log: f.opt.Log, SessionID: f.sessionID,
 	})
-	if errors.Is(err, ErrReleased) {
-		err = fmt.Errorf("%s: %w", f.opt.Name, err)
-	}
-	return u, model, ok, err
 }
 
-// Find locates the session's journal; it reports whether it is known.
-// The caller holds the lock.
-func (f *Follower) Find() bool {
+// find locates the session's journal; it reports whether it is known.
+func (f *Follower) find() bool {
 	if f.tail.Path != "" {
 		return true
+	}
+	if !ValidID(f.sessionID) {
+		return false
 	}
 	p, ok := f.j.Locate(f.sessionID)
 	if !ok {
@@ -120,33 +109,24 @@ func (f *Follower) Find() bool {
 	return true
 }
 
-// Read processes the whole lines written since the last read; counting
-// false only skips them (a continued session's past). The caller holds
-// the lock.
-func (f *Follower) Read(counting bool) {
-	if counting {
-		f.tail.Read(f.j.Fold)
-	} else {
-		f.tail.Read(nil)
+// fold applies one line of the journal to the turns.
+func (f *Follower) fold(_ int64, line []byte) {
+	if len(line) == 0 {
+		return
 	}
+	l := f.j.Classify(line)
+	if l.Kind == LineIncompleteCall {
+		f.opt.Log.Debug("journal: a model call's record lacks a counter and does not count", "session_id", f.sessionID)
+	}
+	f.book.Fold(l)
 }
-
-// SessionID is the session followed. The caller holds the lock.
-func (f *Follower) SessionID() string { return f.sessionID }
 
 // Release removes the start's private directory; the journal is left as
 // it is. It may be called more than once.
 func (f *Follower) Release() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.released {
-		return nil
-	}
-	f.released = true
-	if err := os.RemoveAll(f.opt.Dir); err != nil {
-		return fmt.Errorf("%s: removing the temporary directory: %w", f.opt.Name, err)
-	}
-	return nil
+	return f.private.Remove()
 }
 
 // follow is a Follower as Wait's Turns.
@@ -154,28 +134,12 @@ type follow Follower
 
 func (w *follow) Poll() {
 	f := (*Follower)(w)
-	if f.Find() {
-		f.Read(true)
+	if f.find() {
+		f.tail.Read(f.fold)
 	}
 }
 
-func (w *follow) TakeEnded() (Figures, bool) { return w.j.TakeEnded() }
-func (w *follow) TakeOpen() (Figures, bool)  { return w.j.TakeOpen() }
+func (w *follow) TakeEnded() (Figures, bool) { return w.book.TakeEnded() }
+func (w *follow) TakeOpen() (Figures, bool)  { return w.book.TakeOpen() }
 func (w *follow) Grew() time.Time            { return w.tail.Grew }
-func (w *follow) Released() bool             { return w.released }
-
-// Take removes the turn *p points at and returns its figures, if there
-// is one and, when needRecord, it counted at least one record: the
-// TakeEnded and TakeOpen of a Journal.
-func Take[T any](p **T, figures func(*T) Figures, needRecord bool) (Figures, bool) {
-	t := *p
-	if t == nil {
-		return Figures{}, false
-	}
-	f := figures(t)
-	if needRecord && f.Records == 0 {
-		return Figures{}, false
-	}
-	*p = nil
-	return f, true
-}
+func (w *follow) Released() bool             { return w.private.Released() }

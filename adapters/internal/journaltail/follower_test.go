@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,50 +17,34 @@ import (
 
 // toy is a Journal: "<session>.log" under dir; "start" opens a turn, a
 // number is a record of that many output tokens, "end" ends the turn.
-type toy struct {
-	dir         string
-	open, ended *journaltail.Figures
-}
+type toy struct{ dir string }
 
-func (j *toy) Locate(sessionID string) (string, bool) {
-	if !journaltail.ValidID(sessionID) {
-		return "", false
-	}
+func (j toy) Locate(sessionID string) (string, bool) {
 	p := filepath.Join(j.dir, sessionID+".log")
 	_, err := os.Stat(p)
 	return p, err == nil
 }
 
-func (j *toy) Fold(line []byte) {
+func (toy) Classify(line []byte) journaltail.Line {
 	switch s := string(line); s {
 	case "start":
-		j.open, j.ended = &journaltail.Figures{}, nil
+		return journaltail.Line{Kind: journaltail.LineTurnStart}
 	case "end":
-		if j.open != nil {
-			j.ended, j.open = j.open, nil
-		}
+		return journaltail.Line{Kind: journaltail.LineTurnEnd}
 	default:
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil && j.open != nil {
-			j.open.Usage = j.open.Usage.Add(domain.Usage{OutputTokens: n})
-			j.open.Records++
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return journaltail.Line{Kind: journaltail.LineCall, Usage: domain.Usage{OutputTokens: n}}
 		}
 	}
+	return journaltail.Line{}
 }
-
-func (j *toy) ResetTurns() { j.open, j.ended = nil, nil }
-
-func id(f *journaltail.Figures) journaltail.Figures { return *f }
-
-func (j *toy) TakeEnded() (journaltail.Figures, bool) { return journaltail.Take(&j.ended, id, false) }
-func (j *toy) TakeOpen() (journaltail.Figures, bool)  { return journaltail.Take(&j.open, id, true) }
 
 func newFollower(t *testing.T) (*journaltail.Follower, string, string) {
 	t.Helper()
 	journals := t.TempDir()
 	dir, err := journaltail.PrivateDir("", "acpdrive-journaltail-test-")
 	require.NoError(t, err)
-	var mu sync.Mutex
-	f := journaltail.NewFollower(&mu, &toy{dir: journals}, journaltail.FollowerOptions{
+	f := journaltail.NewFollower(toy{dir: journals}, journaltail.FollowerOptions{
 		Name: "toy", Settle: time.Hour, Poll: time.Millisecond, Dir: dir,
 	})
 	t.Cleanup(func() { _ = f.Release() })

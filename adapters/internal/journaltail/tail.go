@@ -26,9 +26,10 @@ func (t *Tail) Reset() {
 }
 
 // Read hands each whole line written since the last read, trimmed of
-// surrounding white space, to each (nil skips them: a continued session's
-// past) and moves Offset past it. An unreadable journal reads nothing.
-func (t *Tail) Read(each func(line []byte)) {
+// surrounding white space, to each with the offset it starts at (nil
+// skips them: a continued session's past) and moves Offset past it. An
+// unreadable journal reads nothing.
+func (t *Tail) Read(each func(pos int64, line []byte)) {
 	f, err := os.Open(t.Path)
 	if err != nil {
 		return
@@ -45,7 +46,7 @@ func (t *Tail) Read(each func(line []byte)) {
 		}
 		t.Grew = time.Now()
 		if each != nil {
-			each(bytes.TrimSpace(data[:i]))
+			each(t.Offset, bytes.TrimSpace(data[:i]))
 		}
 		t.Offset += int64(i) + 1
 		data = data[i+1:]

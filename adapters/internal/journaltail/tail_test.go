@@ -25,7 +25,7 @@ func appendTo(t *testing.T, path, data string) {
 
 func lines(tl *journaltail.Tail) []string {
 	var got []string
-	tl.Read(func(l []byte) { got = append(got, string(l)) })
+	tl.Read(func(_ int64, l []byte) { got = append(got, string(l)) })
 	return got
 }
 

@@ -2,16 +2,12 @@ package journaltail
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
 )
-
-// ErrReleased is the error of a wait on a released measurement.
-var ErrReleased = errors.New("measurement released")
 
 // Figures are one turn's figures as read: the sum of its counted records,
 // the last model named, and how many records counted.
@@ -43,7 +39,8 @@ type Turns interface {
 // Waiting configures Wait.
 type Waiting struct {
 	// Settle is how long the journal must stay unchanged after a counted
-	// record to end a turn whose end was not written.
+	// record to end a turn whose end was not written; zero: only the end
+	// record or ctx's end ends a turn.
 	Settle time.Duration
 	// Poll is the pause between two polls.
 	Poll time.Duration
@@ -67,7 +64,7 @@ func Wait(ctx context.Context, mu sync.Locker, t Turns, w Waiting) (domain.Usage
 		if f, ok := t.TakeEnded(); ok {
 			return w.report(f, "end read", t0)
 		}
-		if time.Since(t.Grew()) >= w.Settle {
+		if w.Settle > 0 && time.Since(t.Grew()) >= w.Settle {
 			if f, ok := t.TakeOpen(); ok {
 				return w.report(f, "settled", t0)
 			}

@@ -1,7 +1,9 @@
 package journaltail_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -25,7 +27,7 @@ type book struct {
 }
 
 func (b *book) Poll() {
-	b.tail.Read(func(l []byte) {
+	b.tail.Read(func(_ int64, l []byte) {
 		switch s := string(l); s {
 		case "start":
 			b.open, b.ended = &journaltail.Figures{}, nil
@@ -153,4 +155,37 @@ func TestWaitReleased(t *testing.T) {
 	wg.Wait()
 	assert.False(t, ok)
 	assert.ErrorIs(t, err, journaltail.ErrReleased)
+}
+
+// TestWaitSettleRule: with a settle time, a quiet journal after a counted
+// record ends the turn; with none, only the end record or the wait's end
+// does. A wait whose context is already done polls once.
+func TestWaitSettleRule(t *testing.T) {
+	cases := []struct {
+		name   string
+		settle time.Duration
+		how    string
+	}{
+		{"settle time", time.Minute, `how=settled`},
+		{"no settle rule", 0, `how="wait ended"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := newBook(t)
+			appendTo(t, b.tail.Path, "start\n2\n")
+			b.Poll()
+			b.tail.Grew = time.Now().Add(-time.Hour) // quiet for an hour since
+			var logs bytes.Buffer
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			b.mu.Lock()
+			u, _, ok, err := journaltail.Wait(ctx, &b.mu, b, journaltail.Waiting{Settle: c.settle, Poll: time.Hour,
+				Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+			b.mu.Unlock()
+			require.NoError(t, err)
+			assert.True(t, ok)
+			assert.Equal(t, domain.Usage{InputTokens: 2, TotalTokens: 2}, u)
+			assert.Contains(t, logs.String(), c.how)
+		})
+	}
 }
