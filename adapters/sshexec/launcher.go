@@ -90,14 +90,15 @@ func New(opts Options) *Launcher {
 // Host returns the destination this launcher connects to.
 func (l *Launcher) Host() string { return l.opts.Host }
 
-// Prepare resolves the local ssh binary and builds the remote command. It
-// does not look at the workspace: the path names a directory on the
-// remote host, which is checked there (the remote cd fails the launch with
-// the shell's message and exit status 1).
+// Prepare checks the workspace as a remote path (non-empty, valid UTF-8,
+// POSIX-absolute; domain.CheckRemoteWorkspacePath), resolves the local ssh
+// binary and builds the remote command. Whether the directory exists is
+// checked on the remote host (the remote cd fails the launch with the
+// shell's message and exit status 1).
 //
 // Errors are *domain.AgentError values: agent_not_found when ssh cannot be
-// found or the command is empty; invalid_workspace_cwd when the workspace
-// is empty.
+// found or the command is empty; invalid_workspace_cwd for a workspace
+// path that is empty, not UTF-8 or relative.
 func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 	if l.opts.StrictHostKeyChecking != l.strict && l.opts.StrictHostKeyChecking != "" {
 		l.warnOnce.Do(func() {
@@ -105,8 +106,8 @@ func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 				slog.String("value", l.opts.StrictHostKeyChecking))
 		})
 	}
-	if req.Workspace == "" {
-		return nil, domain.NewError(domain.KindInvalidWorkspaceCWD, domain.MsgEmptyWorkspace)
+	if err := domain.CheckRemoteWorkspacePath(req.Workspace); err != nil {
+		return nil, err
 	}
 	if len(req.Command) == 0 || strings.TrimSpace(req.Command[0]) == "" {
 		return nil, domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand)

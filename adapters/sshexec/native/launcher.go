@@ -2,15 +2,12 @@ package native
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/acpdrive/acpdrive/adapters/sshexec"
 	"github.com/acpdrive/acpdrive/domain"
@@ -28,11 +25,9 @@ const (
 	MsgConnectFailed = "ssh connection failed"
 	// msgSessionFailed is the message when the connection is up but the
 	// session channel or its exec request failed.
-	msgSessionFailed    = "failed to start the remote command"
-	msgStartCancelled   = "session start cancelled"
-	msgPreambleFailed   = "failed to send the ssh_pass_env preamble"
-	msgWorkspaceNotAbs  = "workspace path is not absolute"
-	msgWorkspaceNotUTF8 = "workspace path is not valid UTF-8"
+	msgSessionFailed  = "failed to start the remote command"
+	msgStartCancelled = "session start cancelled"
+	msgPreambleFailed = "failed to send the ssh_pass_env preamble"
 )
 
 // Options configures a Launcher.
@@ -116,16 +111,12 @@ func (l *Launcher) Handshakes() int64 { return l.handshakes.Load() }
 // Prepare validates req; it dials nothing and needs no local binary. The
 // workspace must be a non-empty, valid UTF-8, absolute path (whether it
 // exists is up to the remote host: cd fails there with the remote shell's
-// message and exit status 1). Errors are *domain.AgentError values:
+// message and exit status 1); domain.CheckRemoteWorkspacePath checks it.
+// Errors are *domain.AgentError values:
 // invalid_workspace_cwd, agent_not_found for an empty command.
 func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
-	switch {
-	case req.Workspace == "":
-		return nil, domain.NewError(domain.KindInvalidWorkspaceCWD, domain.MsgEmptyWorkspace)
-	case !utf8.ValidString(req.Workspace):
-		return nil, domain.WrapError(domain.KindInvalidWorkspaceCWD, msgWorkspaceNotUTF8, fmt.Errorf("workspace %q", req.Workspace))
-	case !path.IsAbs(req.Workspace):
-		return nil, domain.WrapError(domain.KindInvalidWorkspaceCWD, msgWorkspaceNotAbs, fmt.Errorf("workspace %q", req.Workspace))
+	if err := domain.CheckRemoteWorkspacePath(req.Workspace); err != nil {
+		return nil, err
 	}
 	if len(req.Command) == 0 || strings.TrimSpace(req.Command[0]) == "" {
 		return nil, domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand)
