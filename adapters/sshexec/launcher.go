@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/acpdrive/acpdrive/adapters/sshexec/internal/remotecmd"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
 )
@@ -119,7 +120,7 @@ func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &plan{l: l, sshPath: sshPath, command: JoinFragment(req.Command), workspace: req.Workspace}, nil
+	return &plan{l: l, sshPath: sshPath, command: remotecmd.JoinFragment(req.Command), workspace: req.Workspace}, nil
 }
 
 func (l *Launcher) resolveSSH() (string, error) {
@@ -136,27 +137,6 @@ func (l *Launcher) resolveSSH() (string, error) {
 		return "", domain.WrapError(domain.KindAgentNotFound, MsgSSHNotFound, err)
 	}
 	return abs, nil
-}
-
-// JoinFragment rebuilds agent.command's shell fragment from its words: a
-// word holding whitespace or a quote or backslash (the splitter removed
-// the quoting that kept it one word) is single-quoted again; every other
-// word is passed as written, so $VAR, ;, && and | stay shell syntax on the
-// remote host. A command of one word is that fragment verbatim (a library
-// caller's "echo hi; exec agent"), so one word is never re-quoted.
-func JoinFragment(words []string) string {
-	if len(words) == 1 {
-		return words[0]
-	}
-	out := make([]string, len(words))
-	for i, w := range words {
-		if w == "" || strings.ContainsAny(w, " \t\n'\"\\") {
-			out[i] = ShellQuote(w)
-		} else {
-			out[i] = w
-		}
-	}
-	return strings.Join(out, " ")
 }
 
 // plan is a prepared remote launch.
@@ -177,9 +157,9 @@ func (p *plan) Target() ports.Target { return ports.Target{Host: p.l.opts.Host} 
 // preamble for this launch. The preamble is nil without PassEnv.
 func (p *plan) argv() ([]string, []byte) {
 	var pre []byte
-	spec := RemoteSpec{Command: p.command, Args: p.args, Workspace: p.workspace}
+	spec := remotecmd.RemoteSpec{Command: p.command, Args: p.args, Workspace: p.workspace}
 	if len(p.l.opts.PassEnv) > 0 {
-		pre = Preamble(PassEnvValues(p.l.opts.PassEnv, p.l.opts.LookupEnv))
+		pre = remotecmd.Preamble(remotecmd.PassEnvValues(p.l.opts.PassEnv, p.l.opts.LookupEnv))
 		spec.PassEnv = p.l.opts.PassEnv
 		spec.PreambleLen = len(pre)
 	}
@@ -189,7 +169,7 @@ func (p *plan) argv() ([]string, []byte) {
 	}
 	argv = append(argv, "-o", "StrictHostKeyChecking="+p.l.strict)
 	argv = append(argv, fixedOptions...)
-	argv = append(argv, "--", destination(p.l.opts.Host), RemoteCommand(spec))
+	argv = append(argv, "--", destination(p.l.opts.Host), remotecmd.RemoteCommand(spec))
 	return argv, pre
 }
 

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/acpdrive/acpdrive/adapters/sshexec"
+	"github.com/acpdrive/acpdrive/adapters/sshexec/internal/remotecmd"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
 )
@@ -122,9 +122,9 @@ func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 		return nil, domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand)
 	}
 	// The whole command is agent.command's shell fragment, re-joined the
-	// way the ssh-binary transport joins it (sshexec.JoinFragment), so
+	// way the ssh-binary transport joins it (remotecmd.JoinFragment), so
 	// both transports run the same remote command.
-	return &plan{l: l, command: sshexec.JoinFragment(req.Command), workspace: req.Workspace}, nil
+	return &plan{l: l, command: remotecmd.JoinFragment(req.Command), workspace: req.Workspace}, nil
 }
 
 // plan is a validated remote launch. It implements ports.Plan.
@@ -141,7 +141,7 @@ var _ ports.Plan = (*plan)(nil)
 func (p *plan) Target() ports.Target { return ports.Target{Host: p.l.host} }
 
 // Start opens a session channel on the host's shared connection (dialling
-// it first when there is none), runs sshexec.RemoteCommand as its exec
+// it first when there is none), runs remotecmd.RemoteCommand as its exec
 // request and writes the ssh_pass_env preamble before any protocol byte.
 // env is not delivered: nothing of this process's environment reaches the
 // remote host beyond ssh_pass_env (docs/behaviour.md#ssh).
@@ -166,14 +166,14 @@ func (p *plan) Start(ctx context.Context, env []string) (ports.Process, error) {
 	}
 	var pre []byte
 	if len(p.l.opts.PassEnv) > 0 {
-		pre = sshexec.Preamble(sshexec.PassEnvValues(p.l.opts.PassEnv, p.l.lookupEnv))
+		pre = remotecmd.Preamble(remotecmd.PassEnvValues(p.l.opts.PassEnv, p.l.lookupEnv))
 	}
-	spec := sshexec.RemoteSpec{Command: p.command, Args: p.args, Workspace: p.workspace, PassEnv: p.l.opts.PassEnv, PreambleLen: len(pre)}
+	spec := remotecmd.RemoteSpec{Command: p.command, Args: p.args, Workspace: p.workspace, PassEnv: p.l.opts.PassEnv, PreambleLen: len(pre)}
 	send := pre
 	if cut := p.l.preambleCut; cut > 0 && cut <= len(pre) {
 		send = pre[:len(pre)-cut]
 	}
-	proc, err := startSession(ctx, p.l, c, pidMarkerCommand+sshexec.RemoteCommand(spec), send)
+	proc, err := startSession(ctx, p.l, c, pidMarkerCommand+remotecmd.RemoteCommand(spec), send)
 	if err == nil && len(send) < len(pre) {
 		_ = proc.stdin.Close()
 	}

@@ -322,7 +322,7 @@ func (p *process) Terminate() error {
 // Kill sends KILL to the session's remote process group (through a second
 // channel, re-sent until the group is empty or killWindow has passed),
 // closes the channel and waits, within the same window, for it to end.
-// The containment wrapper of sshexec.RemoteCommand ends the group itself
+// The containment wrapper of remotecmd.RemoteCommand ends the group itself
 // when the connection is gone. A group still present at the end of the
 // window is reported as a survivor by its group ID; with no way to look
 // (the connection is gone) nothing is reported.
