@@ -173,7 +173,7 @@ func (p *plan) Start(ctx context.Context, env []string) (ports.Process, error) {
 	if cut := p.l.preambleCut; cut > 0 && cut <= len(pre) {
 		send = pre[:len(pre)-cut]
 	}
-	proc, err := startSession(ctx, p.l, c, pidMarkerCommand+remotecmd.RemoteCommand(spec), send)
+	proc, err := startSession(ctx, p.l, c, remotecmd.MarkedCommand(spec), send)
 	if err == nil && len(send) < len(pre) {
 		_ = proc.stdin.Close()
 	}
