@@ -163,14 +163,20 @@ func (p *plan) argv() ([]string, []byte) {
 		spec.PassEnv = p.l.opts.PassEnv
 		spec.PreambleLen = len(pre)
 	}
+	return p.l.sshArgs(remotecmd.MarkedCommand(spec)), pre
+}
+
+// sshArgs returns the ssh argument list (without the program) that runs
+// command on the host: the launch's, and the force step's second
+// connection (process.killRemote).
+func (l *Launcher) sshArgs(command string) []string {
 	var argv []string
-	if p.l.opts.ConfigFile != "" {
-		argv = append(argv, "-F", p.l.opts.ConfigFile)
+	if l.opts.ConfigFile != "" {
+		argv = append(argv, "-F", l.opts.ConfigFile)
 	}
-	argv = append(argv, "-o", "StrictHostKeyChecking="+p.l.strict)
+	argv = append(argv, "-o", "StrictHostKeyChecking="+l.strict)
 	argv = append(argv, fixedOptions...)
-	argv = append(argv, "--", destination(p.l.opts.Host), remotecmd.RemoteCommand(spec))
-	return argv, pre
+	return append(argv, "--", destination(l.opts.Host), command)
 }
 
 // Start runs ssh in a local process group of its own and writes the
@@ -193,13 +199,13 @@ func (p *plan) Start(ctx context.Context, env []string) (ports.Process, error) {
 		if p.l.preambleCut > 0 && p.l.preambleCut <= len(pre) {
 			cut = pre[:len(pre)-p.l.preambleCut]
 		}
-		if _, err := proc.stdin.Write(cut); err != nil {
+		if _, err := proc.Stdin().Write(cut); err != nil {
 			_ = proc.Kill()
 			_ = proc.Release()
 			return nil, domain.WrapError(domain.KindPortExit, "failed to write the ssh_pass_env preamble", err)
 		}
 		if len(cut) != len(pre) {
-			_ = proc.stdin.Close()
+			_ = proc.Stdin().Close()
 		}
 	}
 	return proc, nil
