@@ -322,7 +322,7 @@ func (p *process) reportSurvivors(survivors []domain.Survivor, cause error) erro
 func (p *process) Release() error {
 	p.releaseOnce.Do(func() {
 		err := p.Streams.Release(p.reaperDone, reapBound, stderrDrainBound, fmt.Sprintf("process %d", p.pid))
-		if !isClosed(p.reaperDone) {
+		if !procio.Closed(p.reaperDone) {
 			p.logger.Warn("agent process not reaped at release", slog.Int("pid", p.pid))
 		}
 		p.plat.release()
@@ -332,15 +332,6 @@ func (p *process) Release() error {
 		p.releaseErr = err
 	})
 	return p.releaseErr
-}
-
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }
 
 // lineLogger keeps standard error in the tail and logs its lines at

@@ -331,3 +331,13 @@ func (s *Streams) Release(reaped <-chan struct{}, reapBound, drainBound time.Dur
 	errs = append(errs, s.CloseReadEnds())
 	return errors.Join(errs...)
 }
+
+// Closed reports whether ch is closed, without waiting.
+func Closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

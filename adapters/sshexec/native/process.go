@@ -205,7 +205,7 @@ func (p *process) Identity() ports.Identity { return ports.Identity{PID: 0, Host
 // session's whole remote process group through a second channel of the
 // same connection.
 func (p *process) Terminate() error {
-	if isClosed(p.Exited()) {
+	if procio.Closed(p.Exited()) {
 		return nil
 	}
 	_, err := p.ch.SendRequest("signal", false, ssh.Marshal(struct{ Signal string }{"TERM"}))
@@ -230,7 +230,7 @@ func (p *process) Terminate() error {
 func (p *process) Kill() error {
 	deadline := time.Now().Add(killWindow)
 	var survivors []domain.Survivor
-	if pg := p.group.PGID(); pg > 0 && !isClosed(p.c.dead) {
+	if pg := p.group.PGID(); pg > 0 && !procio.Closed(p.c.dead) {
 		code, err := p.runAside(remotecmd.KillGroupCommand(pg, int(killWindow/killResend)), killWindow+time.Second)
 		if err != nil {
 			p.logger.Debug("could not kill the remote process group", slog.String("error", err.Error()))
@@ -469,13 +469,4 @@ func (w *stdinWriter) idle() <-chan struct{} {
 	c := make(chan struct{})
 	close(c)
 	return c
-}
-
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }

@@ -47,7 +47,7 @@ func build() {
 	}
 	dir = d
 	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
+	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
 	binPath = filepath.Join(d, "acpdrive")
 	cmd := exec.Command("go", "build", "-o", binPath, "./cmd/acpdrive")
 	cmd.Dir = root
