@@ -159,21 +159,24 @@ func (s *Session) launch(ctx context.Context, unreachable []string) error {
 	}
 	target := plan.Target()
 	if err := remoteMismatch(set, target); err != nil {
+		discard(plan)
 		return err
 	}
 	if slices.Contains(unreachable, target.Host) {
+		discard(plan)
 		return domain.WrapError(domain.KindPortExit, msgNoHostLeft, domain.ErrHostUnreachable)
 	}
 	s.rt.target = target
 	servers, err := s.loadMCPServers(ctx)
-	if err != nil {
-		return err
+	if err == nil {
+		servers, err = s.armBeacon(ctx, servers)
 	}
-	if servers, err = s.armBeacon(ctx, servers); err != nil {
-		return err
+	var env []string
+	if err == nil {
+		env, err = s.meter.arm(ctx, set.Command, target)
 	}
-	env, err := s.meter.arm(ctx, set.Command, target)
 	if err != nil {
+		discard(plan)
 		return err
 	}
 	s.caps.reset(target.Remote(), s.meter.armed())
@@ -188,6 +191,14 @@ func (s *Session) launch(ctx context.Context, unreachable []string) error {
 	s.log.Info("agent process started", "agent_pid", id.PID, "host", id.Host, "command", set.Command[0])
 	s.servers = servers
 	return nil
+}
+
+// discard gives back what a prepared plan holds when it will not be
+// started (a pool's reserved slot, docs/behaviour.md#ssh).
+func discard(plan ports.Plan) {
+	if d, ok := plan.(interface{ Discard() }); ok {
+		d.Discard()
+	}
 }
 
 // msgNoHostLeft is the message of a start whose every host was unreachable.

@@ -4,28 +4,19 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/internal/procio"
 	"github.com/acpdrive/acpdrive/ports"
 )
 
-// Validation messages this package adds to docs/behaviour.md#start-up.
-const (
-	// msgWorkspaceNotAbsolute is the message for a relative workspace path.
-	msgWorkspaceNotAbsolute = "workspace path is not absolute"
-	// msgWorkspaceNotUTF8 is the message for a workspace path ACP cannot
-	// carry: the protocol sends paths as JSON strings.
-	msgWorkspaceNotUTF8 = "workspace path is not valid UTF-8"
-	// msgStartCancelled is the message for a start whose context is done.
-	msgStartCancelled = "session start cancelled"
-)
+// msgStartCancelled is the message for a start whose context is done.
+const msgStartCancelled = "session start cancelled"
 
 // Options configures a Launcher. The zero value is usable.
 type Options struct {
@@ -92,7 +83,7 @@ func New(opts Options) *Launcher {
 // directory; agent_not_found when the command is empty or blank or its
 // program cannot be found.
 func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
-	if err := validateWorkspace(req.Workspace); err != nil {
+	if err := procio.CheckLocalWorkspace(req.Workspace); err != nil {
 		return nil, err
 	}
 	path, err := l.resolveProgram(req.Command)
@@ -135,34 +126,6 @@ func (p *plan) Start(ctx context.Context, env []string) (ports.Process, error) {
 		return nil, err
 	}
 	return proc, nil
-}
-
-// validateWorkspace checks that dir is a non-empty, valid UTF-8, absolute
-// path naming an existing directory.
-func validateWorkspace(dir string) error {
-	if dir == "" {
-		return domain.NewError(domain.KindInvalidWorkspaceCWD, domain.MsgEmptyWorkspace)
-	}
-	if !utf8.ValidString(dir) {
-		return domain.WrapError(domain.KindInvalidWorkspaceCWD, msgWorkspaceNotUTF8,
-			fmt.Errorf("workspace %q", dir))
-	}
-	if !filepath.IsAbs(dir) {
-		return domain.WrapError(domain.KindInvalidWorkspaceCWD, msgWorkspaceNotAbsolute,
-			fmt.Errorf("workspace %q", dir))
-	}
-	info, err := os.Stat(dir)
-	if err != nil {
-		// Anything that keeps the path from being inspected (ENOENT,
-		// ENOTDIR on a parent, EACCES) leaves no directory to run in; the
-		// cause tells which.
-		return domain.WrapError(domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceMissing, err)
-	}
-	if !info.IsDir() {
-		return domain.WrapError(domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceNotDir,
-			fmt.Errorf("workspace %q", dir))
-	}
-	return nil
 }
 
 // resolveProgram returns the absolute path of command's program. The path

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/internal/procio"
 	"github.com/acpdrive/acpdrive/ports"
 )
 
@@ -21,9 +22,6 @@ import (
 // (docs/behaviour.md#start-up).
 const (
 	msgStartFailed         = "failed to start subprocess"
-	msgStdinPipeFailed     = "failed to create stdin pipe"
-	msgStdoutPipeFailed    = "failed to create stdout pipe"
-	msgStderrPipeFailed    = "failed to create stderr pipe"
 	msgPlatformUnsupported = "process groups are not supported on this platform yet"
 )
 
@@ -40,8 +38,6 @@ const (
 	// reapBound is how long Release waits for the reaper. Release runs
 	// after Kill, so the child is dead or about to be reaped.
 	reapBound = time.Second
-	// stderrReadSize is the stderr copier's read buffer.
-	stderrReadSize = 1 << 10
 	// maxLoggedStderrLine caps one standard-error line logged at Debug.
 	maxLoggedStderrLine = 1 << 10
 )
@@ -56,8 +52,11 @@ const (
 	sigKill
 )
 
-// process is a started runtime. It implements ports.Process.
+// process is a started runtime. It implements ports.Process; its streams
+// and exit value are procio's.
 type process struct {
+	*procio.Streams
+
 	logger *slog.Logger
 	leader *leader // the leader; a signal through it never reaches a reused PID
 	pid    int
@@ -69,22 +68,7 @@ type process struct {
 	resendInterval time.Duration
 	spare          func(pid int) bool // tests only: PIDs never signalled by PID
 
-	stdin  *stdinPipe
-	stdout *os.File
-	stderr *os.File
-	tail   domain.TailBuffer
-
-	exited     chan struct{} // closed by the reaper after recording the status
 	reaperDone chan struct{} // closed when the reaper goroutine returns
-	copierDone chan struct{} // closed when the stderr copier returns
-
-	mu   sync.Mutex
-	exit domain.ExitStatus
-
-	stdoutOnce sync.Once
-	stdoutErr  error
-	stderrOnce sync.Once
-	stderrErr  error
 
 	releaseOnce sync.Once
 	releaseErr  error
@@ -116,33 +100,8 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 		}
 	}
 
-	var opened []*os.File
-	closeAll := func() {
-		for _, f := range opened {
-			_ = f.Close()
-		}
-	}
-	pipe := func(msg string) (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err != nil {
-			return nil, nil, domain.WrapError(domain.KindPortExit, msg, err)
-		}
-		opened = append(opened, r, w)
-		return r, w, nil
-	}
-	inR, inW, err := pipe(msgStdinPipeFailed)
+	pipes, err := procio.OpenPipes()
 	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	outR, outW, err := pipe(msgStdoutPipeFailed)
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	errR, errW, err := pipe(msgStderrPipeFailed)
-	if err != nil {
-		closeAll()
 		return nil, err
 	}
 
@@ -162,13 +121,13 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 		Args:        append([]string(nil), pl.args...),
 		Env:         cmdEnv,
 		Dir:         pl.dir,
-		Stdin:       inR,
-		Stdout:      outW,
-		Stderr:      errW,
+		Stdin:       pipes.StdinR,
+		Stdout:      pipes.StdoutW,
+		Stderr:      pipes.StderrW,
 		SysProcAttr: attr,
 	}
 	if err := startOffMainThread(cmd.Start); err != nil {
-		closeAll()
+		pipes.CloseAll()
 		return nil, domain.WrapError(domain.KindPortExit, msgStartFailed, err)
 	}
 	ld := newLeader(cmd.Process, pidfd)
@@ -177,15 +136,13 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 	plat, err := startPlatform(ctx, l, cmd)
 	if err != nil {
 		ld.release()
-		closeAll()
+		pipes.CloseAll()
 		return nil, err
 	}
 	noteLeader(ld.pid)
 	// The child holds its own copies now; keeping ours would stop standard
 	// output and error from ever reaching end of file.
-	_ = inR.Close()
-	_ = outW.Close()
-	_ = errW.Close()
+	pipes.CloseChildEnds()
 
 	if tr != nil {
 		// Before the reaper starts: the leader cannot have been reaped
@@ -203,100 +160,30 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 		killWindow:     l.killWindow,
 		resendInterval: l.resendInterval,
 		spare:          l.spare,
-		stdin:          &stdinPipe{f: inW},
-		stdout:         outR,
-		stderr:         errR,
-		exited:         make(chan struct{}),
 		reaperDone:     make(chan struct{}),
-		copierDone:     make(chan struct{}),
 	}
+	p.Streams = pipes.Streams(p.stderrSink)
 	go p.reap()
-	go p.copyStderr()
 	return p, nil
 }
 
 // reap waits for the direct child, records how it ended and closes exited.
 func (p *process) reap() {
 	defer close(p.reaperDone)
-	st := p.leader.wait(func(reap func()) { forgetLeader(p.pid, reap) })
-	p.mu.Lock()
-	p.exit = st
-	p.mu.Unlock()
-	close(p.exited)
+	p.SetExit(p.leader.wait(func(reap func()) { forgetLeader(p.pid, reap) }))
 }
 
-// copyStderr keeps the tail of standard error until end of file or until
-// Release closes the read end.
-func (p *process) copyStderr() {
-	defer close(p.copierDone)
-	var w io.Writer = &p.tail
-	var lines *lineLogger
-	if p.logger.Enabled(context.Background(), slog.LevelDebug) {
-		lines = &lineLogger{logger: p.logger, pid: p.pid}
-		w = io.MultiWriter(&p.tail, lines)
+// stderrSink logs standard-error lines at Debug besides keeping the tail,
+// when Debug is enabled.
+func (p *process) stderrSink(tail io.Writer) io.Writer {
+	if !p.logger.Enabled(context.Background(), slog.LevelDebug) {
+		return tail
 	}
-	// The copy ends with end of file or with the error a closed read end
-	// reports; either way there is nothing more to keep. Its buffer is
-	// small and its own: io.Copy would take os.File's 32 KiB one, held by
-	// every idle session while the read waits.
-	buf := make([]byte, stderrReadSize)
-	for {
-		n, err := p.stderr.Read(buf)
-		if n > 0 {
-			_, _ = w.Write(buf[:n])
-		}
-		if err != nil {
-			break
-		}
-	}
-	if lines != nil {
-		lines.flush()
-	}
+	return &lineLogger{tail: tail, logger: p.logger, pid: p.pid}
 }
 
 // Identity names the leader by its process ID.
 func (p *process) Identity() ports.Identity { return ports.Identity{PID: p.pid} }
-
-// Stdin returns the child's standard input. Closing it more than once is
-// harmless.
-func (p *process) Stdin() io.WriteCloser { return p.stdin }
-
-// Stdout returns the read end of the child's standard output.
-func (p *process) Stdout() io.Reader { return p.stdout }
-
-// Exited is closed once the direct child has been reaped.
-func (p *process) Exited() <-chan struct{} { return p.exited }
-
-// Exit reports how the leader ended: its exit code, or the name of the
-// signal that ended it ("killed", "terminated"). Before the leader has
-// been reaped it is the zero ExitStatus.
-func (p *process) Exit() domain.ExitStatus {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.exit
-}
-
-// StderrTail returns the last bytes (at most 8 KiB) written to standard
-// error and whether earlier bytes were cut off.
-//
-// Once the child has exited, it first waits up to stderrSettle for the
-// copier to reach end of file, so a runtime that wrote its last words and
-// exited is reported whole (a descendant holding stderr only delays this
-// by the bound).
-func (p *process) StderrTail() ([]byte, bool) {
-	select {
-	case <-p.exited:
-		select {
-		case <-p.copierDone:
-		case <-time.After(stderrSettle):
-		}
-	default:
-	}
-	return p.tail.Tail()
-}
-
-// stderrSettle bounds StderrTail's wait for the end of standard error.
-const stderrSettle = 250 * time.Millisecond
 
 // Terminate sends SIGTERM to the process group and to the leader by its
 // PID (a leader may have left its group), and with containment to every
@@ -397,7 +284,7 @@ func (p *process) survivors(treeLive []domain.Survivor) []domain.Survivor {
 // become a zombie.
 func (p *process) leaderAlive() bool {
 	select {
-	case <-p.exited:
+	case <-p.Exited():
 		return false
 	default:
 	}
@@ -427,89 +314,30 @@ func (p *process) reportSurvivors(survivors []domain.Survivor, cause error) erro
 	return &domain.SurvivorsError{Survivors: survivors}
 }
 
-// CloseStdout closes the read end of standard output, unblocking a pending
-// read even while a descendant holds the write end. Later calls return the
-// first call's result.
-func (p *process) CloseStdout() error {
-	p.stdoutOnce.Do(func() { p.stdoutErr = p.stdout.Close() })
-	return p.stdoutErr
-}
-
-// closeStderr closes the read end of standard error once.
-func (p *process) closeStderr() error {
-	p.stderrOnce.Do(func() { p.stderrErr = p.stderr.Close() })
-	return p.stderrErr
-}
-
 // Release closes standard input, drains standard error for up to
 // stderrDrainBound (then closes it, since a descendant may hold it open),
 // waits up to reapBound for the reaper, and closes every remaining pipe.
 // It never blocks indefinitely. Later calls return the first call's
 // result.
 func (p *process) Release() error {
-	p.releaseOnce.Do(func() { p.releaseErr = p.release() })
+	p.releaseOnce.Do(func() {
+		err := p.Streams.Release(p.reaperDone, reapBound, stderrDrainBound, fmt.Sprintf("process %d", p.pid))
+		if !procio.Closed(p.reaperDone) {
+			p.logger.Warn("agent process not reaped at release", slog.Int("pid", p.pid))
+		}
+		p.plat.release()
+		if err != nil {
+			err = fmt.Errorf("localexec: %w", err)
+		}
+		p.releaseErr = err
+	})
 	return p.releaseErr
 }
 
-func (p *process) release() error {
-	var errs []error
-	if err := p.stdin.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("localexec: close stdin: %w", err))
-	}
-
-	drain := time.NewTimer(stderrDrainBound)
-	select {
-	case <-p.copierDone:
-	case <-drain.C:
-		// A descendant still holds standard error; stop waiting for it.
-		_ = p.closeStderr()
-		<-p.copierDone
-	}
-	drain.Stop()
-
-	reap := time.NewTimer(reapBound)
-	select {
-	case <-p.reaperDone:
-	case <-reap.C:
-		p.logger.Warn("agent process not reaped at release", slog.Int("pid", p.pid))
-		errs = append(errs, fmt.Errorf("localexec: process %d had not exited at release", p.pid))
-	}
-	reap.Stop()
-
-	if err := p.CloseStdout(); err != nil && !errors.Is(err, os.ErrClosed) {
-		errs = append(errs, fmt.Errorf("localexec: close stdout: %w", err))
-	}
-	if err := p.closeStderr(); err != nil && !errors.Is(err, os.ErrClosed) {
-		errs = append(errs, fmt.Errorf("localexec: close stderr: %w", err))
-	}
-	p.plat.release()
-	return errors.Join(errs...)
-}
-
-// stdinPipe is the write end of the child's standard input; its Close is
-// idempotent so that the caller's close step and Release can both run.
-type stdinPipe struct {
-	f    *os.File
-	once sync.Once
-	err  error
-}
-
-// Write writes to the child's standard input.
-func (s *stdinPipe) Write(b []byte) (int, error) { return s.f.Write(b) }
-
-// SetWriteDeadline bounds the next writes, so a runtime that stops reading
-// its input cannot block a writer forever.
-func (s *stdinPipe) SetWriteDeadline(t time.Time) error { return s.f.SetWriteDeadline(t) }
-
-// Close closes the write end once; later calls return the first result.
-func (s *stdinPipe) Close() error {
-	s.once.Do(func() { s.err = s.f.Close() })
-	return s.err
-}
-
-// lineLogger logs standard-error lines at Debug. Only the copier goroutine
-// uses it.
+// lineLogger keeps standard error in the tail and logs its lines at
+// Debug. Only the copier goroutine uses it.
 type lineLogger struct {
+	tail   io.Writer
 	logger *slog.Logger
 	pid    int
 	buf    []byte
@@ -518,6 +346,7 @@ type lineLogger struct {
 
 // Write splits b into lines and logs each complete one.
 func (l *lineLogger) Write(b []byte) (int, error) {
+	_, _ = l.tail.Write(b)
 	n := len(b)
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
@@ -526,7 +355,7 @@ func (l *lineLogger) Write(b []byte) (int, error) {
 			break
 		}
 		l.add(b[:i])
-		l.flush()
+		l.Flush()
 		b = b[i+1:]
 	}
 	return n, nil
@@ -540,8 +369,8 @@ func (l *lineLogger) add(b []byte) {
 	l.buf = append(l.buf, b...)
 }
 
-// flush logs the pending line, if any.
-func (l *lineLogger) flush() {
+// Flush logs the pending line, if any.
+func (l *lineLogger) Flush() {
 	line := bytes.TrimRight(l.buf, "\r")
 	if len(line) > 0 || l.cut {
 		l.logger.Debug("agent stderr line", slog.Int("pid", l.pid),

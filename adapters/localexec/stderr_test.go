@@ -22,13 +22,17 @@ func TestLineLogger(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := &captureHandler{}
-			l := &lineLogger{logger: slog.New(h), pid: 7}
+			var tail strings.Builder
+			l := &lineLogger{tail: &tail, logger: slog.New(h), pid: 7}
 			for _, w := range tt.writes {
 				if n, err := l.Write([]byte(w)); n != len(w) || err != nil {
 					t.Fatalf("Write = %d, %v", n, err)
 				}
 			}
-			l.flush()
+			l.Flush()
+			if tail.String() != strings.Join(tt.writes, "") {
+				t.Fatalf("tail kept %q, want every byte", tail.String())
+			}
 			var got []string
 			for _, rec := range h.records() {
 				if rec.Message != "agent stderr line" || rec.Level != slog.LevelDebug {

@@ -2,9 +2,10 @@
 // local ssh binary, implementing ports.Launcher with the option set and
 // remote command of docs/behaviour.md#ssh.
 //
-// remote.go holds the pure builders every SSH transport shares (the
-// native x/crypto/ssh transport included): RemoteCommand, Preamble and
-// PassEnvValues. The remote command ends the runtime's whole process group
-// on the remote host when the session stops or the connection drops
-// (decision 9); see RemoteCommand for the script, line by line.
+// The pure builders both SSH transports share (the native x/crypto/ssh
+// transport included) are in internal/remotecmd: the remote command, the
+// preamble, the agent.command fragment. The remote command ends the
+// runtime's whole process group on the remote host when the session stops
+// or the connection drops (decision 9); see remotecmd.RemoteCommand for
+// the script, line by line.
 package sshexec

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/acpdrive/acpdrive/adapters/sshexec/internal/remotecmd"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
 )
@@ -90,14 +91,15 @@ func New(opts Options) *Launcher {
 // Host returns the destination this launcher connects to.
 func (l *Launcher) Host() string { return l.opts.Host }
 
-// Prepare resolves the local ssh binary and builds the remote command. It
-// does not look at the workspace: the path names a directory on the
-// remote host, which is checked there (the remote cd fails the launch with
-// the shell's message and exit status 1).
+// Prepare checks the workspace as a remote path (non-empty, valid UTF-8,
+// POSIX-absolute; domain.CheckRemoteWorkspacePath), resolves the local ssh
+// binary and builds the remote command. Whether the directory exists is
+// checked on the remote host (the remote cd fails the launch with the
+// shell's message and exit status 1).
 //
 // Errors are *domain.AgentError values: agent_not_found when ssh cannot be
-// found or the command is empty; invalid_workspace_cwd when the workspace
-// is empty.
+// found or the command is empty; invalid_workspace_cwd for a workspace
+// path that is empty, not UTF-8 or relative.
 func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 	if l.opts.StrictHostKeyChecking != l.strict && l.opts.StrictHostKeyChecking != "" {
 		l.warnOnce.Do(func() {
@@ -105,8 +107,8 @@ func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 				slog.String("value", l.opts.StrictHostKeyChecking))
 		})
 	}
-	if req.Workspace == "" {
-		return nil, domain.NewError(domain.KindInvalidWorkspaceCWD, domain.MsgEmptyWorkspace)
+	if err := domain.CheckRemoteWorkspacePath(req.Workspace); err != nil {
+		return nil, err
 	}
 	if len(req.Command) == 0 || strings.TrimSpace(req.Command[0]) == "" {
 		return nil, domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand)
@@ -118,7 +120,7 @@ func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &plan{l: l, sshPath: sshPath, command: JoinFragment(req.Command), workspace: req.Workspace}, nil
+	return &plan{l: l, sshPath: sshPath, command: remotecmd.JoinFragment(req.Command), workspace: req.Workspace}, nil
 }
 
 func (l *Launcher) resolveSSH() (string, error) {
@@ -135,27 +137,6 @@ func (l *Launcher) resolveSSH() (string, error) {
 		return "", domain.WrapError(domain.KindAgentNotFound, MsgSSHNotFound, err)
 	}
 	return abs, nil
-}
-
-// JoinFragment rebuilds agent.command's shell fragment from its words: a
-// word holding whitespace or a quote or backslash (the splitter removed
-// the quoting that kept it one word) is single-quoted again; every other
-// word is passed as written, so $VAR, ;, && and | stay shell syntax on the
-// remote host. A command of one word is that fragment verbatim (a library
-// caller's "echo hi; exec agent"), so one word is never re-quoted.
-func JoinFragment(words []string) string {
-	if len(words) == 1 {
-		return words[0]
-	}
-	out := make([]string, len(words))
-	for i, w := range words {
-		if w == "" || strings.ContainsAny(w, " \t\n'\"\\") {
-			out[i] = ShellQuote(w)
-		} else {
-			out[i] = w
-		}
-	}
-	return strings.Join(out, " ")
 }
 
 // plan is a prepared remote launch.
@@ -176,20 +157,26 @@ func (p *plan) Target() ports.Target { return ports.Target{Host: p.l.opts.Host} 
 // preamble for this launch. The preamble is nil without PassEnv.
 func (p *plan) argv() ([]string, []byte) {
 	var pre []byte
-	spec := RemoteSpec{Command: p.command, Args: p.args, Workspace: p.workspace}
+	spec := remotecmd.RemoteSpec{Command: p.command, Args: p.args, Workspace: p.workspace}
 	if len(p.l.opts.PassEnv) > 0 {
-		pre = Preamble(PassEnvValues(p.l.opts.PassEnv, p.l.opts.LookupEnv))
+		pre = remotecmd.Preamble(remotecmd.PassEnvValues(p.l.opts.PassEnv, p.l.opts.LookupEnv))
 		spec.PassEnv = p.l.opts.PassEnv
 		spec.PreambleLen = len(pre)
 	}
+	return p.l.sshArgs(remotecmd.MarkedCommand(spec)), pre
+}
+
+// sshArgs returns the ssh argument list (without the program) that runs
+// command on the host: the launch's, and the force step's second
+// connection (process.killRemote).
+func (l *Launcher) sshArgs(command string) []string {
 	var argv []string
-	if p.l.opts.ConfigFile != "" {
-		argv = append(argv, "-F", p.l.opts.ConfigFile)
+	if l.opts.ConfigFile != "" {
+		argv = append(argv, "-F", l.opts.ConfigFile)
 	}
-	argv = append(argv, "-o", "StrictHostKeyChecking="+p.l.strict)
+	argv = append(argv, "-o", "StrictHostKeyChecking="+l.strict)
 	argv = append(argv, fixedOptions...)
-	argv = append(argv, "--", destination(p.l.opts.Host), RemoteCommand(spec))
-	return argv, pre
+	return append(argv, "--", destination(l.opts.Host), command)
 }
 
 // Start runs ssh in a local process group of its own and writes the
@@ -212,13 +199,13 @@ func (p *plan) Start(ctx context.Context, env []string) (ports.Process, error) {
 		if p.l.preambleCut > 0 && p.l.preambleCut <= len(pre) {
 			cut = pre[:len(pre)-p.l.preambleCut]
 		}
-		if _, err := proc.stdin.Write(cut); err != nil {
+		if _, err := proc.Stdin().Write(cut); err != nil {
 			_ = proc.Kill()
 			_ = proc.Release()
 			return nil, domain.WrapError(domain.KindPortExit, "failed to write the ssh_pass_env preamble", err)
 		}
 		if len(cut) != len(pre) {
-			_ = proc.stdin.Close()
+			_ = proc.Stdin().Close()
 		}
 	}
 	return proc, nil

@@ -2,19 +2,23 @@ package sshexec
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/acpdrive/acpdrive/adapters/sshexec/internal/remotecmd"
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/internal/procio"
 	"github.com/acpdrive/acpdrive/ports"
 )
 
@@ -27,98 +31,74 @@ const (
 	ExitCommandNotFound = 127
 )
 
-// Teardown bounds of the local ssh relay.
+// Teardown bounds of the local ssh relay and the remote group.
 const (
 	killWindow       = 2 * time.Second
 	killResend       = 50 * time.Millisecond
 	stderrDrainBound = time.Second
 	reapBound        = time.Second
-	stderrSettle     = 250 * time.Millisecond
+	// remoteKillBound bounds the force step's second connection: the
+	// connection itself and killWindow of KILL rounds.
+	remoteKillBound = killWindow + time.Second
 )
 
 // process is the local ssh relay of a remote runtime. It implements
-// ports.Process.
+// ports.Process; its streams and exit value are procio's (Exited is closed
+// once the local ssh has been reaped).
 type process struct {
+	*procio.Streams
+
+	l      *Launcher
 	logger *slog.Logger
 	host   string
 	proc   *os.Process
 	pid    int
 
-	stdin  *stdinPipe
-	stdout *os.File
-	stderr *os.File
-	tail   domain.TailBuffer
+	sshPath string
+	env     []string
+	group   *remotecmd.PGIDFilter // the remote process group, from standard error
 
-	exited     chan struct{}
 	reaperDone chan struct{}
-	copierDone chan struct{}
 
-	mu   sync.Mutex
-	exit domain.ExitStatus
-
-	stdoutOnce, stderrOnce, releaseOnce sync.Once
-	stdoutErr, stderrErr, releaseErr    error
+	releaseOnce sync.Once
+	releaseErr  error
 }
 
 var _ ports.Process = (*process)(nil)
 
 func startSSH(l *Launcher, sshPath string, argv, env []string) (*process, error) {
-	var opened []*os.File
-	closeAll := func() {
-		for _, f := range opened {
-			_ = f.Close()
-		}
-	}
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err == nil {
-			opened = append(opened, r, w)
-		}
-		return r, w, err
-	}
-	inR, inW, err := pipe()
+	pipes, err := procio.OpenPipes()
 	if err != nil {
-		return nil, domain.WrapError(domain.KindPortExit, "failed to create stdin pipe", err)
-	}
-	outR, outW, err := pipe()
-	if err != nil {
-		closeAll()
-		return nil, domain.WrapError(domain.KindPortExit, "failed to create stdout pipe", err)
-	}
-	errR, errW, err := pipe()
-	if err != nil {
-		closeAll()
-		return nil, domain.WrapError(domain.KindPortExit, "failed to create stderr pipe", err)
+		return nil, err
 	}
 	cmd := &exec.Cmd{
 		Path:        sshPath,
 		Args:        append([]string{"ssh"}, argv...),
 		Env:         append(os.Environ(), env...),
-		Stdin:       inR,
-		Stdout:      outW,
-		Stderr:      errW,
+		Stdin:       pipes.StdinR,
+		Stdout:      pipes.StdoutW,
+		Stderr:      pipes.StderrW,
 		SysProcAttr: sysProcAttr(),
 	}
 	if err := cmd.Start(); err != nil {
-		closeAll()
+		pipes.CloseAll()
 		return nil, domain.WrapError(domain.KindPortExit, "failed to start ssh", err)
 	}
-	_ = inR.Close()
-	_ = outW.Close()
-	_ = errW.Close()
+	pipes.CloseChildEnds()
 	p := &process{
+		l:          l,
 		logger:     l.logger,
 		host:       l.opts.Host,
 		proc:       cmd.Process,
 		pid:        cmd.Process.Pid,
-		stdin:      &stdinPipe{f: inW},
-		stdout:     outR,
-		stderr:     errR,
-		exited:     make(chan struct{}),
+		sshPath:    sshPath,
+		env:        slices.Clone(env),
 		reaperDone: make(chan struct{}),
-		copierDone: make(chan struct{}),
 	}
-	go p.copyStderr()
+	p.Streams = pipes.Streams(func(tail io.Writer) io.Writer {
+		p.group = &remotecmd.PGIDFilter{W: tail}
+		return p.group
+	})
 	go p.reap()
 	return p, nil
 }
@@ -138,21 +118,15 @@ func (p *process) reap() {
 	if st.Code == ExitConnectionFailed || st.Code == ExitCommandNotFound {
 		// The words of ssh (255) or of the remote shell (127) are the
 		// last line on standard error; wait briefly for it.
-		select {
-		case <-p.copierDone:
-		case <-time.After(stderrSettle):
-		}
-		tail, _ := p.tail.Tail()
+		p.WaitStderr(procio.StderrSettle)
+		tail, _ := p.StderrTail()
 		st.Message = lastLine(tail)
 	}
 	// ssh's 255 is its own failure to connect (or to authenticate): the
 	// runtime never ran, and another host may be tried
 	// (docs/behaviour.md#ssh).
 	st.Unreachable = st.Code == ExitConnectionFailed
-	p.mu.Lock()
-	p.exit = st
-	p.mu.Unlock()
-	close(p.exited)
+	p.SetExit(st)
 }
 
 // lastLine returns the last non-blank line of b, trimmed.
@@ -166,54 +140,53 @@ func lastLine(b []byte) string {
 	return ""
 }
 
-func (p *process) copyStderr() {
-	defer close(p.copierDone)
-	_, _ = io.Copy(&p.tail, p.stderr)
-}
-
 // Identity names the local ssh relay and the host.
 func (p *process) Identity() ports.Identity { return ports.Identity{PID: p.pid, Host: p.host} }
 
-// Stdin is the local ssh's standard input: the remote runtime's.
-func (p *process) Stdin() io.WriteCloser { return p.stdin }
-
-// Stdout is the local ssh's standard output: the remote runtime's.
-func (p *process) Stdout() io.Reader { return p.stdout }
-
-// Exited is closed once the local ssh has been reaped.
-func (p *process) Exited() <-chan struct{} { return p.exited }
-
-// Exit reports how the local ssh ended: 255 for a connection failure,
-// else the remote command's status (127 for a program not found), with
-// the last line of standard error as Message for 255 and 127.
-func (p *process) Exit() domain.ExitStatus {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.exit
-}
-
-// StderrTail returns the last 8 KiB of ssh's standard error (which
-// carries the remote side's).
-func (p *process) StderrTail() ([]byte, bool) {
-	select {
-	case <-p.exited:
-		select {
-		case <-p.copierDone:
-		case <-time.After(stderrSettle):
-		}
-	default:
-	}
-	return p.tail.Tail()
-}
-
 // Terminate sends SIGTERM to the local ssh's process group. ssh closes
 // the connection; the remote command then ends the runtime's process
-// group on the host (RemoteCommand).
+// group on the host (remotecmd.RemoteCommand), and Kill makes sure of it.
 func (p *process) Terminate() error { return p.signal(syscall.SIGTERM) }
 
-// Kill sends SIGKILL to the local group until nothing of it is alive or
-// the window passes; what is left is a *domain.SurvivorsError.
+// Kill ends the local relay and the runtime's process group on the
+// remote host, at once:
+//
+//   - SIGKILL to the local group, re-sent until nothing of it is alive or
+//     killWindow passes;
+//   - on a second connection to the host (the relay's own may be gone),
+//     KILL to the remote group, re-sent every 50 ms until it holds
+//     nothing but zombies or killWindow passes (remotecmd.KillGroupCommand),
+//     the connection and the rounds bounded by remoteKillBound.
+//
+// What is still alive is returned as a *domain.SurvivorsError: the local
+// processes by PID, the remote group by its ID with the host. When the
+// remote group's ID never arrived (the launch failed before the remote
+// command ran) there is nothing remote to end; when the second connection
+// fails, the remote group cannot be looked at and is not reported (the
+// remote command's watchdog still ends it once the relay's connection is
+// gone), as on the native transport.
 func (p *process) Kill() error {
+	var local, remote []domain.Survivor
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		remote = p.killRemote()
+	}()
+	local = p.killLocal()
+	wg.Wait()
+	survivors := append(local, remote...)
+	if len(survivors) == 0 {
+		return nil
+	}
+	p.logger.Warn("agent runtime processes survived the force kill", slog.Int("pid", p.pid),
+		slog.String("host", p.host), slog.Int("survivors", len(survivors)))
+	return &domain.SurvivorsError{Survivors: survivors}
+}
+
+// killLocal SIGKILLs the local group until it is empty or killWindow
+// passes, and returns what is left.
+func (p *process) killLocal() []domain.Survivor {
 	deadline := time.Now().Add(killWindow)
 	for {
 		_ = p.signal(syscall.SIGKILL)
@@ -222,15 +195,49 @@ func (p *process) Kill() error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			var s []domain.Survivor
-			for _, pid := range left {
-				s = append(s, domain.Survivor{PID: pid})
+			s := make([]domain.Survivor, len(left))
+			for i, pid := range left {
+				s[i] = domain.Survivor{PID: pid}
 			}
-			p.logger.Warn("local ssh relay processes survived the force kill", slog.Int("pid", p.pid), slog.Any("survivor_pids", left))
-			return &domain.SurvivorsError{Survivors: s}
+			return s
 		}
 		time.Sleep(killResend)
 	}
+}
+
+// killRemote runs the remote group's force kill on a second connection
+// and returns the group when it survived.
+func (p *process) killRemote() []domain.Survivor {
+	pg := p.group.PGID()
+	if pg <= 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), remoteKillBound)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, p.sshPath)
+	cmd.Args = append([]string{"ssh"}, p.l.sshArgs(remotecmd.KillGroupCommand(pg, int(killWindow/killResend)))...)
+	cmd.Env = append(os.Environ(), p.env...)
+	cmd.SysProcAttr = sysProcAttr()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Cancel = func() error {
+		_ = killGroup(cmd.Process.Pid, syscall.SIGKILL)
+		return cmd.Process.Kill()
+	}
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	var ee *exec.ExitError
+	code := 0
+	switch {
+	case errors.As(err, &ee) && ee.ExitCode() != ExitConnectionFailed && ctx.Err() == nil:
+		code = ee.ExitCode()
+	case err != nil:
+		p.logger.Warn("could not reach the remote host to end the runtime's process group",
+			slog.String("host", p.host), slog.Int64("remote_pgid", pg), slog.String("error", err.Error()),
+			slog.String("ssh_stderr", lastLine(stderr.Bytes())))
+		return nil
+	}
+	return remotecmd.GroupSurvivors(code, pg, p.host)
 }
 
 func (p *process) signal(sig syscall.Signal) error {
@@ -279,57 +286,13 @@ func (p *process) groupAlive() []int {
 	return out
 }
 
-// CloseStdout closes the read end of standard output.
-func (p *process) CloseStdout() error {
-	p.stdoutOnce.Do(func() { p.stdoutErr = p.stdout.Close() })
-	return p.stdoutErr
-}
-
-func (p *process) closeStderr() error {
-	p.stderrOnce.Do(func() { p.stderrErr = p.stderr.Close() })
-	return p.stderrErr
-}
-
 // Release closes stdin, drains stderr (bounded), waits for the reaper
 // (bounded) and closes every stream.
 func (p *process) Release() error {
 	p.releaseOnce.Do(func() {
-		var errs []error
-		if err := p.stdin.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
-			errs = append(errs, fmt.Errorf("sshexec: close stdin: %w", err))
+		if err := p.Streams.Release(p.reaperDone, reapBound, stderrDrainBound, "ssh "+strconv.Itoa(p.pid)); err != nil {
+			p.releaseErr = fmt.Errorf("sshexec: %w", err)
 		}
-		select {
-		case <-p.copierDone:
-		case <-time.After(stderrDrainBound):
-			_ = p.closeStderr()
-			<-p.copierDone
-		}
-		select {
-		case <-p.reaperDone:
-		case <-time.After(reapBound):
-			errs = append(errs, fmt.Errorf("sshexec: ssh %d had not exited at release", p.pid))
-		}
-		if err := p.CloseStdout(); err != nil && !errors.Is(err, os.ErrClosed) {
-			errs = append(errs, fmt.Errorf("sshexec: close stdout: %w", err))
-		}
-		if err := p.closeStderr(); err != nil && !errors.Is(err, os.ErrClosed) {
-			errs = append(errs, fmt.Errorf("sshexec: close stderr: %w", err))
-		}
-		p.releaseErr = errors.Join(errs...)
 	})
 	return p.releaseErr
-}
-
-// stdinPipe is the write end of ssh's standard input; Close is idempotent.
-type stdinPipe struct {
-	f    *os.File
-	once sync.Once
-	err  error
-}
-
-func (s *stdinPipe) Write(b []byte) (int, error)        { return s.f.Write(b) }
-func (s *stdinPipe) SetWriteDeadline(t time.Time) error { return s.f.SetWriteDeadline(t) }
-func (s *stdinPipe) Close() error {
-	s.once.Do(func() { s.err = s.f.Close() })
-	return s.err
 }

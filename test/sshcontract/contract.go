@@ -243,6 +243,42 @@ func RunContract(t *testing.T, newLauncher func(t *testing.T, srv *sshtest.Serve
 		noRemote(t)
 	})
 
+	t.Run("the remote group is gone when Stop returns", func(t *testing.T) {
+		// The stubborn runtime ignores TERM, HUP and EOF and has a child
+		// that ignores TERM and HUP: only the force step ends them. When
+		// Stop returns, nothing of the remote group may run, unless Stop
+		// reported it (docs/behaviour.md#ssh, #teardown).
+		s, err := start(t, ContractOptions{}, []string{stubborn}, nil)
+		if err != nil {
+			t.Fatalf("start: %v", err)
+		}
+		deadline := time.Now().Add(15 * time.Second)
+		for !hasCmdline(srv.RemoteProcs(t), "sleep 300") && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !hasCmdline(srv.RemoteProcs(t), "sleep 300") {
+			t.Fatalf("the runtime's child never ran remotely: %v", srv.RemoteProcs(t))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = s.Stop(ctx)
+		cancel()
+		left := srv.RemoteProcs(t)
+		var surv *domain.SurvivorsError
+		switch {
+		case errors.As(err, &surv):
+			for _, sv := range surv.Survivors {
+				if sv.Host != srv.Alias {
+					t.Errorf("survivor %+v does not name the host %s", sv, srv.Alias)
+				}
+			}
+		case err != nil:
+			t.Errorf("stop: %v", err)
+		case len(left) > 0:
+			t.Errorf("Stop returned nil with the remote group still running: %v", left)
+		}
+		noRemote(t)
+	})
+
 	t.Run("remote containment after the connection is cut", func(t *testing.T) {
 		s, err := start(t, ContractOptions{}, []string{stubborn}, nil)
 		if err != nil {
@@ -290,3 +326,13 @@ func (f failingSource) Load(context.Context, string) ([]domain.MCPServer, error)
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// hasCmdline reports whether a process's command line contains s.
+func hasCmdline(procs []sshtest.Proc, s string) bool {
+	for _, p := range procs {
+		if strings.Contains(p.Cmdline, s) {
+			return true
+		}
+	}
+	return false
+}

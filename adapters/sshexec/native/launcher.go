@@ -2,17 +2,14 @@ package native
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"path"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
-	"github.com/acpdrive/acpdrive/adapters/sshexec"
+	"github.com/acpdrive/acpdrive/adapters/sshexec/internal/remotecmd"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
 )
@@ -28,11 +25,9 @@ const (
 	MsgConnectFailed = "ssh connection failed"
 	// msgSessionFailed is the message when the connection is up but the
 	// session channel or its exec request failed.
-	msgSessionFailed    = "failed to start the remote command"
-	msgStartCancelled   = "session start cancelled"
-	msgPreambleFailed   = "failed to send the ssh_pass_env preamble"
-	msgWorkspaceNotAbs  = "workspace path is not absolute"
-	msgWorkspaceNotUTF8 = "workspace path is not valid UTF-8"
+	msgSessionFailed  = "failed to start the remote command"
+	msgStartCancelled = "session start cancelled"
+	msgPreambleFailed = "failed to send the ssh_pass_env preamble"
 )
 
 // Options configures a Launcher.
@@ -116,24 +111,20 @@ func (l *Launcher) Handshakes() int64 { return l.handshakes.Load() }
 // Prepare validates req; it dials nothing and needs no local binary. The
 // workspace must be a non-empty, valid UTF-8, absolute path (whether it
 // exists is up to the remote host: cd fails there with the remote shell's
-// message and exit status 1). Errors are *domain.AgentError values:
+// message and exit status 1); domain.CheckRemoteWorkspacePath checks it.
+// Errors are *domain.AgentError values:
 // invalid_workspace_cwd, agent_not_found for an empty command.
 func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
-	switch {
-	case req.Workspace == "":
-		return nil, domain.NewError(domain.KindInvalidWorkspaceCWD, domain.MsgEmptyWorkspace)
-	case !utf8.ValidString(req.Workspace):
-		return nil, domain.WrapError(domain.KindInvalidWorkspaceCWD, msgWorkspaceNotUTF8, fmt.Errorf("workspace %q", req.Workspace))
-	case !path.IsAbs(req.Workspace):
-		return nil, domain.WrapError(domain.KindInvalidWorkspaceCWD, msgWorkspaceNotAbs, fmt.Errorf("workspace %q", req.Workspace))
+	if err := domain.CheckRemoteWorkspacePath(req.Workspace); err != nil {
+		return nil, err
 	}
 	if len(req.Command) == 0 || strings.TrimSpace(req.Command[0]) == "" {
 		return nil, domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand)
 	}
 	// The whole command is agent.command's shell fragment, re-joined the
-	// way the ssh-binary transport joins it (sshexec.JoinFragment), so
+	// way the ssh-binary transport joins it (remotecmd.JoinFragment), so
 	// both transports run the same remote command.
-	return &plan{l: l, command: sshexec.JoinFragment(req.Command), workspace: req.Workspace}, nil
+	return &plan{l: l, command: remotecmd.JoinFragment(req.Command), workspace: req.Workspace}, nil
 }
 
 // plan is a validated remote launch. It implements ports.Plan.
@@ -150,7 +141,7 @@ var _ ports.Plan = (*plan)(nil)
 func (p *plan) Target() ports.Target { return ports.Target{Host: p.l.host} }
 
 // Start opens a session channel on the host's shared connection (dialling
-// it first when there is none), runs sshexec.RemoteCommand as its exec
+// it first when there is none), runs remotecmd.RemoteCommand as its exec
 // request and writes the ssh_pass_env preamble before any protocol byte.
 // env is not delivered: nothing of this process's environment reaches the
 // remote host beyond ssh_pass_env (docs/behaviour.md#ssh).
@@ -175,14 +166,14 @@ func (p *plan) Start(ctx context.Context, env []string) (ports.Process, error) {
 	}
 	var pre []byte
 	if len(p.l.opts.PassEnv) > 0 {
-		pre = sshexec.Preamble(sshexec.PassEnvValues(p.l.opts.PassEnv, p.l.lookupEnv))
+		pre = remotecmd.Preamble(remotecmd.PassEnvValues(p.l.opts.PassEnv, p.l.lookupEnv))
 	}
-	spec := sshexec.RemoteSpec{Command: p.command, Args: p.args, Workspace: p.workspace, PassEnv: p.l.opts.PassEnv, PreambleLen: len(pre)}
+	spec := remotecmd.RemoteSpec{Command: p.command, Args: p.args, Workspace: p.workspace, PassEnv: p.l.opts.PassEnv, PreambleLen: len(pre)}
 	send := pre
 	if cut := p.l.preambleCut; cut > 0 && cut <= len(pre) {
 		send = pre[:len(pre)-cut]
 	}
-	proc, err := startSession(ctx, p.l, c, pidMarkerCommand+sshexec.RemoteCommand(spec), send)
+	proc, err := startSession(ctx, p.l, c, remotecmd.MarkedCommand(spec), send)
 	if err == nil && len(send) < len(pre) {
 		_ = proc.stdin.Close()
 	}

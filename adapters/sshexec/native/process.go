@@ -9,44 +9,33 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/acpdrive/acpdrive/adapters/sshexec/internal/remotecmd"
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/internal/procio"
 	"github.com/acpdrive/acpdrive/ports"
 )
-
-// pidMarker starts the line the remote shell writes to standard error
-// first: its own PID, which is also its process group's ID (sshd starts
-// every session's command in a session of its own). The stderr copier
-// takes the line out of the runtime's standard error.
-const pidMarker = "acpdrive-native-pgid "
-
-// pidMarkerCommand is prepended to the remote command.
-const pidMarkerCommand = `printf '` + pidMarker + `%s\n' "$$" >&2` + "\n"
 
 // Teardown and bookkeeping bounds.
 const (
 	// killWindow bounds Kill: the remote group kill, the channel close and
 	// the wait for the channel to end.
 	killWindow = 2 * time.Second
+	// killResend is the pause between the remote group kill's rounds.
+	killResend = 50 * time.Millisecond
 	// stderrDrainBound bounds Release's wait for standard error's end.
 	stderrDrainBound = time.Second
 	// settleBound bounds Release's wait for the request handler and the
 	// last stdin write.
 	settleBound = time.Second
-	// stderrSettle bounds StderrTail's wait for standard error's end once
-	// the channel has ended.
-	stderrSettle = 250 * time.Millisecond
 	// lostGrace is how long a channel that ended without an exit status
 	// waits to learn whether the connection died with it.
 	lostGrace = 250 * time.Millisecond
-	// maxMarkerLine bounds the first stderr line inspected for the marker.
-	maxMarkerLine = 64
 )
 
 // errWriteInProgress is returned by a write started while an earlier one
@@ -54,8 +43,11 @@ const (
 var errWriteInProgress = errors.New("native ssh: an earlier write to the remote standard input is still in progress")
 
 // process is one remote runtime on a session channel. It implements
-// ports.Process.
+// ports.Process; its streams and exit value are procio's (Exited is closed
+// once the channel has ended).
 type process struct {
+	*procio.Streams
+
 	l      *Launcher
 	c      *sharedConn
 	ch     ssh.Channel
@@ -63,20 +55,11 @@ type process struct {
 
 	stdin  *stdinWriter
 	stdout *stdoutReader
-	tail   domain.TailBuffer
-
-	pgid     atomic.Int64 // the remote process group, 0 until the marker arrived
-	gotPGID  chan struct{}
-	pgidOnce sync.Once
+	group  *remotecmd.PGIDFilter // the remote process group, from standard error
 
 	killed atomic.Bool // Kill closed the channel
 
-	exited     chan struct{} // closed once the channel has ended and exit is set
-	reqsDone   chan struct{} // the request handler returned
-	copierDone chan struct{} // the stderr copier returned
-
-	mu   sync.Mutex
-	exit domain.ExitStatus
+	reqsDone chan struct{} // the request handler returned
 
 	closeOnce sync.Once
 
@@ -100,19 +83,30 @@ func startSession(ctx context.Context, l *Launcher, c *sharedConn, command strin
 		return nil, domain.WrapError(domain.KindPortExit, msgSessionFailed, err)
 	}
 	p := &process{
-		l:          l,
-		c:          c,
-		ch:         ch,
-		logger:     l.logger,
-		gotPGID:    make(chan struct{}),
-		exited:     make(chan struct{}),
-		reqsDone:   make(chan struct{}),
-		copierDone: make(chan struct{}),
+		l:        l,
+		c:        c,
+		ch:       ch,
+		logger:   l.logger,
+		reqsDone: make(chan struct{}),
 	}
 	p.stdin = &stdinWriter{ch: ch, closed: make(chan struct{})}
 	p.stdout = &stdoutReader{p: p}
+	p.Streams = procio.Start(procio.Config{
+		Stdin:  p.stdin,
+		Stdout: p.stdout,
+		CloseStdout: func() error {
+			p.stdout.closed.Store(true)
+			p.closeChannel() // ends a read in progress
+			return nil
+		},
+		Stderr:      ch.Stderr(),
+		CloseStderr: func() error { p.closeChannel(); return nil },
+		StderrSink: func(tail io.Writer) io.Writer {
+			p.group = &remotecmd.PGIDFilter{W: tail}
+			return p.group
+		},
+	})
 	go p.handleRequests(reqs)
-	go p.copyStderr()
 
 	fail := func(msg string, err error) (*process, error) {
 		p.closeChannel()
@@ -181,10 +175,7 @@ func (p *process) handleRequests(reqs <-chan *ssh.Request) {
 	if !got {
 		st = p.unreportedEnd()
 	}
-	p.mu.Lock()
-	p.exit = st
-	p.mu.Unlock()
-	close(p.exited)
+	p.SetExit(st)
 }
 
 // unreportedEnd is the status of a channel that ended without an exit
@@ -206,105 +197,15 @@ func (p *process) unreportedEnd() domain.ExitStatus {
 	}
 }
 
-// copyStderr keeps the tail of the channel's standard error, taking the
-// PID marker line out.
-func (p *process) copyStderr() {
-	defer close(p.copierDone)
-	defer p.pgidOnce.Do(func() { close(p.gotPGID) })
-	r := p.ch.Stderr()
-	buf := make([]byte, 32<<10)
-	var first []byte // the first line, until it is complete
-	marker := true
-	for {
-		n, err := r.Read(buf)
-		b := buf[:n]
-		if marker && n > 0 {
-			first = append(first, b...)
-			i := bytes.IndexByte(first, '\n')
-			switch {
-			case i >= 0:
-				marker = false
-				rest := p.takeMarker(first[:i+1])
-				_, _ = p.tail.Write(rest)
-				_, _ = p.tail.Write(first[i+1:])
-			case len(first) > maxMarkerLine || !bytes.HasPrefix([]byte(pidMarker), first[:min(len(first), len(pidMarker))]):
-				marker = false
-				_, _ = p.tail.Write(first)
-				p.pgidOnce.Do(func() { close(p.gotPGID) })
-			}
-			b = nil
-		}
-		if len(b) > 0 {
-			_, _ = p.tail.Write(b)
-		}
-		if err != nil {
-			if marker && len(first) > 0 {
-				_, _ = p.tail.Write(first)
-			}
-			return
-		}
-	}
-}
-
-// takeMarker records the group ID when line is the marker and returns
-// what of line belongs to the runtime's standard error.
-func (p *process) takeMarker(line []byte) []byte {
-	defer p.pgidOnce.Do(func() { close(p.gotPGID) })
-	s, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r\n"), []byte(pidMarker))
-	if !ok {
-		return line
-	}
-	if n, err := strconv.Atoi(string(s)); err == nil && n > 1 {
-		p.pgid.Store(int64(n))
-	}
-	return nil
-}
-
 // Identity names the host; there is no local process.
 func (p *process) Identity() ports.Identity { return ports.Identity{PID: 0, Host: p.l.host} }
-
-// Stdin is the channel's standard input. Close sends EOF; a write in
-// progress returns at once when it is closed, and when the connection
-// ends.
-func (p *process) Stdin() io.WriteCloser { return p.stdin }
-
-// Stdout is the channel's standard output.
-func (p *process) Stdout() io.Reader { return p.stdout }
-
-// Exited is closed once the channel has ended.
-func (p *process) Exited() <-chan struct{} { return p.exited }
-
-// Exit reports how the session ended: the remote exit status, or the
-// signal (with the server's message) of an exit-signal, or 255 with the
-// reason when the connection was lost. Zero until Exited is closed.
-func (p *process) Exit() domain.ExitStatus {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.exit
-}
-
-// StderrTail returns the last 8 KiB of the channel's standard error; once
-// the channel has ended it first waits briefly for the stream's end.
-func (p *process) StderrTail() ([]byte, bool) {
-	select {
-	case <-p.exited:
-		t := time.NewTimer(stderrSettle)
-		select {
-		case <-p.copierDone:
-		case <-t.C:
-		}
-		t.Stop()
-	default:
-	}
-	return p.tail.Tail()
-}
 
 // Terminate sends the TERM signal request (the remote shell wrapper
 // ignores it; sshd delivers it only to that shell) and TERM to the
 // session's whole remote process group through a second channel of the
 // same connection.
 func (p *process) Terminate() error {
-	if isClosed(p.exited) {
+	if procio.Closed(p.Exited()) {
 		return nil
 	}
 	_, err := p.ch.SendRequest("signal", false, ssh.Marshal(struct{ Signal string }{"TERM"}))
@@ -322,19 +223,19 @@ func (p *process) Terminate() error {
 // Kill sends KILL to the session's remote process group (through a second
 // channel, re-sent until the group is empty or killWindow has passed),
 // closes the channel and waits, within the same window, for it to end.
-// The containment wrapper of sshexec.RemoteCommand ends the group itself
+// The containment wrapper of remotecmd.RemoteCommand ends the group itself
 // when the connection is gone. A group still present at the end of the
 // window is reported as a survivor by its group ID; with no way to look
 // (the connection is gone) nothing is reported.
 func (p *process) Kill() error {
 	deadline := time.Now().Add(killWindow)
 	var survivors []domain.Survivor
-	if pg := p.pgid.Load(); pg > 0 && !isClosed(p.c.dead) {
-		alive, err := p.killGroup(pg, killWindow)
+	if pg := p.group.PGID(); pg > 0 && !procio.Closed(p.c.dead) {
+		code, err := p.runAside(remotecmd.KillGroupCommand(pg, int(killWindow/killResend)), killWindow+time.Second)
 		if err != nil {
 			p.logger.Debug("could not kill the remote process group", slog.String("error", err.Error()))
-		} else if alive {
-			survivors = append(survivors, domain.Survivor{PID: int(pg), Host: p.l.host, Name: "process group"})
+		} else {
+			survivors = remotecmd.GroupSurvivors(code, pg, p.l.host)
 		}
 	}
 	p.killed.Store(true)
@@ -342,13 +243,13 @@ func (p *process) Kill() error {
 	t := time.NewTimer(max(time.Until(deadline), 100*time.Millisecond))
 	defer t.Stop()
 	select {
-	case <-p.exited:
+	case <-p.Exited():
 	case <-t.C:
 		p.logger.Debug("the session channel had not ended after the force kill", slog.String("host", p.l.host))
 	}
 	if len(survivors) > 0 {
 		p.logger.Warn("agent runtime processes survived the force kill", slog.String("host", p.l.host),
-			slog.Int64("remote_pgid", p.pgid.Load()))
+			slog.Int64("remote_pgid", p.group.PGID()))
 		return &domain.SurvivorsError{Survivors: survivors}
 	}
 	return nil
@@ -356,50 +257,12 @@ func (p *process) Kill() error {
 
 // signalGroup sends sig to the remote group through a new channel.
 func (p *process) signalGroup(sig string, bound time.Duration) error {
-	pg := p.pgid.Load()
+	pg := p.group.PGID()
 	if pg <= 0 {
 		return errors.New("remote process group not known")
 	}
-	_, err := p.runAside(fmt.Sprintf("kill -s %s -- -%d 2>/dev/null; exit 0", sig, pg), bound)
+	_, err := p.runAside(remotecmd.SignalGroupCommand(sig, pg), bound)
 	return err
-}
-
-// killGroup KILLs the group every 50 ms until it is empty or bound passes
-// (one remote command); alive reports a group still present at the end.
-//
-// A member killed after its parent ended is an orphan: it stays in the
-// group as a zombie until the remote init reaps it, and kill(2) still
-// succeeds on a group of zombies. Some inits reap lazily (seconds later),
-// and the containment wrapper's watchdog is such an orphan once the
-// runtime has exited on its own, so a group whose remaining members are
-// all zombies counts as empty: nothing of it runs. The zombie check uses
-// ps and awk when the remote host has them; without them the kill's own
-// answer decides, as before.
-func (p *process) killGroup(pg int64, bound time.Duration) (alive bool, err error) {
-	code, err := p.runAside(killGroupCommand(pg, int(bound/(50*time.Millisecond))), bound+time.Second)
-	if err != nil {
-		return false, err
-	}
-	return code == 3, nil
-}
-
-// killGroupCommand is the remote loop of killGroup: exit 0 once the group
-// is empty or holds only zombies, exit 3 after rounds rounds.
-func killGroupCommand(pg int64, rounds int) string {
-	g := strconv.FormatInt(pg, 10)
-	return `acpdrive_live() {
-  command -v ps >/dev/null 2>&1 && command -v awk >/dev/null 2>&1 || return 0
-  acpdrive_ps=$(ps -A -o pgid= -o stat= 2>/dev/null) || return 0
-  printf '%s\n' "$acpdrive_ps" | awk -v g=` + g + ` '$1 == g && $2 !~ /^Z/ { live = 1 } END { exit !live }'
-}
-i=0
-while kill -s KILL -- -` + g + ` 2>/dev/null; do
-  acpdrive_live || exit 0
-  i=$((i+1)); [ "$i" -ge ` + strconv.Itoa(rounds) + ` ] && exit 3
-  sleep 0.05 2>/dev/null || sleep 1
-done
-exit 0
-`
 }
 
 // runAside runs cmd on its own channel of the connection and returns its
@@ -444,14 +307,6 @@ func (p *process) closeChannel() {
 	p.closeOnce.Do(func() { _ = p.ch.Close() })
 }
 
-// CloseStdout makes every later read of standard output report end of
-// stream and closes the channel, which ends a read in progress.
-func (p *process) CloseStdout() error {
-	p.stdout.closed.Store(true)
-	p.closeChannel()
-	return nil
-}
-
 // Release closes standard input and the channel, waits (bounded) for
 // standard error, the request handler and a last stdin write, and ends
 // this session's use of the connection; the last session closes it.
@@ -470,14 +325,8 @@ func (p *process) release() error {
 
 // releaseStreams is Release short of the connection's release.
 func (p *process) releaseStreams() error {
-	var errs []error
 	_ = p.stdin.Close()
-	t := time.NewTimer(stderrDrainBound)
-	select {
-	case <-p.copierDone:
-	case <-t.C:
-	}
-	t.Stop()
+	errs := []error{p.DrainStderr(stderrDrainBound)}
 	p.closeChannel()
 	wait := func(what string, ch <-chan struct{}) {
 		t := time.NewTimer(settleBound)
@@ -488,7 +337,6 @@ func (p *process) releaseStreams() error {
 			errs = append(errs, fmt.Errorf("native ssh: %s had not ended at release", what))
 		}
 	}
-	wait("standard error", p.copierDone)
 	wait("the session channel", p.reqsDone)
 	wait("the last write to standard input", p.stdin.idle())
 	return errors.Join(errs...)
@@ -621,13 +469,4 @@ func (w *stdinWriter) idle() <-chan struct{} {
 	c := make(chan struct{})
 	close(c)
 	return c
-}
-
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }

@@ -404,7 +404,8 @@ func TestPrepareValidatesWorkspace(t *testing.T) {
 		name, workspace, msg string
 	}{
 		{"empty", "", domain.MsgEmptyWorkspace},
-		{"relative", "some/dir", msgWorkspaceNotAbsolute},
+		{"relative", "some/dir", domain.MsgWorkspaceNotAbsolute},
+		{"not UTF-8", filepath.Join(dir, "w\xff"), domain.MsgWorkspaceNotUTF8},
 		{"missing", filepath.Join(dir, "missing"), domain.MsgWorkspaceMissing},
 		{"file", file, domain.MsgWorkspaceNotDir},
 	}

@@ -11,17 +11,11 @@ package inproc
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/internal/procio"
 	"github.com/acpdrive/acpdrive/ports"
 )
-
-// msgWorkspaceNotAbsolute is the message for a relative workspace path, the
-// words the local launcher uses.
-const msgWorkspaceNotAbsolute = "workspace path is not absolute"
 
 // Launcher runs the reference agent in-process. It implements
 // ports.Launcher and is safe for concurrent use.
@@ -38,7 +32,7 @@ func New(args ...string) *Launcher {
 }
 
 // Prepare validates req.Workspace as a local launcher does (non-empty,
-// absolute, an existing directory) and returns a Plan running the agent on
+// valid UTF-8, absolute, an existing directory) and returns a Plan running the agent on
 // this machine. Errors are *domain.AgentError values of kind
 // invalid_workspace_cwd.
 //
@@ -46,29 +40,10 @@ func New(args ...string) *Launcher {
 // the Launcher's arguments, so a command naming no installed program is
 // never agent_not_found here.
 func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
-	if err := validateWorkspace(req.Workspace); err != nil {
+	if err := procio.CheckLocalWorkspace(req.Workspace); err != nil {
 		return nil, err
 	}
 	return &plan{args: l.args, workspace: req.Workspace}, nil
-}
-
-func validateWorkspace(dir string) error {
-	if dir == "" {
-		return domain.NewError(domain.KindInvalidWorkspaceCWD, domain.MsgEmptyWorkspace)
-	}
-	if !filepath.IsAbs(dir) {
-		return domain.WrapError(domain.KindInvalidWorkspaceCWD, msgWorkspaceNotAbsolute,
-			fmt.Errorf("workspace %q", dir))
-	}
-	info, err := os.Stat(dir)
-	if err != nil {
-		return domain.WrapError(domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceMissing, err)
-	}
-	if !info.IsDir() {
-		return domain.WrapError(domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceNotDir,
-			fmt.Errorf("workspace %q", dir))
-	}
-	return nil
 }
 
 // plan is a validated in-process launch; it may be started any number of

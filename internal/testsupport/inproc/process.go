@@ -4,21 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/internal/procio"
 	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/refagent"
-)
-
-// Contract messages for a start that fails (as the local launcher words them).
-const (
-	msgStdinPipeFailed  = "failed to create stdin pipe"
-	msgStdoutPipeFailed = "failed to create stdout pipe"
-	msgStderrPipeFailed = "failed to create stderr pipe"
 )
 
 // Bounds of teardown.
@@ -32,9 +24,6 @@ const (
 	// stderrDrainBound is how long Release waits for standard error to
 	// reach its end before closing it.
 	stderrDrainBound = time.Second
-	// stderrSettle bounds StderrTail's wait for the end of standard error
-	// once the agent has exited.
-	stderrSettle = 250 * time.Millisecond
 )
 
 // signalKilled is the ExitStatus.Signal of an agent ended by Kill, the word
@@ -44,34 +33,24 @@ const signalKilled = "killed"
 // survivorName names the in-process agent in a *domain.SurvivorsError.
 const survivorName = "reference agent (in-process)"
 
-// process is one in-process reference agent. It implements ports.Process.
+// process is one in-process reference agent. It implements ports.Process;
+// the test's ends of the pipes and the exit value are procio's (Exited is
+// closed once the agent has returned and its ends are closed).
 type process struct {
-	// The test's ends of the pipes.
-	stdin  *stdinPipe
-	stdout *os.File
-	stderr *os.File
-	// The agent's ends, closed when it returns (as a process's exit closes
-	// its descriptors) or when Kill ends it.
-	agentIn, agentOut, agentErr *os.File
-	agentEndsOnce               sync.Once
+	*procio.Streams
 
-	tail domain.TailBuffer
+	// pipes holds the agent's ends too, closed when it returns (as a
+	// process's exit closes its descriptors) or when Kill ends it.
+	pipes         *procio.Pipes
+	agentEndsOnce sync.Once
 
 	term   chan struct{} // one pending SIGTERM, as signal delivery merges them
 	cancel context.CancelFunc
 
-	exited     chan struct{} // closed once the agent has returned and its ends are closed
-	copierDone chan struct{} // closed when the stderr copier returns
-
 	mu     sync.Mutex
 	ended  bool
 	killed bool
-	status domain.ExitStatus
 
-	stdoutOnce  sync.Once
-	stdoutErr   error
-	stderrOnce  sync.Once
-	stderrErr   error
 	releaseOnce sync.Once
 	releaseErr  error
 }
@@ -81,53 +60,25 @@ var _ ports.Process = (*process)(nil)
 // start makes the pipes and starts the agent's goroutine and the stderr
 // copier.
 func start(args []string) (*process, error) {
-	var opened []*os.File
-	pipe := func(msg string) (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err != nil {
-			for _, f := range opened {
-				_ = f.Close()
-			}
-			return nil, nil, domain.WrapError(domain.KindPortExit, msg, err)
-		}
-		opened = append(opened, r, w)
-		return r, w, nil
-	}
-	inR, inW, err := pipe(msgStdinPipeFailed)
+	pipes, err := procio.OpenPipes()
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := pipe(msgStdoutPipeFailed)
-	if err != nil {
-		return nil, err
-	}
-	errR, errW, err := pipe(msgStderrPipeFailed)
-	if err != nil {
-		return nil, err
-	}
-
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &process{
-		stdin:      &stdinPipe{f: inW},
-		stdout:     outR,
-		stderr:     errR,
-		agentIn:    inR,
-		agentOut:   outW,
-		agentErr:   errW,
-		term:       make(chan struct{}, 1),
-		cancel:     cancel,
-		exited:     make(chan struct{}),
-		copierDone: make(chan struct{}),
+		Streams: pipes.Streams(nil),
+		pipes:   pipes,
+		term:    make(chan struct{}, 1),
+		cancel:  cancel,
 	}
 	opts := refagent.ServeOptions{
 		Args:      append([]string(nil), args...),
-		Stdin:     inR,
-		Stdout:    outW,
-		Stderr:    errW,
+		Stdin:     pipes.StdinR,
+		Stdout:    pipes.StdoutW,
+		Stderr:    pipes.StderrW,
 		Terminate: p.term,
 	}
 	go p.run(ctx, opts)
-	go p.copyStderr()
 	return p, nil
 }
 
@@ -139,41 +90,20 @@ func (p *process) run(ctx context.Context, opts refagent.ServeOptions) {
 	// reading stdin returns.
 	p.closeAgentEnds()
 	p.cancel()
+	st := domain.ExitStatus{Exited: true, Code: code}
 	p.mu.Lock()
 	p.ended = true
 	if p.killed {
-		p.status = domain.ExitStatus{Exited: true, Code: -1, Signal: signalKilled}
-	} else {
-		p.status = domain.ExitStatus{Exited: true, Code: code}
+		st = domain.ExitStatus{Exited: true, Code: -1, Signal: signalKilled}
 	}
 	p.mu.Unlock()
-	close(p.exited)
+	p.SetExit(st)
 }
 
-func (p *process) closeAgentEnds() {
-	p.agentEndsOnce.Do(func() {
-		_ = p.agentIn.Close()
-		_ = p.agentOut.Close()
-		_ = p.agentErr.Close()
-	})
-}
-
-// copyStderr keeps the tail of standard error until its end or until
-// Release closes the read end.
-func (p *process) copyStderr() {
-	defer close(p.copierDone)
-	_, _ = io.Copy(&p.tail, p.stderr)
-}
+func (p *process) closeAgentEnds() { p.agentEndsOnce.Do(p.pipes.CloseChildEnds) }
 
 // Identity has PID 0: no local process exists for an in-process agent.
 func (p *process) Identity() ports.Identity { return ports.Identity{} }
-
-// Stdin is the agent's standard input: an *os.File pipe, so it also has
-// SetWriteDeadline. Closing it more than once is harmless.
-func (p *process) Stdin() io.WriteCloser { return p.stdin }
-
-// Stdout is the read end of the agent's standard output.
-func (p *process) Stdout() io.Reader { return p.stdout }
 
 // Terminate delivers the in-process equivalent of SIGTERM: the agent
 // returns 143 (reported as exit code 143, as a real reference agent exits
@@ -183,7 +113,7 @@ func (p *process) Stdout() io.Reader { return p.stdout }
 // still pending merges with it. An agent that has ended is not an error.
 func (p *process) Terminate() error {
 	select {
-	case <-p.exited:
+	case <-p.Exited():
 		return nil
 	default:
 	}
@@ -212,53 +142,11 @@ func (p *process) Kill() error {
 	t := time.NewTimer(killBound)
 	defer t.Stop()
 	select {
-	case <-p.exited:
+	case <-p.Exited():
 		return nil
 	case <-t.C:
 		return &domain.SurvivorsError{Survivors: []domain.Survivor{{PID: 0, Name: survivorName}}}
 	}
-}
-
-// Exited is closed once the agent has returned and its pipe ends are closed.
-func (p *process) Exited() <-chan struct{} { return p.exited }
-
-// Exit reports how the agent ended: its return code (0, a scripted exit's
-// code, 143 after Terminate, 2 on a usage error or a refused spawn), or
-// code -1 with Signal "killed" after Kill. Before Exited is closed it is the
-// zero ExitStatus.
-func (p *process) Exit() domain.ExitStatus {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.status
-}
-
-// CloseStdout closes the read end of standard output, unblocking a pending
-// read. Later calls return the first call's result.
-func (p *process) CloseStdout() error {
-	p.stdoutOnce.Do(func() { p.stdoutErr = p.stdout.Close() })
-	return p.stdoutErr
-}
-
-func (p *process) closeStderr() error {
-	p.stderrOnce.Do(func() { p.stderrErr = p.stderr.Close() })
-	return p.stderrErr
-}
-
-// StderrTail returns the last bytes (at most 8 KiB) the agent wrote to
-// standard error and whether earlier bytes were cut off. Once the agent has
-// exited it first waits up to stderrSettle for the copier to reach the end.
-func (p *process) StderrTail() ([]byte, bool) {
-	select {
-	case <-p.exited:
-		t := time.NewTimer(stderrSettle)
-		select {
-		case <-p.copierDone:
-		case <-t.C:
-		}
-		t.Stop()
-	default:
-	}
-	return p.tail.Tail()
 }
 
 // Release closes standard input, waits up to exitBound for the agent to
@@ -273,57 +161,20 @@ func (p *process) Release() error {
 }
 
 func (p *process) release() error {
-	var errs []error
-	if err := p.stdin.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
-		errs = append(errs, fmt.Errorf("inproc: close stdin: %w", err))
-	}
-
+	errs := []error{p.CloseStdin()}
 	t := time.NewTimer(exitBound)
 	select {
-	case <-p.exited:
+	case <-p.Exited():
 	case <-t.C:
-		errs = append(errs, errors.New("inproc: the agent had not exited at release; ended it"))
+		errs = append(errs, errors.New("the agent had not exited at release; ended it"))
 		if err := p.Kill(); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	t.Stop()
-
-	d := time.NewTimer(stderrDrainBound)
-	select {
-	case <-p.copierDone:
-	case <-d.C:
-		_ = p.closeStderr()
-		<-p.copierDone
+	errs = append(errs, p.DrainStderr(stderrDrainBound), p.CloseReadEnds())
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("inproc: %w", err)
 	}
-	d.Stop()
-
-	if err := p.CloseStdout(); err != nil && !errors.Is(err, os.ErrClosed) {
-		errs = append(errs, fmt.Errorf("inproc: close stdout: %w", err))
-	}
-	if err := p.closeStderr(); err != nil && !errors.Is(err, os.ErrClosed) {
-		errs = append(errs, fmt.Errorf("inproc: close stderr: %w", err))
-	}
-	return errors.Join(errs...)
-}
-
-// stdinPipe is the write end of the agent's standard input with an
-// idempotent Close.
-type stdinPipe struct {
-	f    *os.File
-	once sync.Once
-	err  error
-}
-
-// Write writes to the agent's standard input.
-func (s *stdinPipe) Write(b []byte) (int, error) { return s.f.Write(b) }
-
-// SetWriteDeadline bounds the next writes, so an agent that stops reading
-// cannot block a writer forever.
-func (s *stdinPipe) SetWriteDeadline(t time.Time) error { return s.f.SetWriteDeadline(t) }
-
-// Close closes the write end once; later calls return the first result.
-func (s *stdinPipe) Close() error {
-	s.once.Do(func() { s.err = s.f.Close() })
-	return s.err
+	return nil
 }

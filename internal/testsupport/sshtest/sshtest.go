@@ -5,10 +5,13 @@
 // the transport-neutral SSH contract suite (RunContract) both SSH
 // transports run.
 //
-// The remote account is a second local user, acpdrive-remote, created
-// with useradd when the tests run as root, so the remote environment
-// really is not the local one. Run as another user, the fixture logs in as
-// that user itself and says so in the test log.
+// The remote account is a second local user, acpdrive-remote, when the
+// tests run as root and the account exists (.ci/run creates it before the
+// tests, with a password field of "*" so that sshd accepts a key), so the
+// remote side runs as another user. Otherwise the fixture logs in as the
+// current user and says so in the test log; the remote environment is
+// still sshd's, not the test process's (sshd builds it afresh and accepts
+// no variable). The fixture creates and changes no account.
 //
 // When sshd is missing the tests skip, except under CI=true, where they
 // fail: CI installs openssh-server (.ci/run) and must not skip silently.
@@ -31,8 +34,13 @@ import (
 	"time"
 )
 
-// RemoteUser is the account the fixture creates when it runs as root.
+// RemoteUser is the remote account the fixture uses as root when it
+// exists (.ci/run creates it).
 const RemoteUser = "acpdrive-remote"
+
+// CurrentUserEnv, set to 1, makes the fixture log in as the current user
+// even when RemoteUser exists.
+const CurrentUserEnv = "ACPDRIVE_SSHTEST_CURRENT_USER"
 
 // Alias is the client-config host alias of the running sshd; DownAlias
 // names a port nothing listens on.
@@ -254,7 +262,7 @@ func Start(t testing.TB) *Server {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if same {
-		t.Logf("sshtest: not root, so the remote account is the current user %q", uname)
+		t.Logf("sshtest: the remote account is the current user %q (as root, %s is used when it exists; .ci/run creates it)", uname, RemoteUser)
 	}
 	return s
 }
@@ -462,28 +470,20 @@ func descends(byPID map[int]procInfo, pid, ancestor int) bool {
 	return false
 }
 
-// remoteAccount returns the remote account, creating RemoteUser as root.
+// remoteAccount returns the remote account: RemoteUser when this process
+// runs as root and the account exists and is not locked (.ci/run creates
+// it), else the current user. CurrentUserEnv=1 picks the current user
+// even then. It creates or changes no account: a test
+// suite changes nothing outside the repository and its temporary
+// directories.
 func remoteAccount(t testing.TB) (name string, uid, gid int, same bool) {
 	t.Helper()
-	if os.Geteuid() == 0 {
-		if _, err := user.Lookup(RemoteUser); err != nil {
-			out, err := exec.Command("useradd", "--create-home", "--shell", "/bin/sh", RemoteUser).CombinedOutput()
-			if err != nil {
-				t.Fatalf("useradd %s: %v\n%s", RemoteUser, err, out)
-			}
+	if os.Geteuid() == 0 && os.Getenv(CurrentUserEnv) != "1" {
+		if u, err := user.Lookup(RemoteUser); err == nil && !locked(RemoteUser) {
+			uid, _ = strconv.Atoi(u.Uid)
+			gid, _ = strconv.Atoi(u.Gid)
+			return RemoteUser, uid, gid, false
 		}
-		// A locked password ("!") makes sshd refuse even a key; "*" is no
-		// password without locking the account.
-		if out, err := exec.Command("usermod", "-p", "*", RemoteUser).CombinedOutput(); err != nil {
-			t.Fatalf("usermod %s: %v\n%s", RemoteUser, err, out)
-		}
-		u, err := user.Lookup(RemoteUser)
-		if err != nil {
-			t.Fatal(err)
-		}
-		uid, _ = strconv.Atoi(u.Uid)
-		gid, _ = strconv.Atoi(u.Gid)
-		return RemoteUser, uid, gid, false
 	}
 	u, err := user.Current()
 	if err != nil {
@@ -492,6 +492,23 @@ func remoteAccount(t testing.TB) (name string, uid, gid int, same bool) {
 	uid, _ = strconv.Atoi(u.Uid)
 	gid, _ = strconv.Atoi(u.Gid)
 	return u.Username, uid, gid, true
+}
+
+// locked reports whether name's password field in /etc/shadow starts with
+// "!": sshd (without PAM) refuses such an account even a key. An
+// unreadable shadow file counts as not locked.
+func locked(name string) bool {
+	data, err := os.ReadFile("/etc/shadow")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) >= 2 && f[0] == name {
+			return strings.HasPrefix(f[1], "!")
+		}
+	}
+	return false
 }
 
 func freePort(t testing.TB) int {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package sshexec
+package remotecmd
 
 import (
 	"bytes"

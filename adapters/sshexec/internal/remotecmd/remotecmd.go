@@ -1,4 +1,10 @@
-package sshexec
+// Package remotecmd builds what both SSH transports (the ssh binary of
+// adapters/sshexec and the native client of adapters/sshexec/native) send
+// to the remote host: the remote command with its containment wrapper
+// (docs/behaviour.md#ssh), the ssh_pass_env preamble, the agent.command
+// fragment, and the commands and markers by which a transport finds and
+// ends the session's remote process group.
+package remotecmd
 
 import (
 	"strconv"
@@ -226,4 +232,25 @@ func RemoteCommand(s RemoteSpec) string {
 	b.WriteString("trap '' TERM HUP\n")
 	b.WriteString("wait \"$acpdrive_rt\"; exit $?\n")
 	return b.String()
+}
+
+// JoinFragment rebuilds agent.command's shell fragment from its words: a
+// word holding whitespace or a quote or backslash (the splitter removed
+// the quoting that kept it one word) is single-quoted again; every other
+// word is passed as written, so $VAR, ;, && and | stay shell syntax on the
+// remote host. A command of one word is that fragment verbatim (a library
+// caller's "echo hi; exec agent"), so one word is never re-quoted.
+func JoinFragment(words []string) string {
+	if len(words) == 1 {
+		return words[0]
+	}
+	out := make([]string, len(words))
+	for i, w := range words {
+		if w == "" || strings.ContainsAny(w, " \t\n'\"\\") {
+			out[i] = ShellQuote(w)
+		} else {
+			out[i] = w
+		}
+	}
+	return strings.Join(out, " ")
 }
