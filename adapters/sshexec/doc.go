@@ -6,6 +6,6 @@
 // transport included) are in internal/remotecmd: the remote command, the
 // preamble, the agent.command fragment. The remote command ends the
 // runtime's whole process group on the remote host when the session stops
-// or the connection drops (decision 9); see remotecmd.RemoteCommand for
+// or the connection drops; see remotecmd.RemoteCommand for
 // the script, line by line.
 package sshexec

@@ -128,7 +128,7 @@ func sshGeminiSession(t *testing.T, srv *sshtest.Server, entry string, uid, gid 
 	// then the runtime on the remote PATH's node. Plain words only: the
 	// native transport passes the first word as the shell fragment and
 	// single-quotes the others, where the ssh binary's rejoins them all
-	// (sshexec.JoinFragment), so a second assignment word or an operator
+	// (remotecmd.JoinFragment), so a second assignment word or an operator
 	// would not read the same on both.
 	cfg.Command = []string{
 		"env",
