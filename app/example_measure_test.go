@@ -8,7 +8,7 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/testsupport/inproc"
+	"github.com/acpdrive/acpdrive/adapters/inprocess"
 	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/refagent"
 )
@@ -44,7 +44,7 @@ func ExampleOptions_measurementSources() {
 	sess, err := app.Start(context.Background(), app.Options{
 		Settings:           cfg,
 		Workspace:          "/",
-		Launcher:           inproc.New("--scenario", "echo"),
+		Launcher:           inprocess.New("--scenario", "echo"),
 		Clock:              sysclock.Clock{},
 		MeasurementSources: []ports.MeasurementSource{wordCounter{}},
 		OnEvent: func(ev domain.Event) {

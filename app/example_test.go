@@ -4,23 +4,23 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/testsupport/inproc"
+	"github.com/acpdrive/acpdrive/adapters/inprocess"
 )
 
-// ExampleStart runs one session of two turns on the reference agent, served
-// in this process by a ports.Launcher (internal/testsupport/inproc) instead of a
-// subprocess, and prints the normalized events that carry a message.
+// ExampleStart runs one session of two turns on acpdrive's reference agent,
+// served in this process by adapters/inprocess instead of a subprocess, and
+// prints the normalized events that carry a message. To drive a real
+// runtime, name its command in the settings and pass
+// localexec.New(localexec.Options{}) as the Launcher.
 func ExampleStart() {
-	cfg := domain.DefaultSessionSettings()
-	cfg.Command = []string{"acpdrive-agent"} // the in-process launcher runs the reference agent whatever it is named
+	settings := domain.DefaultSessionSettings()
+	settings.Command = []string{"acpdrive-agent"} // the in-process launcher runs the reference agent whatever it is named
 	sess, err := app.Start(context.Background(), app.Options{
-		Settings:  cfg,
+		Settings:  settings,
 		Workspace: "/",
-		Launcher:  inproc.New("--scenario", "echo"),
-		Clock:     sysclock.Clock{},
+		Launcher:  inprocess.New("--scenario", "echo"),
 		OnEvent: func(ev domain.Event) {
 			if ev.Message != "" {
 				fmt.Printf("%s: %s\n", ev.Type, ev.Message)

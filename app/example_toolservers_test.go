@@ -10,7 +10,7 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/testsupport/inproc"
+	"github.com/acpdrive/acpdrive/adapters/inprocess"
 )
 
 // ExampleStart_confirmToolServers asks for the tool-server confirmation on
@@ -31,7 +31,7 @@ func ExampleStart_confirmToolServers() {
 	sess, err := app.Start(context.Background(), app.Options{
 		Settings:         cfg,
 		Workspace:        "/",
-		Launcher:         inproc.New("--scenario", "echo"),
+		Launcher:         inprocess.New("--scenario", "echo"),
 		Clock:            sysclock.Clock{},
 		ToolServerBeacon: mcpbeacon.New(mcpbeacon.Options{Command: []string{exe, mcpbeacon.SubcommandName}}),
 		OnEvent: func(ev domain.Event) {

@@ -20,7 +20,7 @@ import (
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/internal/testsupport/eventrec"
 	"github.com/acpdrive/acpdrive/internal/testsupport/fakeclock"
-	"github.com/acpdrive/acpdrive/internal/testsupport/inproc"
+	"github.com/acpdrive/acpdrive/adapters/inprocess"
 	"github.com/acpdrive/acpdrive/internal/testsupport/proctest"
 	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
 	"github.com/acpdrive/acpdrive/refagent"
@@ -106,13 +106,13 @@ func baseOptions(t *testing.T, opts ...option) (app.Options, *eventrec.Recorder,
 }
 
 // agentOptions builds the options of a session on the reference agent
-// served in-process (internal/testsupport/inproc) with args; the agent logs what it
+// served in-process (adapters/inprocess) with args; the agent logs what it
 // receives to the returned path.
 func agentOptions(t *testing.T, args []string, opts ...option) (app.Options, *eventrec.Recorder, *eventrec.Log, string) {
 	t.Helper()
 	agentLog := filepath.Join(t.TempDir(), "agent.log")
 	o, rec, logs := baseOptions(t, opts...)
-	o.Launcher = inproc.New(append([]string{"--log", agentLog}, args...)...)
+	o.Launcher = inprocess.New(append([]string{"--log", agentLog}, args...)...)
 	return o, rec, logs, agentLog
 }
 

@@ -64,11 +64,6 @@ func layer(path string) string {
 		return "domain"
 	case strings.HasPrefix(r, "adapters/internal/"):
 		return "adapters/internal"
-	case r == "internal/procio":
-		// The adapters' stream plumbing, shared with the in-process
-		// launcher of the test support, which Go's internal rule keeps
-		// out of adapters/internal.
-		return "adapters/internal"
 	case strings.HasPrefix(r, "adapters/"):
 		parts := strings.SplitN(r, "/", 3)
 		return "adapters/" + parts[1]
@@ -122,8 +117,8 @@ func violation(from, imp string) string {
 		return "the test support never imports app, wiring or cmd"
 	case from == "adapters/internal" && strings.HasPrefix(to, "adapters/") && to != from:
 		return "the adapters' shared kit (adapters/internal) imports no adapter"
-	case to == "adapters/internal" && !strings.HasPrefix(from, "adapters/") && from != "testsupport":
-		return "only adapters and the test support import the adapters' shared kit (adapters/internal, internal/procio)"
+	case to == "adapters/internal" && !strings.HasPrefix(from, "adapters/"):
+		return "only adapters import the adapters' shared kit (adapters/internal)"
 	case strings.HasPrefix(from, "adapters/") && strings.HasPrefix(to, "adapters/") && to != from && to != "adapters/internal":
 		return "an adapter never imports another adapter"
 	case strings.HasPrefix(from, "adapters/") && (to == "app" || to == "wiring" || to == "cmd"):
@@ -195,17 +190,16 @@ func TestViolationRules(t *testing.T) {
 		{"adapters/localexec", module + "/adapters/internal/journaltail", false},
 		{"adapters/internal", module + "/adapters/localexec", true},
 		{"app", module + "/adapters/internal/journaltail", true},
-		{"app", module + "/internal/testsupport/inproc", true},
+		{"app", module + "/internal/testsupport/eventrec", true},
 		{"cmd", module + "/internal/testsupport/testbin", true},
 		{"adapters/localexec", module + "/internal/testsupport/proctest", true},
 		{"testsupport", module + "/internal/testsupport/proctest", false},
 		{"testsupport", module + "/app", true},
 		{"test/faults", module + "/internal/testsupport/proctest", false},
-		{"testsupport", module + "/adapters/internal/journaltail", false},
-		{"adapters/sshexec", module + "/internal/procio", false},
-		{"testsupport", module + "/internal/procio", false},
-		{"app", module + "/internal/procio", true},
-		{layer(module + "/internal/procio"), module + "/adapters/localexec", true},
+		{"adapters/sshexec", module + "/adapters/internal/procio", false},
+		{"adapters/inprocess", module + "/adapters/internal/procio", false},
+		{"app", module + "/adapters/internal/procio", true},
+		{"adapters/internal", module + "/adapters/localexec", true},
 	}
 	for _, c := range cases {
 		got := violation(c.from, c.imp) != ""

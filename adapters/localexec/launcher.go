@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/procio"
+	"github.com/acpdrive/acpdrive/adapters/internal/procio"
 	"github.com/acpdrive/acpdrive/ports"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/testsupport/inproc"
+	"github.com/acpdrive/acpdrive/adapters/inprocess"
 	"github.com/acpdrive/acpdrive/ports"
 )
 
@@ -35,7 +35,7 @@ func ExampleNew() {
 	sess, err := app.Start(context.Background(), app.Options{
 		Settings:  cfg,
 		Workspace: "/",
-		Launcher:  inproc.New(),
+		Launcher:  inprocess.New(),
 		Clock:     sysclock.Clock{},
 		Observers: []ports.Observer{obs},
 	})

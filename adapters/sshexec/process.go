@@ -18,7 +18,7 @@ import (
 
 	"github.com/acpdrive/acpdrive/adapters/sshexec/internal/remotecmd"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/procio"
+	"github.com/acpdrive/acpdrive/adapters/internal/procio"
 	"github.com/acpdrive/acpdrive/ports"
 )
 

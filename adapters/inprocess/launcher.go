@@ -1,19 +1,21 @@
-// Package inproc is a ports.Launcher that serves the reference agent
-// (refagent.Serve) inside the test process over os.Pipe pairs, so tests of
-// the application's protocol behaviour need no subprocess.
+// Package inprocess is a ports.Launcher that serves acpdrive's reference
+// agent (refagent.Serve) inside the calling process over os.Pipe pairs: a
+// runtime to try the library with (app.Start's example), to embed in an
+// orchestrator's own tests, and the peer of acpdrive's tests of its
+// protocol behaviour, with no subprocess and nothing to install.
 //
 // The pipes are real *os.File pipes, so write deadlines and closes behave as
 // with a local process. What cannot behave the same is documented on each
 // method: there is no process ID, the workspace is not the agent's working
 // directory, the environment is not passed, and scripts that spawn
 // descendants are refused by the agent (refagent.Serve).
-package inproc
+package inprocess
 
 import (
 	"context"
 
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/procio"
+	"github.com/acpdrive/acpdrive/adapters/internal/procio"
 	"github.com/acpdrive/acpdrive/ports"
 )
 

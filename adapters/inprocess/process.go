@@ -1,4 +1,4 @@
-package inproc
+package inprocess
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/internal/procio"
+	"github.com/acpdrive/acpdrive/adapters/internal/procio"
 	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/refagent"
 )

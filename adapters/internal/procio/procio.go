@@ -4,11 +4,9 @@
 // bounded steps of Release that concern the streams
 // (docs/behaviour.md#teardown, steps 8 to 10).
 //
-// It is the adapters' shared kit, like adapters/internal, but lives here
-// because the in-process launcher of the test support
-// (internal/testsupport/inproc) shares it too, and Go lets nothing outside
-// adapters/ import adapters/internal. Only adapters and the test support
-// import it (test/imports_test.go).
+// It is part of the adapters' shared kit: localexec, sshexec (both
+// transports) and inprocess embed it; only adapters import it
+// (test/imports_test.go).
 package procio
 
 import (
