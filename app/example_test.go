@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/acpdrive/acpdrive/adapters/inprocess"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/adapters/inprocess"
 )
 
 // ExampleStart runs one session of two turns on acpdrive's reference agent,

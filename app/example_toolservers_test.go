@@ -6,11 +6,11 @@ import (
 	"os"
 	"time"
 
+	"github.com/acpdrive/acpdrive/adapters/inprocess"
 	"github.com/acpdrive/acpdrive/adapters/mcpbeacon"
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/adapters/inprocess"
 )
 
 // ExampleStart_confirmToolServers asks for the tool-server confirmation on

@@ -14,13 +14,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/acpdrive/acpdrive/adapters/inprocess"
 	"github.com/acpdrive/acpdrive/adapters/localexec"
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/internal/testsupport/eventrec"
 	"github.com/acpdrive/acpdrive/internal/testsupport/fakeclock"
-	"github.com/acpdrive/acpdrive/adapters/inprocess"
 	"github.com/acpdrive/acpdrive/internal/testsupport/proctest"
 	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
 	"github.com/acpdrive/acpdrive/refagent"

@@ -14,8 +14,8 @@ package inprocess
 import (
 	"context"
 
-	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/adapters/internal/procio"
+	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
 )
 

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/adapters/internal/procio"
+	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/refagent"
 )

@@ -8,11 +8,11 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/acpdrive/acpdrive/adapters/inprocess"
 	"github.com/acpdrive/acpdrive/adapters/otelobserve"
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/adapters/inprocess"
 	"github.com/acpdrive/acpdrive/ports"
 )
 
