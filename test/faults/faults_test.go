@@ -244,6 +244,12 @@ func scenarios() []scenario {
 			if res.StopReason != "end_turn" {
 				t.Errorf("stop reason %q: a response with a foreign id was taken for the prompt's", res.StopReason)
 			}
+			// The responses with ids -1, "N", N.5, null, 1e400 and 0 are
+			// JSON-RPC responses to no waiting call: dropped. Those with an
+			// object, an array or a boolean id are not JSON-RPC messages.
+			if n := r.count(domain.EventMalformed, unparseable); n != 3 {
+				t.Errorf("%d malformed %q events; want 3, one per response whose id is an object, an array or a boolean", n, unparseable)
+			}
 			r.mustComplete("again")
 		}},
 		{"ids/every-id-type-in-requests", func(t *testing.T) {
@@ -259,15 +265,22 @@ func scenarios() []scenario {
 			}
 			t.Logf("answers to requests with odd ids: %q", answers)
 		}},
-		{"ids/fractional-id-request-answered", func(t *testing.T) {
+		{"ids/non-integer-numeric-id-requests-answered", func(t *testing.T) {
+			// JSON-RPC 2.0: an id is a string, a number or null (numbers
+			// SHOULD NOT have fractions, but may); behaviour.md: every
+			// request is answered on receipt. Each is answered -32601 with
+			// its id exactly as sent, and none is taken for malformed.
 			r := newRig(t, "request-ids")
 			r.mustStart()
 			r.mustComplete("go")
-			if n := countOf(r.report()["answer"], "2.5 -32601"); n != 1 {
-				// JSON-RPC 2.0: an id is a string, a number or null; numbers
-				// SHOULD NOT have fractions. behaviour.md: every request is
-				// answered on receipt. acpdrive treats 2.5 as an invalid id.
-				t.Skip("known defect (or undocumented decision): a request with id 2.5 is reported malformed and never answered")
+			answers := r.report()["answer"]
+			for _, id := range []string{"2.5", "1e3", "-0", "123456789012345678901234567890"} {
+				if n := countOf(answers, id+" -32601"); n != 1 {
+					t.Errorf("answer to the request with id %s seen %d times; want once (answers: %q)", id, n, answers)
+				}
+			}
+			if n := r.count(domain.EventMalformed, unparseable); n != 3 {
+				t.Errorf("%d malformed %q events; want 3, one per request whose id is an object, an array or a boolean", n, unparseable)
 			}
 		}},
 		{"ids/duplicate-responses", func(t *testing.T) {

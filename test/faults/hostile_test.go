@@ -355,7 +355,7 @@ func hostileMain(name string, args []string) {
 	case "request-ids":
 		p.handshake(initDefault)
 		m := p.await("session/prompt")
-		for _, id := range []string{"0", "-7", `"str"`, "2.5", "null", `{"o":1}`, "[1]", "true"} {
+		for _, id := range []string{"0", "-7", `"str"`, "2.5", "1e3", "-0", "123456789012345678901234567890", "null", `{"o":1}`, "[1]", "true"} {
 			p.request(id, "fs/read_text_file", `{"sessionId":"s1","path":"/x"}`)
 		}
 		p.request("99", "fs/read_text_file", `{"sessionId":"s1","path":"/x"}`)
