@@ -781,7 +781,7 @@ func TestAmbiguousResponseFailsTheWaitingCall(t *testing.T) {
 			var err error
 			select {
 			case err = <-done:
-			case <-time.After(5 * time.Second):
+			case <-time.After(hangCeiling):
 				t.Fatal("Call still waiting after an ambiguous response")
 			}
 			var rpcErr *Error
