@@ -252,7 +252,9 @@ func hostileMain(name string, args []string) {
 	case "hang-init":
 		p.onEOF = ignoreEOF
 		for {
-			p.next()
+			if m := p.next(); m.Method == "initialize" {
+				note("initialize", "received")
+			}
 		}
 	case "hang-new":
 		p.onEOF = ignoreEOF
@@ -262,7 +264,9 @@ func hostileMain(name string, args []string) {
 			p.next()
 		}
 	case "hang-prompt":
-		// Never answers a prompt; counts the session/cancel it gets.
+		// Never answers a prompt; counts the session/cancel it gets, and
+		// notes when its stdin ends (everything sent before has been read).
+		p.onEOF = func() { note("eof", "reached") }
 		p.handshake(initDefault)
 		p.await("session/prompt")
 		for {
