@@ -420,7 +420,13 @@ func (c *Conn) malformed(line []byte, reason error) {
 }
 
 // takePending removes and returns the call waiting for the raw id, or nil.
+// Only the id exactly as it was sent answers a call: our ids are written as
+// non-negative integers without a sign, so -0, 0.0 or 0e0 answer no call
+// (JSON-RPC 2.0: a response's id is the same as the request's).
 func (c *Conn) takePending(rawID []byte) *Pending {
+	if rawID[0] == '-' {
+		return nil
+	}
 	n, ok := parseInt64(rawID)
 	if !ok {
 		return nil

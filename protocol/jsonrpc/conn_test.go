@@ -36,27 +36,108 @@ func TestInboundRequestReplyPreservesID(t *testing.T) {
 				t.Errorf("IsNull() = false for %s", id)
 			}
 		}},
+		// JSON-RPC 2.0 allows any number as an id (fractions are only
+		// discouraged): each is answered with its literal, byte for byte.
+		{name: "fraction", sent: `2.5`, echoed: `2.5`, check: wantNumber(`2.5`)},
+		{name: "fraction with trailing zero", sent: `2.50`, echoed: `2.50`, check: wantNumber(`2.50`)},
+		{name: "integral fraction", sent: `1.0`, echoed: `1.0`, check: wantNumber(`1.0`)},
+		{name: "exponent", sent: `1e3`, echoed: `1e3`, check: wantNumber(`1e3`)},
+		{name: "signed exponent beyond float64", sent: `1E+400`, echoed: `1E+400`, check: wantNumber(`1E+400`)},
+		{name: "negative fraction and exponent", sent: `-0.5e-3`, echoed: `-0.5e-3`, check: wantNumber(`-0.5e-3`)},
+		{name: "negative zero", sent: `-0`, echoed: `-0`, check: func(t *testing.T, id ID) {
+			if id == IntID(0) {
+				t.Errorf("id -0 == IntID(0): the literal was not kept")
+			}
+		}},
+		{name: "whitespace around a fraction", sent: " \t2.5 ", echoed: `2.5`, check: wantNumber(`2.5`)},
+	}
+	answers := []struct {
+		name   string
+		answer func(c *Conn, id ID) error
+		member string // what follows the id in the answer
+	}{
+		{name: "Reply", answer: func(c *Conn, id ID) error {
+			return c.Reply(context.Background(), id, map[string]string{"echo": "fs/read_text_file"})
+		}, member: `"result":{"echo":"fs/read_text_file"}`},
+		{name: "ReplyError", answer: func(c *Conn, id ID) error {
+			return c.ReplyError(context.Background(), id, &Error{Code: CodeMethodNotFound, Message: "Method not found"})
+		}, member: `"error":{"code":-32601,"message":"Method not found"}`},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		for _, a := range answers {
+			t.Run(tt.name+"/"+a.name, func(t *testing.T) {
+				h := &recorder{}
+				p := newPeer(t, h, Options{})
+				h.onRequest = func(req Request) {
+					tt.check(t, req.ID)
+					if err := a.answer(p.conn, req.ID); err != nil {
+						t.Errorf("%s: %v", a.name, err)
+					}
+				}
+				p.send(`{"jsonrpc":"2.0","id":` + tt.sent + `,"method":"fs/read_text_file","params":{"path":"/x"}}`)
+				got := p.recv()
+				want := `{"jsonrpc":"2.0","id":` + tt.echoed + `,` + a.member + `}`
+				if got != want {
+					t.Errorf("answer = %s\nwant     %s", got, want)
+				}
+				h.mu.Lock()
+				defer h.mu.Unlock()
+				if len(h.requests) != 1 || string(h.requests[0].Params) != `{"path":"/x"}` || len(h.malformed) != 0 {
+					t.Errorf("requests = %+v, malformed = %+v", h.requests, h.malformed)
+				}
+			})
+		}
+	}
+}
+
+// wantNumber checks a numeric id that is not an int64: it is neither a
+// string nor an integer, and equals the id decoded from the same literal.
+func wantNumber(lit string) func(*testing.T, ID) {
+	return func(t *testing.T, id ID) {
+		t.Helper()
+		if _, ok := id.AsInt64(); ok {
+			t.Errorf("AsInt64() ok for %s", id)
+		}
+		if _, ok := id.AsString(); ok {
+			t.Errorf("AsString() ok for numeric id %s", id)
+		}
+		var same ID
+		if err := same.UnmarshalJSON([]byte(lit)); err != nil || id != same || id.String() != lit {
+			t.Errorf("id %s; want the id %s (%v)", id, lit, err)
+		}
+	}
+}
+
+// TestResponseWithOddIDAnswersNoCall checks that only the exact id of a call
+// answers it: a response whose id is the same number written another way,
+// or a string, is a response to no call (dropped, not malformed), and the
+// call still takes its own response.
+func TestResponseWithOddIDAnswersNoCall(t *testing.T) {
+	for _, odd := range []string{`0.0`, `0e0`, `-0`, `0.5`, `"0"`, `1e400`, `-1`} {
+		t.Run(odd, func(t *testing.T) {
 			h := &recorder{}
 			p := newPeer(t, h, Options{})
-			h.onRequest = func(req Request) {
-				tt.check(t, req.ID)
-				if err := p.conn.Reply(context.Background(), req.ID, map[string]string{"echo": req.Method}); err != nil {
-					t.Errorf("Reply: %v", err)
+			done := make(chan json.RawMessage, 1)
+			go func() {
+				raw, err := p.conn.Call(context.Background(), "session/prompt", nil)
+				if err != nil {
+					t.Errorf("Call: %v", err)
 				}
+				done <- raw
+			}()
+			if req := p.recvRequest(); req.ID != 0 {
+				t.Fatalf("call id %d, want 0", req.ID)
 			}
-			p.send(`{"jsonrpc":"2.0","id":` + tt.sent + `,"method":"fs/read_text_file","params":{"path":"/x"}}`)
-			got := p.recv()
-			want := `{"jsonrpc":"2.0","id":` + tt.echoed + `,"result":{"echo":"fs/read_text_file"}}`
-			if got != want {
-				t.Errorf("reply = %s\nwant    %s", got, want)
+			p.send(`{"jsonrpc":"2.0","id":` + odd + `,"result":"foreign"}`)
+			p.send(`{"jsonrpc":"2.0","id":` + odd + `,"error":{"code":-32603,"message":"foreign"}}`)
+			p.send(`{"jsonrpc":"2.0","id":0,"result":"own"}`)
+			if got := <-done; string(got) != `"own"` {
+				t.Errorf("call result %s; want the response with id 0", got)
 			}
 			h.mu.Lock()
 			defer h.mu.Unlock()
-			if len(h.requests) != 1 || string(h.requests[0].Params) != `{"path":"/x"}` {
-				t.Errorf("requests = %+v", h.requests)
+			if len(h.malformed) != 0 {
+				t.Errorf("malformed = %+v; a response with id %s is well formed", h.malformed, odd)
 			}
 		})
 	}
@@ -700,7 +781,7 @@ func TestAmbiguousResponseFailsTheWaitingCall(t *testing.T) {
 			var err error
 			select {
 			case err = <-done:
-			case <-time.After(5 * time.Second):
+			case <-time.After(hangCeiling):
 				t.Fatal("Call still waiting after an ambiguous response")
 			}
 			var rpcErr *Error

@@ -30,7 +30,8 @@
 // a context and returns by its end, even when the peer has stopped reading
 // and the writer has no write deadlines; a write cut short mid-line leaves
 // the stream broken ([Conn.Broken], [Conn.WriteErr]). Outgoing request ids
-// are integers starting at 0; inbound request ids ([ID]) are preserved
-// exactly, so a reply echoes the id in the form the peer sent it (the string
-// "0" stays a string).
+// are integers starting at 0, and only a response carrying the id exactly as
+// sent answers a call; inbound request ids ([ID]) may be null, a string or
+// any JSON number and are preserved exactly, so a reply echoes the id in the
+// form the peer sent it (the string "0" stays a string, 2.5 stays 2.5).
 package jsonrpc

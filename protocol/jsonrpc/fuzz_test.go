@@ -213,3 +213,44 @@ func FuzzAppendJSONString(f *testing.F) {
 		}
 	})
 }
+
+// FuzzIDRoundTrip checks that an id decodes exactly when it is null, a
+// number or a string (as encoding/json sees the value), and that a decoded
+// id encodes back as sent: a number byte for byte, a string to the same
+// value, so that a reply echoes the request's id.
+func FuzzIDRoundTrip(f *testing.F) {
+	for _, s := range []string{`0`, `-0`, `2.5`, `1e3`, `1E+400`, `-0.5e-3`, `123456789012345678901234567890`,
+		`"0"`, `"a\u00e9\n"`, `null`, `true`, `{}`, `[1]`, `01`, `1.`, ` 7 `, ``} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var id ID
+		err := id.UnmarshalJSON(b)
+		v := trimSpace(b)
+		var want bool
+		if json.Valid(v) {
+			switch c := v[0]; {
+			case c == 'n', c == '"', c == '-', c >= '0' && c <= '9':
+				want = true
+			}
+		}
+		if (err == nil) != want {
+			t.Fatalf("UnmarshalJSON(%q) = %v; want accepted %v", b, err, want)
+		}
+		if err != nil {
+			return
+		}
+		out, _ := id.MarshalJSON()
+		switch v[0] {
+		case '"':
+			var got, sent string
+			if json.Unmarshal(out, &got) != nil || json.Unmarshal(v, &sent) != nil || got != sent {
+				t.Fatalf("string id %q encodes as %q", v, out)
+			}
+		default:
+			if !bytes.Equal(out, v) {
+				t.Fatalf("id %q encodes as %q", v, out)
+			}
+		}
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -143,14 +144,25 @@ func (p *peer) end() {
 	p.close.Do(func() { _ = p.w.Close() })
 }
 
-// recv returns the next line the Conn wrote.
+// hangCeiling is how long a test waits for something that happens at once
+// before it concludes that it never will. It is a ceiling meaning "did not
+// hang", never a measure of speed: only a defect comes near it.
+const hangCeiling = 10 * time.Second
+
+// recv returns the next line the Conn wrote. It fails the test when none
+// comes within hangCeiling (an unanswered request, say).
 func (p *peer) recv() string {
 	p.t.Helper()
-	line, ok := <-p.in
-	if !ok {
-		p.t.Fatal("connection stopped writing")
+	select {
+	case line, ok := <-p.in:
+		if !ok {
+			p.t.Fatal("connection stopped writing")
+		}
+		return line
+	case <-time.After(hangCeiling):
+		p.t.Fatalf("the connection wrote nothing within %v", hangCeiling)
+		return ""
 	}
-	return line
 }
 
 // sentRequest is the decoded shape of a request the Conn sent.

@@ -15,16 +15,20 @@ const (
 	idString
 )
 
-// ID is a JSON-RPC request id: null, an integer, or a string. It preserves the
+// ID is a JSON-RPC request id: null, a number, or a string. It preserves the
 // id exactly as the peer sent it, so that a reply echoes the same form: the
-// string "0" and the number 0 are different ids, and an integer literal
-// outside the int64 range keeps its digits.
+// string "0" and the number 0 are different ids, and a numeric id keeps its
+// literal byte for byte, whether it is an integer outside the int64 range,
+// -0, or a number with a fraction or an exponent (JSON-RPC 2.0 discourages
+// those but allows them, and every request is answered; see
+// docs/behaviour.md#permission-posture).
 //
 // The zero value is the null id. IDs are comparable with ==; two numeric ids
-// are equal when their literals are (so IntID(0) equals a received 0).
+// are equal when their literals are (so IntID(0) equals a received 0, and
+// neither equals a received -0 or 0.0).
 type ID struct {
 	kind idKind
-	// text is the integer literal for a numeric id, the decoded value for
+	// text is the number's literal for a numeric id, the decoded value for
 	// a string id, and empty for null.
 	text string
 }
@@ -43,7 +47,8 @@ func StringID(s string) ID {
 func (id ID) IsNull() bool { return id.kind == idNull }
 
 // AsInt64 returns the numeric value of id. ok is false when id is not a
-// number or does not fit in an int64.
+// number, is not written as an integer (2.5, 1e3), or does not fit in an
+// int64.
 func (id ID) AsInt64() (n int64, ok bool) {
 	if id.kind != idNumber {
 		return 0, false
@@ -60,8 +65,8 @@ func (id ID) AsString() (s string, ok bool) {
 	return id.text, true
 }
 
-// String returns the id in its JSON form: null, an integer literal, or a
-// quoted string. It distinguishes "0" (quoted) from 0.
+// String returns the id in its JSON form: null, the number's literal as
+// received, or a quoted string. It distinguishes "0" (quoted) from 0.
 func (id ID) String() string {
 	return string(id.appendJSON(nil))
 }
@@ -71,8 +76,9 @@ func (id ID) MarshalJSON() ([]byte, error) {
 	return id.appendJSON(nil), nil
 }
 
-// UnmarshalJSON decodes null, an integer, or a string. Any other JSON value,
-// including a number with a fraction or an exponent, is an error.
+// UnmarshalJSON decodes null, a number (any JSON number, kept as written), or
+// a string. Any other JSON value (a boolean, an object, an array) is an
+// error.
 func (id *ID) UnmarshalJSON(data []byte) error {
 	got, err := parseID(trimSpace(data))
 	if err != nil {
@@ -94,7 +100,7 @@ func (id ID) appendJSON(dst []byte) []byte {
 	}
 }
 
-var errBadID = errors.New("id must be null, an integer, or a string")
+var errBadID = errors.New("id must be null, a number, or a string")
 
 // parseID decodes a JSON id value (surrounding whitespace already removed).
 func parseID(raw []byte) (ID, error) {
@@ -113,11 +119,20 @@ func parseID(raw []byte) (ID, error) {
 		}
 		return ID{kind: idString, text: s}, nil
 	case c == '-' || (c >= '0' && c <= '9'):
-		if isIntegerLiteral(raw) {
+		if isNumberLiteral(raw) {
 			return ID{kind: idNumber, text: string(raw)}, nil
 		}
 	}
 	return ID{}, errBadID
+}
+
+// isNumberLiteral reports whether b is exactly one JSON number.
+func isNumberLiteral(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	end, err := skipNumber(b, 0)
+	return err == nil && end == len(b)
 }
 
 // isIntegerLiteral reports whether b is a JSON number without fraction or

@@ -187,13 +187,13 @@ func (env *envelope) classify() (kind, error) {
 }
 
 // validID reports whether raw (an already validated JSON value) is a valid
-// id: null, a string, or an integer.
+// id: null, a string, or a number. JSON-RPC 2.0 allows any number; one with
+// a fraction or an exponent is only discouraged, so a request carrying one is
+// a request like any other and is answered with that id.
 func validID(raw []byte) bool {
 	switch c := raw[0]; {
-	case c == 'n', c == '"':
+	case c == 'n', c == '"', c == '-', c >= '0' && c <= '9':
 		return true
-	case c == '-' || (c >= '0' && c <= '9'):
-		return isIntegerLiteral(raw)
 	}
 	return false
 }

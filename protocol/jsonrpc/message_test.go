@@ -35,8 +35,8 @@ func TestMalformedLines(t *testing.T) {
 		{name: "empty object", line: `{}`, reason: errNoVersion},
 		{name: "method not a string", line: `{"jsonrpc":"2.0","method":3}`, reason: errMethodNotString},
 		{name: "null method", line: `{"jsonrpc":"2.0","method":null}`, reason: errMethodNotString},
-		{name: "fractional id", line: `{"jsonrpc":"2.0","id":1.5,"method":"x"}`, reason: errBadID},
-		{name: "exponent id", line: `{"jsonrpc":"2.0","id":1e3,"result":1}`, reason: errBadID},
+		{name: "array id", line: `{"jsonrpc":"2.0","id":[1],"method":"x"}`, reason: errBadID},
+		{name: "array id in a response", line: `{"jsonrpc":"2.0","id":[0],"result":1}`, reason: errBadID},
 		{name: "boolean id", line: `{"jsonrpc":"2.0","id":true,"method":"x"}`, reason: errBadID},
 		{name: "object id", line: `{"jsonrpc":"2.0","id":{},"method":"x"}`, reason: errBadID},
 		{name: "response without result or error", line: `{"jsonrpc":"2.0","id":0}`, reason: errNoResultOrError},
@@ -95,6 +95,8 @@ func TestWellFormedLines(t *testing.T) {
 		{name: "response to unknown id dropped", input: `{"jsonrpc":"2.0","id":42,"result":{}}`},
 		{name: "error response to null id dropped", input: `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`},
 		{name: "response to string id dropped", input: `{"jsonrpc":"2.0","id":"0","result":{}}`},
+		{name: "response to fractional id dropped", input: `{"jsonrpc":"2.0","id":1.5,"result":{}}`},
+		{name: "error response to exponent id dropped", input: `{"jsonrpc":"2.0","id":1e3,"error":{"code":1,"message":"m"}}`},
 		{name: "null error beside result", input: `{"jsonrpc":"2.0","id":5,"result":{},"error":null}`},
 	}
 	for _, tt := range tests {

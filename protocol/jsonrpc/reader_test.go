@@ -314,6 +314,57 @@ func (w *oversizeWatcher) HandleOversize(n int64) {
 	w.reported <- n
 }
 
+// stepReader is a stream whose peer hands over one chunk at a time and can
+// tell when the reader has consumed every byte sent and asked for more.
+type stepReader struct {
+	chunks  chan []byte   // unbuffered: send returns once Read took the chunk
+	waiting chan struct{} // a Read found nothing left and waits; buffered
+	ended   chan struct{}
+	once    sync.Once
+	rest    []byte // Read's goroutine only
+}
+
+func newStepReader() *stepReader {
+	return &stepReader{chunks: make(chan []byte), waiting: make(chan struct{}, 1), ended: make(chan struct{})}
+}
+
+func (s *stepReader) Read(p []byte) (int, error) {
+	if len(s.rest) == 0 {
+		select {
+		case s.waiting <- struct{}{}:
+		default:
+		}
+		select {
+		case s.rest = <-s.chunks:
+		case <-s.ended:
+			return 0, io.EOF
+		}
+	}
+	n := copy(p, s.rest)
+	s.rest = s.rest[n:]
+	return n, nil
+}
+
+// send hands chunk to the reader; it returns once a Read has taken it (not
+// necessarily all of it).
+func (s *stepReader) send(chunk string) { s.chunks <- []byte(chunk) }
+
+// end makes the stream end (EOF) once what was sent is consumed.
+func (s *stepReader) end() { s.once.Do(func() { close(s.ended) }) }
+
+// awaitWaiting waits until a Read has consumed everything sent and waits for
+// more: the reader has handled every byte so far. Reports from before the
+// last send are taken by the previous awaitWaiting (send only returns once
+// a Read is past its report), so the one taken here is fresh.
+func (s *stepReader) awaitWaiting(t *testing.T) {
+	t.Helper()
+	select {
+	case <-s.waiting:
+	case <-time.After(hangCeiling):
+		t.Fatalf("the connection did not ask for more bytes within %v", hangCeiling)
+	}
+}
+
 func TestOversizeReportedBeforeTheNewline(t *testing.T) {
 	tests := []struct {
 		name string
@@ -334,44 +385,42 @@ func TestOversizeReportedBeforeTheNewline(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := &oversizeWatcher{reported: make(chan int64, 4)}
-			connR, peerW := io.Pipe()
-			c := NewConn(connR, io.Discard, h, Options{MaxLineBytes: tt.max})
+			peer := newStepReader()
+			c := NewConn(peer, io.Discard, h, Options{MaxLineBytes: tt.max})
 			defer func() {
-				_ = peerW.Close()
+				peer.end()
 				_ = c.Close()
 				c.Wait()
 			}()
-			send := func(s string) {
-				t.Helper()
-				if _, err := io.WriteString(peerW, s); err != nil {
-					t.Fatal(err)
-				}
-			}
+			peer.awaitWaiting(t) // the first read
 			if tt.quiet != "" {
-				send(tt.quiet)
+				// Once the connection waits for more bytes, it has
+				// handled everything quiet could make it report.
+				peer.send(tt.quiet)
+				peer.awaitWaiting(t)
 				select {
 				case n := <-h.reported:
 					t.Fatalf("reported %d bytes before the bound was certainly passed", n)
-				case <-time.After(50 * time.Millisecond):
+				default:
 				}
 			}
-			send(tt.first) // and then nothing: no newline, the pipe stays open
+			peer.send(tt.first) // and then nothing: no newline, the stream stays open
 			select {
 			case n := <-h.reported:
 				if n != tt.n {
 					t.Errorf("HandleOversize(%d), want %d (the bytes seen so far)", n, tt.n)
 				}
-			case <-time.After(5 * time.Second):
+			case <-time.After(hangCeiling):
 				t.Fatal("HandleOversize not called while the line is still arriving")
 			}
 
 			// The rest of the line is discarded as it arrives, then reading
 			// goes on with the next line.
 			for range 4 {
-				send(strings.Repeat("z", 50_000))
+				peer.send(strings.Repeat("z", 50_000))
 			}
-			send("\n" + `{"jsonrpc":"2.0","method":"after"}` + "\n")
-			_ = peerW.Close()
+			peer.send("\n" + `{"jsonrpc":"2.0","method":"after"}` + "\n")
+			peer.end()
 			c.Wait()
 			if len(h.oversize) != 1 || len(h.malformed) != 0 {
 				t.Errorf("oversize %v, malformed %v", h.oversize, h.malformed)

@@ -5,21 +5,19 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 )
 
-// slack bounds how long past its deadline a write may take to return, and
-// how long "at once" may take on a loaded machine.
-const slack = time.Second
-
-// stuckWriter is a writer whose reader never reads, and the owner's way to
-// close it.
+// stuckWriter is a writer whose reader never reads, the owner's way to
+// close it, and what a Write blocked on it returns once it is closed.
 type stuckWriter struct {
-	w     io.Writer
-	close func()
+	w      io.Writer
+	close  func()
+	closed error
 }
 
 // stuckWriters returns the kinds of peer that stopped reading its input.
@@ -30,21 +28,21 @@ func stuckWriters(t *testing.T) map[string]func(t *testing.T) stuckWriter {
 			return stuckWriter{w: pw, close: func() {
 				_ = pw.Close()
 				_ = pr.Close()
-			}}
+			}, closed: io.ErrClosedPipe}
 		},
 		"full os.Pipe": func(t *testing.T) stuckWriter {
 			r, w := fullPipe(t)
 			return stuckWriter{w: w, close: func() {
 				_ = w.Close()
 				_ = r.Close()
-			}}
+			}, closed: os.ErrClosed}
 		},
 		"full os.Pipe without write deadlines": func(t *testing.T) stuckWriter {
 			r, w := fullPipe(t)
 			return stuckWriter{w: struct{ io.Writer }{w}, close: func() {
 				_ = w.Close()
 				_ = r.Close()
-			}}
+			}, closed: os.ErrClosed}
 		},
 	}
 }
@@ -92,6 +90,71 @@ var writeOps = map[string]func(ctx context.Context, c *Conn) error{
 	},
 }
 
+// enteringWriter reports on entered when the writer goroutine enters its
+// first Write, then writes to w (which may block). entered is buffered.
+type enteringWriter struct {
+	w       io.Writer
+	entered chan struct{}
+	once    sync.Once
+}
+
+func (e *enteringWriter) Write(b []byte) (int, error) {
+	e.once.Do(func() { e.entered <- struct{}{} })
+	return e.w.Write(b)
+}
+
+// enteringDeadliner is an enteringWriter over a writer with write
+// deadlines, which it keeps.
+type enteringDeadliner struct {
+	*enteringWriter
+	d writeDeadliner
+}
+
+func (e enteringDeadliner) SetWriteDeadline(t time.Time) error { return e.d.SetWriteDeadline(t) }
+
+// entering wraps w so that its first Write is reported, keeping its write
+// deadlines when it has them.
+func entering(w io.Writer) (io.Writer, <-chan struct{}) {
+	e := &enteringWriter{w: w, entered: make(chan struct{}, 1)}
+	if d, ok := w.(writeDeadliner); ok {
+		return enteringDeadliner{e, d}, e.entered
+	}
+	return e, e.entered
+}
+
+// waitingCtx is a context that reports on waiting each time its Done method
+// is called. A write calls Done only when it starts to wait for its turn at
+// the writer goroutine (after it checked that the connection is open), so a
+// report means the write has passed those checks and is queued. waiting is
+// buffered; a report nobody took yet is not repeated.
+type waitingCtx struct {
+	context.Context
+	waiting chan struct{}
+}
+
+func newWaitingCtx(parent context.Context) waitingCtx {
+	return waitingCtx{Context: parent, waiting: make(chan struct{}, 1)}
+}
+
+func (w waitingCtx) Done() <-chan struct{} {
+	select {
+	case w.waiting <- struct{}{}:
+	default:
+	}
+	return w.Context.Done()
+}
+
+// await waits for the report of a queued write, failing the test after
+// hangCeiling.
+func (w waitingCtx) await(t *testing.T, what string) {
+	t.Helper()
+	select {
+	case <-w.waiting:
+	case <-time.After(hangCeiling):
+		t.Fatalf("%s not queued within %v", what, hangCeiling)
+	}
+}
+
 // waitReturns fails the test unless fn returns within d.
 func waitReturns(t *testing.T, d time.Duration, what string, fn func()) {
 	t.Helper()
@@ -125,14 +188,22 @@ func TestWriteToPeerThatNeverReads(t *testing.T) {
 				inR, inW := io.Pipe() // what the Conn reads; the peer sends nothing
 				c := NewConn(inR, stuck.w, &recorder{}, Options{})
 
-				const timeout = 100 * time.Millisecond
-				start := time.Now()
-				ctx, cancel := context.WithTimeout(context.Background(), timeout)
-				err := op(ctx, c)
+				// The write returns at its deadline: not before it (the
+				// deadline has passed when it returns; a writer with write
+				// deadlines may say so before ctx's own timer has fired),
+				// and not never (hangCeiling, a ceiling that means "did not
+				// hang", not a measure).
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				deadline, _ := ctx.Deadline()
+				var err error
+				var returned time.Time
+				waitReturns(t, hangCeiling, opName, func() {
+					err = op(ctx, c)
+					returned = time.Now()
+				})
 				cancel()
-				elapsed := time.Since(start)
-				if elapsed < timeout || elapsed > timeout+slack {
-					t.Errorf("%s returned after %v, want about %v", opName, elapsed, timeout)
+				if returned.Before(deadline) {
+					t.Errorf("%s returned %v before its deadline", opName, deadline.Sub(returned))
 				}
 				if !errors.Is(err, ErrWriteFailed) || !errors.Is(err, context.DeadlineExceeded) {
 					t.Errorf("%s = %v, want ErrWriteFailed wrapping context.DeadlineExceeded", opName, err)
@@ -151,13 +222,12 @@ func TestWriteToPeerThatNeverReads(t *testing.T) {
 					t.Errorf("%d calls pending after the write failed", pending)
 				}
 
-				// Every later write fails at once, even without a deadline.
+				// Every later write fails at once, even without a deadline
+				// (one that waited would wait forever: hangCeiling catches
+				// it).
 				for laterName, later := range writeOps {
-					start := time.Now()
-					err := later(context.Background(), c)
-					if d := time.Since(start); d > slack {
-						t.Errorf("later %s took %v", laterName, d)
-					}
+					var err error
+					waitReturns(t, hangCeiling, "later "+laterName, func() { err = later(context.Background(), c) })
 					if !errors.Is(err, ErrWriteFailed) || err.Error() != werr.Error() {
 						t.Errorf("later %s = %v, want %v", laterName, err, werr)
 					}
@@ -168,7 +238,7 @@ func TestWriteToPeerThatNeverReads(t *testing.T) {
 				_ = c.Close()
 				stuck.close()
 				_ = inW.Close()
-				waitReturns(t, 5*time.Second, "Wait", c.Wait)
+				waitReturns(t, hangCeiling, "Wait", c.Wait)
 			})
 		}
 	}
@@ -226,7 +296,7 @@ func TestWriteWhoseContextEndsWhileQueuedKeepsTheStream(t *testing.T) {
 
 	_ = c.Close()
 	_ = inW.Close()
-	waitReturns(t, 5*time.Second, "Wait", c.Wait)
+	waitReturns(t, hangCeiling, "Wait", c.Wait)
 }
 
 func TestWriteWithEndedContextSendsNothing(t *testing.T) {
@@ -267,8 +337,10 @@ func TestBrokenStreamFailsQueuedWritesAtOnce(t *testing.T) {
 	<-g.entered
 
 	// A write without a deadline waits behind the stuck one...
+	qctx := newWaitingCtx(context.Background())
 	queued := make(chan error, 1)
-	go func() { queued <- c.Notify(context.Background(), "queued", nil) }()
+	go func() { queued <- c.Notify(qctx, "queued", nil) }()
+	qctx.await(t, "the second Notify")
 	// ...until the stuck one is cancelled mid-write, which breaks the stream.
 	cancel()
 	err := <-first
@@ -280,14 +352,14 @@ func TestBrokenStreamFailsQueuedWritesAtOnce(t *testing.T) {
 		if !errors.Is(err, ErrWriteFailed) || !errors.Is(err, context.Canceled) {
 			t.Errorf("queued Notify = %v, want the sticky failure", err)
 		}
-	case <-time.After(slack):
+	case <-time.After(hangCeiling):
 		t.Fatal("queued Notify still waiting after the stream broke")
 	}
 
 	_ = c.Close()
 	close(g.release) // the owner closing the writer, for this writer
 	_ = inW.Close()
-	waitReturns(t, 5*time.Second, "Wait", c.Wait)
+	waitReturns(t, hangCeiling, "Wait", c.Wait)
 	if got := g.out.take(); got != `{"jsonrpc":"2.0","method":"first"}`+"\n" {
 		t.Errorf("wrote %q", got)
 	}
@@ -298,22 +370,32 @@ func TestClosingTheWriterUnblocksAWriteWithoutDeadline(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			defer goleak.VerifyNone(t)
 			stuck := newStuck(t)
+			w, entered := entering(stuck.w)
 			inR, inW := io.Pipe()
-			c := NewConn(inR, stuck.w, &recorder{}, Options{})
+			c := NewConn(inR, w, &recorder{}, Options{})
 			notified := make(chan error, 1)
 			go func() { notified <- c.Notify(context.Background(), "session/cancel", nil) }()
-			time.Sleep(20 * time.Millisecond) // let it reach the writer
+			select {
+			case <-entered: // the writer goroutine is in Write (or about to block in it)
+			case <-time.After(hangCeiling):
+				t.Fatal("the Notify never reached the writer")
+			}
 
+			// Close does not interrupt a Write in progress: closing the
+			// writer does, and the Notify returns the writer's error.
 			_ = c.Close()
 			stuck.close()
 			_ = inW.Close()
-			waitReturns(t, 5*time.Second, "Wait", c.Wait)
+			waitReturns(t, hangCeiling, "Wait", c.Wait)
 			select {
 			case err := <-notified:
-				if !errors.Is(err, ErrWriteFailed) && !errors.Is(err, ErrClosed) {
-					t.Errorf("Notify = %v, want ErrWriteFailed or ErrClosed", err)
+				if !errors.Is(err, ErrWriteFailed) || !errors.Is(err, stuck.closed) || errors.Is(err, ErrClosed) {
+					t.Errorf("Notify = %v, want ErrWriteFailed wrapping %v", err, stuck.closed)
 				}
-			case <-time.After(slack):
+				if werr := c.WriteErr(); werr == nil || werr.Error() != err.Error() {
+					t.Errorf("WriteErr() = %v, want the Notify's error", werr)
+				}
+			case <-time.After(hangCeiling):
 				t.Fatal("Notify did not return after the writer was closed")
 			}
 		})
@@ -328,7 +410,7 @@ func TestWaitReturnsWhenOnlyTheReadSideEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = inW.Close()
-	waitReturns(t, 5*time.Second, "Wait", c.Wait)
+	waitReturns(t, hangCeiling, "Wait", c.Wait)
 	if err := c.Notify(context.Background(), "late", nil); !errors.Is(err, ErrClosed) || !errors.Is(err, io.EOF) {
 		t.Errorf("Notify after the read side ended = %v, want ErrClosed wrapping io.EOF", err)
 	}
@@ -345,17 +427,18 @@ func TestCloseFailsWritesQueuedBehindAStuckOne(t *testing.T) {
 	first := make(chan error, 1)
 	go func() { first <- c.Notify(context.Background(), "first", nil) }()
 	<-g.entered
+	qctx := newWaitingCtx(context.Background())
 	queued := make(chan error, 1)
-	go func() { queued <- c.Notify(context.Background(), "queued", nil) }()
-	time.Sleep(20 * time.Millisecond) // let it queue
+	go func() { queued <- c.Notify(qctx, "queued", nil) }()
+	qctx.await(t, "the second Notify")
 
 	_ = c.Close()
 	select {
 	case err := <-queued:
-		if !errors.Is(err, ErrClosed) {
-			t.Errorf("queued Notify = %v, want ErrClosed", err)
+		if !errors.Is(err, ErrClosed) || err != errClosedByClose {
+			t.Errorf("queued Notify = %v, want ErrClosed (Close was called)", err)
 		}
-	case <-time.After(slack):
+	case <-time.After(hangCeiling):
 		t.Fatal("queued Notify still waiting after Close")
 	}
 	close(g.release) // the owner closing the writer, for this writer
@@ -363,5 +446,5 @@ func TestCloseFailsWritesQueuedBehindAStuckOne(t *testing.T) {
 		t.Errorf("first Notify = %v", err)
 	}
 	_ = inW.Close()
-	waitReturns(t, 5*time.Second, "Wait", c.Wait)
+	waitReturns(t, hangCeiling, "Wait", c.Wait)
 }

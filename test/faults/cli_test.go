@@ -175,8 +175,8 @@ func TestCLI(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the runtime to start", 10*time.Second, func() bool { return len(readPIDs(dir)) > 0 })
-		time.Sleep(100 * time.Millisecond) // initialize is on the wire
+		rig := &rig{dir: dir}
+		waitFor(t, "initialize to reach the runtime", 10*time.Second, func() bool { return len(rig.report()["initialize"]) > 0 })
 		begin := time.Now()
 		_ = cmd.Process.Signal(syscall.SIGINT)
 		code := exitCode(t, cmd.Wait())

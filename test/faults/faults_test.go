@@ -128,9 +128,16 @@ func scenarios() []scenario {
 				t.Errorf("turn ended after %s, before the stall timeout", elapsed)
 			}
 			within(t, "the stalled turn", elapsed, stall+readTimeout)
-			waitFor(t, "session/cancel to reach the runtime", 3*time.Second, func() bool { return len(r.report()["cancel"]) > 0 })
-			time.Sleep(200 * time.Millisecond)
-			if n := len(r.report()["cancel"]); n != 1 {
+			// Stop closes the runtime's stdin; when the runtime reaches its
+			// end it has read every line the session ever sent it.
+			if _, err := r.stop(stopGrace + 10*time.Second); err != nil {
+				t.Errorf("stop: %v", err)
+			}
+			rep := r.report()
+			if len(rep["eof"]) != 1 {
+				t.Fatalf("runtime report %v: it did not reach the end of its stdin", rep)
+			}
+			if n := len(rep["cancel"]); n != 1 {
 				t.Errorf("runtime got %d session/cancel; want exactly 1", n)
 			}
 		}},
@@ -146,11 +153,18 @@ func scenarios() []scenario {
 			r := newRig(t, "hang-prompt")
 			r.mustStart()
 			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(200*time.Millisecond, cancel)
+			cancelledAt := make(chan time.Time, 1)
+			time.AfterFunc(200*time.Millisecond, func() {
+				cancelledAt <- time.Now()
+				cancel()
+			})
 			res, elapsed := r.turn(ctx, "go")
+			ended := time.Now()
 			wantResult(t, res, domain.OutcomeCancelled, domain.KindTurnCancelled, "turn cancelled")
-			if elapsed < 200*time.Millisecond+readTimeout*3/4 {
-				t.Errorf("turn ended after %s: the post-cancel wait should last about read_timeout", elapsed)
+			// The post-cancel wait starts after the cancel and lasts
+			// read_timeout: a lower bound, measured from the cancel itself.
+			if waited := ended.Sub(<-cancelledAt); waited < readTimeout*3/4 {
+				t.Errorf("turn ended %s after the cancel: the post-cancel wait should last about read_timeout", waited)
 			}
 			within(t, "the cancelled turn", elapsed, 200*time.Millisecond+readTimeout)
 		}},
@@ -186,9 +200,15 @@ func scenarios() []scenario {
 				t.Fatalf("runtime report %v; want one session/close, then stdin closed", rep)
 			}
 			// The runtime ignores SIGTERM and leaves at EOF: Stop's time is
-			// the session/close wait, which must end at half the grace.
-			if elapsed < grace/2-200*time.Millisecond || elapsed > grace/2+1500*time.Millisecond {
+			// the session/close wait, which must end at half the grace. Not
+			// before it (timers do not fire early), and well before the
+			// whole grace: the ceiling only tells half the grace from all
+			// of it, with half the grace (3 s) to spare for a loaded machine.
+			if elapsed < grace/2-200*time.Millisecond {
 				t.Errorf("stop took %s; session/close should be given half the grace (%s)", elapsed, grace/2)
+			}
+			if elapsed >= grace {
+				t.Errorf("stop took %s, the whole grace %s; session/close should be given half of it", elapsed, grace)
 			}
 		}},
 
@@ -225,10 +245,9 @@ func scenarios() []scenario {
 			r.opts.Settings.StallTimeout = stall
 			r.mustStart()
 			res, elapsed := r.turn(context.Background(), "go")
+			// The outcome tells the line bound from the stall timer (that
+			// would end it turn_timeout); the bound only means "did not hang".
 			wantResult(t, res, domain.OutcomeFailed, domain.KindTurnOutcomeUnknown, lineOver)
-			if elapsed > stall/2 {
-				t.Errorf("turn took %s: it waited for the stall timer, not the line bound", elapsed)
-			}
 			within(t, "the turn", elapsed, readTimeout+time.Second)
 			if n := r.count(domain.EventMalformed, lineOver); n != 1 {
 				t.Errorf("%d malformed line-bound events; want 1", n)
@@ -243,6 +262,12 @@ func scenarios() []scenario {
 			wantResult(t, res, domain.OutcomeCompleted, "", "")
 			if res.StopReason != "end_turn" {
 				t.Errorf("stop reason %q: a response with a foreign id was taken for the prompt's", res.StopReason)
+			}
+			// The responses with ids -1, "N", N.5, null, 1e400 and 0 are
+			// JSON-RPC responses to no waiting call: dropped. Those with an
+			// object, an array or a boolean id are not JSON-RPC messages.
+			if n := r.count(domain.EventMalformed, unparseable); n != 3 {
+				t.Errorf("%d malformed %q events; want 3, one per response whose id is an object, an array or a boolean", n, unparseable)
 			}
 			r.mustComplete("again")
 		}},
@@ -259,15 +284,22 @@ func scenarios() []scenario {
 			}
 			t.Logf("answers to requests with odd ids: %q", answers)
 		}},
-		{"ids/fractional-id-request-answered", func(t *testing.T) {
+		{"ids/non-integer-numeric-id-requests-answered", func(t *testing.T) {
+			// JSON-RPC 2.0: an id is a string, a number or null (numbers
+			// SHOULD NOT have fractions, but may); behaviour.md: every
+			// request is answered on receipt. Each is answered -32601 with
+			// its id exactly as sent, and none is taken for malformed.
 			r := newRig(t, "request-ids")
 			r.mustStart()
 			r.mustComplete("go")
-			if n := countOf(r.report()["answer"], "2.5 -32601"); n != 1 {
-				// JSON-RPC 2.0: an id is a string, a number or null; numbers
-				// SHOULD NOT have fractions. behaviour.md: every request is
-				// answered on receipt. acpdrive treats 2.5 as an invalid id.
-				t.Skip("known defect (or undocumented decision): a request with id 2.5 is reported malformed and never answered")
+			answers := r.report()["answer"]
+			for _, id := range []string{"2.5", "1e3", "-0", "123456789012345678901234567890"} {
+				if n := countOf(answers, id+" -32601"); n != 1 {
+					t.Errorf("answer to the request with id %s seen %d times; want once (answers: %q)", id, n, answers)
+				}
+			}
+			if n := r.count(domain.EventMalformed, unparseable); n != 3 {
+				t.Errorf("%d malformed %q events; want 3, one per request whose id is an object, an array or a boolean", n, unparseable)
 			}
 		}},
 		{"ids/duplicate-responses", func(t *testing.T) {
@@ -379,11 +411,11 @@ func scenarios() []scenario {
 			res, elapsed := r.turn(context.Background(), "go")
 			wantResult(t, res, domain.OutcomeFailed, domain.KindPortExit, domain.MsgWriteFailed)
 			within(t, "the turn", elapsed, readTimeout)
+			// A stuck write must not hold Stop: a Stop waiting on it would
+			// wait for ever, which the "did not hang" ceiling catches.
 			stopBound := 3 * time.Second
 			elapsed, _ = r.stop(stopBound)
-			if elapsed > stopBound+500*time.Millisecond {
-				t.Errorf("stop took %s, past its ctx deadline %s", elapsed, stopBound)
-			}
+			within(t, "stop", elapsed, stopBound)
 		}},
 
 		// --- stop reasons that fool ---

@@ -252,7 +252,9 @@ func hostileMain(name string, args []string) {
 	case "hang-init":
 		p.onEOF = ignoreEOF
 		for {
-			p.next()
+			if m := p.next(); m.Method == "initialize" {
+				note("initialize", "received")
+			}
 		}
 	case "hang-new":
 		p.onEOF = ignoreEOF
@@ -262,7 +264,9 @@ func hostileMain(name string, args []string) {
 			p.next()
 		}
 	case "hang-prompt":
-		// Never answers a prompt; counts the session/cancel it gets.
+		// Never answers a prompt; counts the session/cancel it gets, and
+		// notes when its stdin ends (everything sent before has been read).
+		p.onEOF = func() { note("eof", "reached") }
 		p.handshake(initDefault)
 		p.await("session/prompt")
 		for {
@@ -355,7 +359,7 @@ func hostileMain(name string, args []string) {
 	case "request-ids":
 		p.handshake(initDefault)
 		m := p.await("session/prompt")
-		for _, id := range []string{"0", "-7", `"str"`, "2.5", "null", `{"o":1}`, "[1]", "true"} {
+		for _, id := range []string{"0", "-7", `"str"`, "2.5", "1e3", "-0", "123456789012345678901234567890", "null", `{"o":1}`, "[1]", "true"} {
 			p.request(id, "fs/read_text_file", `{"sessionId":"s1","path":"/x"}`)
 		}
 		p.request("99", "fs/read_text_file", `{"sessionId":"s1","path":"/x"}`)

@@ -50,10 +50,14 @@ const (
 // launcher is shared, as one process shares it in production.
 var launcher = localexec.New(localexec.Options{Contain: true})
 
-// tolerance is how long a wait of bound may take on a loaded machine.
+// tolerance is how long a wait of bound may take on a loaded machine. It is
+// a ceiling that means "did not hang", not a measure of the bound: a
+// scenario that tells one bound from another does so by its outcome or its
+// events, or by a lower bound (timers do not fire early).
 func tolerance(bound time.Duration) time.Duration { return 3*bound + 2*time.Second }
 
-// within fails the test when elapsed exceeds bound's tolerance.
+// within fails the test when elapsed exceeds bound's tolerance: the wait
+// did not hang.
 func within(t *testing.T, what string, elapsed, bound time.Duration) {
 	t.Helper()
 	if elapsed > tolerance(bound) {
