@@ -118,20 +118,18 @@ func cleanLines(s string) []string {
 				goto again
 			}
 			continue
-		case stEscInter:
-			switch {
-			case r >= 0x20 && r <= 0x2f:
-			case r >= 0x30 && r <= 0x7e:
-				state = stText
-			default:
-				state = stText
-				goto again
+		case stEscInter, stCSI:
+			// Continuation bytes from 0x20 up to last (an escape's
+			// intermediates; a control sequence's parameters and
+			// intermediates), then a final byte up to 0x7e; anything else
+			// ends the sequence and is read again as text.
+			last := rune(0x2f)
+			if state == stCSI {
+				last = 0x3f
 			}
-			continue
-		case stCSI:
 			switch {
-			case r >= 0x20 && r <= 0x3f:
-			case r >= 0x40 && r <= 0x7e:
+			case r >= 0x20 && r <= last:
+			case r > last && r <= 0x7e:
 				state = stText
 			default:
 				state = stText

@@ -1,4 +1,4 @@
-//go:build unix
+//go:build !windows
 
 package localexec
 
@@ -8,7 +8,7 @@ import (
 )
 
 // platformProc holds what a platform keeps for a started process beyond
-// the shared fields. Unix keeps nothing: a process's platformProc is nil
+// the shared fields. Unix (and any other non-Windows system) keeps nothing: a process's platformProc is nil
 // and every method below only forwards to the Unix functions of
 // process_unix.go, so the Unix behaviour is that of those functions.
 type platformProc struct{}
