@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpdrive/acpdrive/adapters/internal/logs"
 	"github.com/acpdrive/acpdrive/adapters/internal/procio"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
@@ -67,9 +68,7 @@ func New(opts Options) *Launcher {
 		killWindow:     killWindow,
 		resendInterval: killResendInterval,
 	}
-	if l.logger == nil {
-		l.logger = slog.New(slog.DiscardHandler)
-	}
+	l.logger = logs.OrDiscard(l.logger)
 	if l.lookPath == nil {
 		l.lookPath = exec.LookPath
 	}

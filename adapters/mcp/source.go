@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/acpdrive/acpdrive/adapters/internal/logs"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
 )
@@ -31,11 +32,7 @@ var _ ports.MCPSource = (*Source)(nil)
 
 // New returns a Source.
 func New(opts Options) *Source {
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Source{log: log}
+	return &Source{log: logs.OrDiscard(opts.Logger)}
 }
 
 // Load parses the configuration at path and returns its enabled servers

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpdrive/acpdrive/adapters/internal/logs"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
 )
@@ -70,11 +71,7 @@ var _ ports.ToolServerBeacon = (*Beacon)(nil)
 
 // New returns a Beacon.
 func New(opts Options) *Beacon {
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Beacon{opts: opts, log: log}
+	return &Beacon{opts: opts, log: logs.OrDiscard(opts.Logger)}
 }
 
 // Arm creates the session's directory, socket and token, and starts

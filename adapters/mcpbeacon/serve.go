@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/acpdrive/acpdrive/adapters/internal/logs"
 	"github.com/acpdrive/acpdrive/domain"
 )
 
@@ -52,9 +53,7 @@ const reportDialBound = 5 * time.Second
 // beacon without them reports nothing. Problems go to logger (nil
 // discards); nothing but MCP is ever written to out.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, getenv func(string) string, logger *slog.Logger) error {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
+	logger = logs.OrDiscard(logger)
 	socket, token := getenv(EnvSocket), getenv(EnvToken)
 	var once sync.Once
 	server := mcp.NewServer(&mcp.Implementation{Name: domain.BeaconServerName, Version: ServerVersion}, &mcp.ServerOptions{Logger: logger})

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/acpdrive/acpdrive/adapters/internal/logs"
 	"github.com/acpdrive/acpdrive/adapters/sshexec/internal/remotecmd"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
@@ -70,10 +71,7 @@ var _ ports.Launcher = (*Launcher)(nil)
 
 // New returns a Launcher for opts.Host.
 func New(opts Options) *Launcher {
-	l := &Launcher{opts: opts, logger: opts.Logger}
-	if l.logger == nil {
-		l.logger = slog.New(slog.DiscardHandler)
-	}
+	l := &Launcher{opts: opts, logger: logs.OrDiscard(opts.Logger)}
 	if l.opts.LookupEnv == nil {
 		l.opts.LookupEnv = os.LookupEnv
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpdrive/acpdrive/adapters/internal/logs"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
 )
@@ -51,9 +52,7 @@ var _ ports.Measurement = (*Follower)(nil)
 
 // NewFollower returns a Follower over j.
 func NewFollower(j Journal, o FollowerOptions) *Follower {
-	if o.Log == nil {
-		o.Log = slog.New(slog.DiscardHandler)
-	}
+	o.Log = logs.OrDiscard(o.Log)
 	return &Follower{j: j, opt: o, private: NewPrivate(o.Name, o.Dir), tail: Tail{Grew: time.Now()}}
 }
 

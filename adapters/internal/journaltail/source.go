@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/acpdrive/acpdrive/adapters/internal/logs"
 	"github.com/acpdrive/acpdrive/ports"
 )
 
@@ -96,11 +97,7 @@ var _ ports.MeasurementSource = (*Source)(nil)
 
 // NewSource returns the source of spec, tuned by t.
 func NewSource(spec Spec, t Tuning) Source {
-	log := t.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	s := Source{spec: spec, log: log.With("source", spec.Name), tempDir: t.TempDir, home: t.Home, settle: t.Settle, poll: t.Poll}
+	s := Source{spec: spec, log: logs.OrDiscard(t.Logger).With("source", spec.Name), tempDir: t.TempDir, home: t.Home, settle: t.Settle, poll: t.Poll}
 	if s.settle <= 0 {
 		s.settle = spec.Settle
 	}

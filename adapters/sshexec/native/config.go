@@ -226,30 +226,36 @@ func resolve(o Options, home, localUser string) (settings, error) {
 
 	s.strict = strictPolicy(o.StrictHostKeyChecking, get("StrictHostKeyChecking"))
 
-	s.connectTimeout = defaultConnectTimeout
-	if v := get("ConnectTimeout"); v != "" {
-		n, convErr := strconv.Atoi(v)
-		if convErr != nil || n < 0 {
-			return settings{}, fmt.Errorf("ssh client config: host %s: invalid ConnectTimeout %q", alias, v)
+	// count reads a non-negative whole number option; ok is false when
+	// the option is not set.
+	count := func(key string) (n int, ok bool, err error) {
+		v := get(key)
+		if v == "" {
+			return 0, false, nil
 		}
-		if n > 0 {
-			s.connectTimeout = time.Duration(n) * time.Second
+		if n, err = strconv.Atoi(v); err != nil || n < 0 {
+			return 0, false, fmt.Errorf("ssh client config: host %s: invalid %s %q", alias, key, v)
 		}
+		return n, true, nil
 	}
+	s.connectTimeout = defaultConnectTimeout
 	s.aliveInterval = defaultServerAliveInterval
-	if v := get("ServerAliveInterval"); v != "" {
-		n, convErr := strconv.Atoi(v)
-		if convErr != nil || n < 0 {
-			return settings{}, fmt.Errorf("ssh client config: host %s: invalid ServerAliveInterval %q", alias, v)
-		}
+	s.aliveCountMax = defaultServerAliveCountMax
+	n, ok, cerr := count("ConnectTimeout")
+	if cerr != nil {
+		return settings{}, cerr
+	}
+	if ok && n > 0 {
+		s.connectTimeout = time.Duration(n) * time.Second
+	}
+	if n, ok, cerr = count("ServerAliveInterval"); cerr != nil {
+		return settings{}, cerr
+	} else if ok {
 		s.aliveInterval = time.Duration(n) * time.Second
 	}
-	s.aliveCountMax = defaultServerAliveCountMax
-	if v := get("ServerAliveCountMax"); v != "" {
-		n, convErr := strconv.Atoi(v)
-		if convErr != nil || n < 0 {
-			return settings{}, fmt.Errorf("ssh client config: host %s: invalid ServerAliveCountMax %q", alias, v)
-		}
+	if n, ok, cerr = count("ServerAliveCountMax"); cerr != nil {
+		return settings{}, cerr
+	} else if ok {
 		s.aliveCountMax = n
 	}
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/acpdrive/acpdrive/adapters/internal/logs"
 	"github.com/acpdrive/acpdrive/adapters/sshexec/internal/remotecmd"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
@@ -88,11 +89,8 @@ var _ ports.Launcher = (*Launcher)(nil)
 // New returns a Launcher for opts.Host. Nothing is dialled before the
 // first Start.
 func New(opts Options) *Launcher {
-	l := &Launcher{opts: opts, host: opts.Host, logger: opts.Logger, dialer: opts.Dial, lookupEnv: opts.LookupEnv}
-	if l.logger == nil {
-		l.logger = slog.New(slog.DiscardHandler)
-	}
-	l.logger = l.logger.With(slog.String("component", "ssh_native"))
+	l := &Launcher{opts: opts, host: opts.Host, dialer: opts.Dial, lookupEnv: opts.LookupEnv}
+	l.logger = logs.OrDiscard(opts.Logger).With(slog.String("component", "ssh_native"))
 	if l.dialer == nil {
 		d := &net.Dialer{}
 		l.dialer = d.DialContext
