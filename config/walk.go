@@ -106,9 +106,7 @@ func (l *loader) agentKey(path string, e kv) {
 	c := &l.cfg
 	switch e.key {
 	case "kind":
-		if s, err := l.str(path, e.val); err == nil {
-			c.Kind = s
-		}
+		l.setStr(path, e.val, &c.Kind)
 	case "command":
 		l.command(path, e.val)
 	case "max_turns":
@@ -177,21 +175,13 @@ func (l *loader) workerKey(path string, e kv) {
 	c := &l.cfg
 	switch e.key {
 	case "ssh_hosts":
-		if v, err := l.strList(path, e.val); err == nil {
-			c.SSHHosts = v
-		}
+		l.setStrList(path, e.val, &c.SSHHosts)
 	case "ssh_strict_host_key_checking":
-		if s, err := l.str(path, e.val); err == nil {
-			c.SSHStrictHostKeyChecking = s
-		}
+		l.setStr(path, e.val, &c.SSHStrictHostKeyChecking)
 	case "ssh_config":
-		if s, err := l.str(path, e.val); err == nil {
-			c.SSHConfig = s
-		}
+		l.setStr(path, e.val, &c.SSHConfig)
 	case "ssh_pass_env":
-		if v, err := l.strList(path, e.val); err == nil {
-			c.SSHPassEnv = v
-		}
+		l.setStrList(path, e.val, &c.SSHPassEnv)
 	case "max_concurrent_agents_per_host":
 		_, _ = l.integer(path, e.val) // the orchestrator's; checked, not used
 	default:
@@ -257,6 +247,21 @@ func (l *loader) str(path string, n *yaml.Node) (string, error) {
 		return "", errNotRead
 	}
 	return n.Value, nil
+}
+
+// setStr stores a string value in *dst; a value of another type is
+// reported and leaves *dst as it was.
+func (l *loader) setStr(path string, n *yaml.Node, dst *string) {
+	if s, err := l.str(path, n); err == nil {
+		*dst = s
+	}
+}
+
+// setStrList stores a list of strings in *dst, like setStr.
+func (l *loader) setStrList(path string, n *yaml.Node, dst *[]string) {
+	if v, err := l.strList(path, n); err == nil {
+		*dst = v
+	}
 }
 
 // strList reads a list of strings; null is an empty list.

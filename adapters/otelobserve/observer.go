@@ -2,6 +2,7 @@ package otelobserve
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -52,29 +53,20 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider) (*Observer, error) {
 	}
 	m := mp.Meter(ScopeName)
 	var inst instruments
-	var err error
-	if inst.turns, err = m.Int64Counter(MetricTurns, metric.WithUnit("{turn}"),
-		metric.WithDescription("Turns that ended, by outcome.")); err != nil {
-		return nil, err
-	}
-	if inst.toolCalls, err = m.Int64Counter(MetricToolCalls, metric.WithUnit("{call}"),
-		metric.WithDescription("Tool calls that reached completed or failed, by kind and error.")); err != nil {
-		return nil, err
-	}
-	if inst.tokens, err = m.Int64Counter(MetricTokens, metric.WithUnit("{token}"),
-		metric.WithDescription("Measured tokens, by model and kind.")); err != nil {
-		return nil, err
-	}
-	if inst.start, err = m.Float64Histogram(MetricStartDuration, metric.WithUnit("s"),
-		metric.WithDescription("Duration of a session start, from before the launch to a kept session or a failure.")); err != nil {
-		return nil, err
-	}
-	if inst.teardown, err = m.Float64Histogram(MetricTeardownDuration, metric.WithUnit("s"),
-		metric.WithDescription("Duration of a session teardown.")); err != nil {
-		return nil, err
-	}
-	if inst.running, err = m.Int64UpDownCounter(MetricSessionsRunning, metric.WithUnit("{session}"),
-		metric.WithDescription("Sessions started and not yet torn down.")); err != nil {
+	var errs [6]error
+	inst.turns, errs[0] = m.Int64Counter(MetricTurns, metric.WithUnit("{turn}"),
+		metric.WithDescription("Turns that ended, by outcome."))
+	inst.toolCalls, errs[1] = m.Int64Counter(MetricToolCalls, metric.WithUnit("{call}"),
+		metric.WithDescription("Tool calls that reached completed or failed, by kind and error."))
+	inst.tokens, errs[2] = m.Int64Counter(MetricTokens, metric.WithUnit("{token}"),
+		metric.WithDescription("Measured tokens, by model and kind."))
+	inst.start, errs[3] = m.Float64Histogram(MetricStartDuration, metric.WithUnit("s"),
+		metric.WithDescription("Duration of a session start, from before the launch to a kept session or a failure."))
+	inst.teardown, errs[4] = m.Float64Histogram(MetricTeardownDuration, metric.WithUnit("s"),
+		metric.WithDescription("Duration of a session teardown."))
+	inst.running, errs[5] = m.Int64UpDownCounter(MetricSessionsRunning, metric.WithUnit("{session}"),
+		metric.WithDescription("Sessions started and not yet torn down."))
+	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
 	}
 	return &Observer{
