@@ -106,7 +106,9 @@ func (s *Session) fail(ctx context.Context, err error) {
 	if serr := s.stopWithin(ctx); serr != nil {
 		s.log.Debug("teardown after a failed start reported", "error", serr)
 	}
-	s.stream.emit(domain.Event{Type: domain.EventStartupFailed, Message: failureMessage(err), AgentPID: s.PID()})
+	if oe := (*OptionsError)(nil); !errors.As(err, &oe) { // a programmer's mistake is no event
+		s.stream.emit(domain.Event{Type: domain.EventStartupFailed, Message: failureMessage(err), AgentPID: s.PID()})
+	}
 	s.obs.end(s.clock.Now(), s.Capabilities(), err)
 }
 

@@ -151,3 +151,41 @@ func TestUpdatesBeforeSessionIsKnown(t *testing.T) {
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
 	assert.Empty(t, h.rec.OfType(domain.EventMalformed))
 }
+
+// TestRemoteSettingsWithALocalLauncherAreRefused: a library program that
+// loads settings written for SSH hosts and passes the local launcher is
+// refused before anything starts: the reference agent's process never
+// runs (it would log its first line), and no startup_failed event goes
+// out for a programmer's mistake.
+func TestRemoteSettingsWithALocalLauncherAreRefused(t *testing.T) {
+	t.Parallel()
+	o, rec, _, agentLog := procOptions(t, nil)
+	o.Settings.Hosts = []string{"build-7"}
+	sess, err := app.Start(context.Background(), o)
+	require.Nil(t, sess)
+	var oe *app.OptionsError
+	require.ErrorAs(t, err, &oe)
+	assert.Equal(t, "Launcher", oe.Field)
+	_, statErr := os.Stat(agentLog)
+	assert.True(t, os.IsNotExist(statErr), "no runtime was started")
+	assert.Empty(t, rec.OfType(domain.EventStartupFailed))
+}
+
+// TestVerificationOfASilentInitializeIsCredentialUnverified: a runtime
+// process that never answers initialize ends the verification at its
+// bound as credential_unverified, and the working session is never
+// launched.
+func TestVerificationOfASilentInitializeIsCredentialUnverified(t *testing.T) {
+	t.Parallel()
+	o, rec, _, agentLog := procOptions(t, []string{"--scenario", "hang-init"},
+		withConfig(func(c *domain.SessionSettings) { c.VerificationBound = 800 * time.Millisecond }))
+	o.VerifyCredential = true
+	sess, err := app.Start(context.Background(), o)
+	require.Nil(t, sess)
+	require.ErrorIs(t, err, domain.KindCredentialUnverified)
+	var ae *domain.AgentError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, "the agent runtime did not complete a credential verification request: no answer within the verification bound of 800ms", ae.Message)
+	require.Len(t, rec.OfType(domain.EventStartupFailed), 1)
+	assert.Len(t, received(t, agentLog, "initialize"), 1, "one runtime, the verification's, received initialize")
+}

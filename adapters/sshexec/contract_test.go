@@ -15,5 +15,11 @@ func TestContract(t *testing.T) {
 		l := New(Options{Host: o.Host, ConfigFile: srv.ConfigFile, StrictHostKeyChecking: o.StrictHostKeyChecking, PassEnv: o.PassEnv, Logger: o.Logger})
 		l.preambleCut = o.TruncatePreamble
 		return l
+	}, func(hosts []string, launchers []ports.Launcher, perHostCap int) ports.Launcher {
+		hl := make([]HostLauncher, len(hosts))
+		for i := range hosts {
+			hl[i] = HostLauncher{Host: hosts[i], Launcher: launchers[i]}
+		}
+		return NewPool(hl, perHostCap)
 	})
 }

@@ -46,10 +46,15 @@ type ContractOptions struct {
 // SecretValue is the hostile value the preamble test forwards.
 const SecretValue = "s3cr3t-'$(touch pwned)'-`id`-\"q\"\nline2"
 
+// PoolFunc builds the pool under test over one launcher per host
+// (sshexec.NewPool); the contract cannot import the adapter whose tests
+// run it.
+type PoolFunc func(hosts []string, launchers []ports.Launcher, perHostCap int) ports.Launcher
+
 // RunContract drives app.Start, Turn and Stop through launchers built by
 // newLauncher against a real sshd and checks the SSH contract of
 // docs/behaviour.md#ssh.
-func RunContract(t *testing.T, newLauncher func(t *testing.T, srv *sshtest.Server, opts ContractOptions) ports.Launcher) {
+func RunContract(t *testing.T, newLauncher func(t *testing.T, srv *sshtest.Server, opts ContractOptions) ports.Launcher, newPool PoolFunc) {
 	srv := sshtest.Start(t)
 	agent := srv.Install(t, testbin.Path(t), "acpdrive")
 	script := func(name, body string) string {
@@ -129,6 +134,71 @@ func RunContract(t *testing.T, newLauncher func(t *testing.T, srv *sshtest.Serve
 		pid := s.Identity().PID
 		stop(t, s)
 		noLocal(t, pid)
+		noRemote(t)
+	})
+
+	// Two hosts with a cap of one session each: two sessions started at
+	// once through the pool take one host each (each Prepare reserves its
+	// host), and both run to a completed turn.
+	t.Run("two hosts with a cap of one take one session each", func(t *testing.T) {
+		pool := newPool([]string{srv.Alias, srv.SecondAlias}, []ports.Launcher{
+			newLauncher(t, srv, ContractOptions{Host: srv.Alias}),
+			newLauncher(t, srv, ContractOptions{Host: srv.SecondAlias}),
+		}, 1)
+		var wg sync.WaitGroup
+		sessions := make([]*app.Session, 2)
+		errs := make([]error, 2)
+		for i := range sessions {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sessions[i], errs[i] = start(t, ContractOptions{}, []string{agent, "agent"}, func(o *app.Options) {
+					o.Launcher = pool
+					o.Settings.Hosts = []string{srv.Alias, srv.SecondAlias}
+				})
+			}()
+		}
+		wg.Wait()
+		hosts := map[string]int{}
+		for i, s := range sessions {
+			if errs[i] != nil {
+				t.Fatalf("start %d: %v\nsshd: %s", i, errs[i], srv.Log())
+			}
+			hosts[s.Host()]++
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			r := s.Turn(ctx, "hello")
+			cancel()
+			if r.Outcome != domain.OutcomeCompleted {
+				t.Errorf("session %d: %v %s", i, r.Outcome, r.Message())
+			}
+		}
+		for _, s := range sessions {
+			stop(t, s)
+		}
+		if hosts[srv.Alias] != 1 || hosts[srv.SecondAlias] != 1 {
+			t.Fatalf("sessions per host %v, want one on each", hosts)
+		}
+		noRemote(t)
+	})
+
+	// A host that cannot be reached is left for the next one the pool
+	// offers, within the same app.Start.
+	t.Run("an unreachable host fails over to the next", func(t *testing.T) {
+		pool := newPool([]string{srv.DownAlias, srv.Alias}, []ports.Launcher{
+			newLauncher(t, srv, ContractOptions{Host: srv.DownAlias}),
+			newLauncher(t, srv, ContractOptions{Host: srv.Alias}),
+		}, 0)
+		s, err := start(t, ContractOptions{}, []string{agent, "agent"}, func(o *app.Options) {
+			o.Launcher = pool
+			o.Settings.Hosts = []string{srv.DownAlias, srv.Alias}
+		})
+		if err != nil {
+			t.Fatalf("start: %v\nsshd: %s", err, srv.Log())
+		}
+		if s.Host() != srv.Alias {
+			t.Errorf("session on %q, want %q", s.Host(), srv.Alias)
+		}
+		stop(t, s)
 		noRemote(t)
 	})
 

@@ -42,17 +42,21 @@ const RemoteUser = "acpdrive-remote"
 // even when RemoteUser exists.
 const CurrentUserEnv = "ACPDRIVE_SSHTEST_CURRENT_USER"
 
-// Alias is the client-config host alias of the running sshd; DownAlias
-// names a port nothing listens on.
+// Alias is the client-config host alias of the running sshd; SecondAlias
+// is another alias of the same sshd (a second host, as a pool sees it);
+// DownAlias names a port nothing listens on.
 const (
-	Alias     = "acpdrive-test"
-	DownAlias = "acpdrive-test-down"
+	Alias       = "acpdrive-test"
+	SecondAlias = "acpdrive-test-2"
+	DownAlias   = "acpdrive-test-down"
 )
 
 // Server is a running sshd.
 type Server struct {
 	// Alias is the Host alias in ConfigFile (Alias).
 	Alias string
+	// SecondAlias is another alias in ConfigFile for the same sshd.
+	SecondAlias string
 	// DownAlias is an alias in ConfigFile whose port is closed.
 	DownAlias string
 	// Host is 127.0.0.1.
@@ -149,19 +153,20 @@ func Start(t testing.TB) *Server {
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	mustChmod(t, dir, 0o755)
 	s := &Server{
-		Alias:      Alias,
-		DownAlias:  DownAlias,
-		Host:       "127.0.0.1",
-		User:       uname,
-		UID:        uid,
-		Dir:        dir,
-		BinDir:     filepath.Join(dir, "bin"),
-		Workspace:  filepath.Join(dir, "workspace"),
-		ConfigFile: filepath.Join(dir, "ssh_config"),
-		KnownHosts: filepath.Join(dir, "known_hosts"),
-		execKnown:  filepath.Join(dir, "known_hosts_exec"),
-		sameUser:   same,
-		log:        &SyncBuffer{},
+		Alias:       Alias,
+		SecondAlias: SecondAlias,
+		DownAlias:   DownAlias,
+		Host:        "127.0.0.1",
+		User:        uname,
+		UID:         uid,
+		Dir:         dir,
+		BinDir:      filepath.Join(dir, "bin"),
+		Workspace:   filepath.Join(dir, "workspace"),
+		ConfigFile:  filepath.Join(dir, "ssh_config"),
+		KnownHosts:  filepath.Join(dir, "known_hosts"),
+		execKnown:   filepath.Join(dir, "known_hosts_exec"),
+		sameUser:    same,
+		log:         &SyncBuffer{},
 	}
 	for _, d := range []string{s.BinDir, s.Workspace} {
 		if err := os.Mkdir(d, 0o755); err != nil {
@@ -223,7 +228,8 @@ func Start(t testing.TB) *Server {
 			"",
 		}, "\n")
 	}
-	writeFile(t, s.ConfigFile, clientCfg(Alias, s.Port, s.KnownHosts)+clientCfg(DownAlias, s.DownPort, s.KnownHosts), 0o644)
+	writeFile(t, s.ConfigFile, clientCfg(Alias, s.Port, s.KnownHosts)+clientCfg(SecondAlias, s.Port, s.KnownHosts)+
+		clientCfg(DownAlias, s.DownPort, s.KnownHosts), 0o644)
 	s.SetKnownHosts(t, s.KnownHostsLine(s.HostKey))
 	writeFile(t, s.execKnown, s.KnownHostsLine(s.HostKey), 0o600)
 
