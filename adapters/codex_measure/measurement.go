@@ -114,7 +114,12 @@ func (r *rollout) TakeEnded() (journaltail.Figures, bool) {
 			"session_id", r.sessionID, "turn_id", t.id)
 		return journaltail.Figures{}, false
 	}
-	r.st.Log.Debug("codex rollout: turn figures read", "session_id", r.sessionID, "turn_id", t.id, "records", t.records)
+	if t.records == 0 {
+		r.st.Log.Debug("codex rollout: the turn ended without a complete token_count record",
+			"session_id", r.sessionID, "turn_id", t.id)
+	} else {
+		r.st.Log.Debug("codex rollout: turn figures read", "session_id", r.sessionID, "turn_id", t.id, "records", t.records)
+	}
 	return r.figures(t), true
 }
 
