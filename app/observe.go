@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -112,11 +113,7 @@ func (o *observation) turnStarted(at time.Time) map[string]string {
 // `_meta` (docs/behaviour.md#observability): the W3C trace context keys
 // the ACP schema reserves at its root, and nothing else.
 func allowedMetaKey(k string) bool {
-	switch k {
-	case "traceparent", "tracestate", "baggage":
-		return true
-	}
-	return false
+	return slices.Contains([]string{"traceparent", "tracestate", "baggage"}, k)
 }
 
 // turnEnded reports a turn's result.

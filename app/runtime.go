@@ -149,11 +149,12 @@ func (r *runtime) stop(ctx context.Context, grace time.Duration, td teardownStep
 	}
 }
 
-func isDone(ch <-chan struct{}) bool {
+// isDone reports whether ch is closed, without waiting.
+func isDone(ch <-chan struct{}) (done bool) {
 	select {
 	case <-ch:
-		return true
+		done = true
 	default:
-		return false
 	}
+	return done
 }

@@ -104,6 +104,14 @@ func (l *loader) block(path string, n *yaml.Node, key func(path string, e kv)) {
 
 func (l *loader) agentKey(path string, e kv) {
 	c := &l.cfg
+	durations := map[string]*time.Duration{
+		"turn_timeout_ms": &c.TurnTimeout, "read_timeout_ms": &c.ReadTimeout, "stall_timeout_ms": &c.StallTimeout,
+		"stop_grace_ms": &c.StopGrace, "max_retry_backoff_ms": &c.MaxRetryBackoff,
+	}
+	if d, ok := durations[e.key]; ok {
+		l.millis(path, e.val, d)
+		return
+	}
 	switch e.key {
 	case "kind":
 		l.setStr(path, e.val, &c.Kind)
@@ -123,16 +131,6 @@ func (l *loader) agentKey(path string, e kv) {
 		}
 	case "max_sessions":
 		_, _ = l.integer(path, e.val) // the orchestrator's; checked, not used
-	case "turn_timeout_ms":
-		l.millis(path, e.val, &c.TurnTimeout)
-	case "read_timeout_ms":
-		l.millis(path, e.val, &c.ReadTimeout)
-	case "stall_timeout_ms":
-		l.millis(path, e.val, &c.StallTimeout)
-	case "stop_grace_ms":
-		l.millis(path, e.val, &c.StopGrace)
-	case "max_retry_backoff_ms":
-		l.millis(path, e.val, &c.MaxRetryBackoff)
 	case "max_concurrent_agents_by_state":
 		if n := resolve(e.val); !isNull(n) && n.Kind != yaml.MappingNode {
 			l.wrongType(path, n, "a mapping")
@@ -173,15 +171,17 @@ func (l *loader) acpKey(path string, e kv) {
 
 func (l *loader) workerKey(path string, e kv) {
 	c := &l.cfg
+	strs := map[string]*string{"ssh_strict_host_key_checking": &c.SSHStrictHostKeyChecking, "ssh_config": &c.SSHConfig}
+	lists := map[string]*[]string{"ssh_hosts": &c.SSHHosts, "ssh_pass_env": &c.SSHPassEnv}
+	if p, ok := strs[e.key]; ok {
+		l.setStr(path, e.val, p)
+		return
+	}
+	if p, ok := lists[e.key]; ok {
+		l.setStrList(path, e.val, p)
+		return
+	}
 	switch e.key {
-	case "ssh_hosts":
-		l.setStrList(path, e.val, &c.SSHHosts)
-	case "ssh_strict_host_key_checking":
-		l.setStr(path, e.val, &c.SSHStrictHostKeyChecking)
-	case "ssh_config":
-		l.setStr(path, e.val, &c.SSHConfig)
-	case "ssh_pass_env":
-		l.setStrList(path, e.val, &c.SSHPassEnv)
 	case "max_concurrent_agents_per_host":
 		_, _ = l.integer(path, e.val) // the orchestrator's; checked, not used
 	default:

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acpdrive/acpdrive/adapters/internal/logs"
@@ -133,9 +134,9 @@ type armed struct {
 
 	initialized chan struct{}
 	once        sync.Once
-	mu          sync.Mutex
-	client      string
-	conn        net.Conn // the connection being read, closed by Release
+	client      atomic.Pointer[string] // the MCP client's name, once reported
+	mu          sync.Mutex             // guards conn and released
+	conn        net.Conn               // the connection being read, closed by Release
 	released    bool
 
 	release sync.Once
@@ -153,9 +154,10 @@ func (a *armed) Server() domain.MCPServer {
 func (a *armed) Initialized() <-chan struct{} { return a.initialized }
 
 func (a *armed) MCPClient() string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.client
+	if name := a.client.Load(); name != nil {
+		return *name
+	}
+	return ""
 }
 
 // Release closes the socket, awaits the watcher and removes the directory.
@@ -218,9 +220,7 @@ func (a *armed) read(conn net.Conn) {
 		return
 	}
 	a.once.Do(func() {
-		a.mu.Lock()
-		a.client = r.MCPClient
-		a.mu.Unlock()
+		a.client.Store(&r.MCPClient)
 		close(a.initialized)
 		a.log.Debug("tool-server beacon initialized", "mcp_client", r.MCPClient)
 	})

@@ -53,20 +53,26 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider) (*Observer, error) {
 	}
 	m := mp.Meter(ScopeName)
 	var inst instruments
-	var errs [6]error
-	inst.turns, errs[0] = m.Int64Counter(MetricTurns, metric.WithUnit("{turn}"),
-		metric.WithDescription("Turns that ended, by outcome."))
-	inst.toolCalls, errs[1] = m.Int64Counter(MetricToolCalls, metric.WithUnit("{call}"),
-		metric.WithDescription("Tool calls that reached completed or failed, by kind and error."))
-	inst.tokens, errs[2] = m.Int64Counter(MetricTokens, metric.WithUnit("{token}"),
-		metric.WithDescription("Measured tokens, by model and kind."))
-	inst.start, errs[3] = m.Float64Histogram(MetricStartDuration, metric.WithUnit("s"),
-		metric.WithDescription("Duration of a session start, from before the launch to a kept session or a failure."))
-	inst.teardown, errs[4] = m.Float64Histogram(MetricTeardownDuration, metric.WithUnit("s"),
-		metric.WithDescription("Duration of a session teardown."))
-	inst.running, errs[5] = m.Int64UpDownCounter(MetricSessionsRunning, metric.WithUnit("{session}"),
+	var errs []error
+	counter := func(name, unit, desc string) metric.Int64Counter {
+		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return c
+	}
+	histogram := func(name, desc string) metric.Float64Histogram {
+		h, err := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return h
+	}
+	inst.turns = counter(MetricTurns, "{turn}", "Turns that ended, by outcome.")
+	inst.toolCalls = counter(MetricToolCalls, "{call}", "Tool calls that reached completed or failed, by kind and error.")
+	inst.tokens = counter(MetricTokens, "{token}", "Measured tokens, by model and kind.")
+	inst.start = histogram(MetricStartDuration, "Duration of a session start, from before the launch to a kept session or a failure.")
+	inst.teardown = histogram(MetricTeardownDuration, "Duration of a session teardown.")
+	running, err := m.Int64UpDownCounter(MetricSessionsRunning, metric.WithUnit("{session}"),
 		metric.WithDescription("Sessions started and not yet torn down."))
-	if err := errors.Join(errs[:]...); err != nil {
+	inst.running = running
+	if err := errors.Join(append(errs, err)...); err != nil {
 		return nil, err
 	}
 	return &Observer{
