@@ -10,6 +10,7 @@ import (
 
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
+	"github.com/acpdrive/acpdrive/protocol/acpclient"
 	"github.com/acpdrive/acpdrive/protocol/acpwire"
 )
 
@@ -256,10 +257,15 @@ func (s *Session) initialize(ctx context.Context) error {
 	resp, err := s.rt.client.Initialize(callCtx, req)
 	cancel()
 	if err != nil {
+		if verr := versionRefused(err); verr != nil {
+			return verr
+		}
 		return s.startupError(ctx, acpwire.MethodInitialize, err)
 	}
 	if resp.ProtocolVersion != acpwire.ProtocolVersion {
-		return domain.NewError(domain.KindResponseError,
+		// Another version is no transient failure: the same runtime gives
+		// the same answer again (docs/behaviour.md#start-up-errors).
+		return domain.NewError(domain.KindAgentNotFound,
 			fmt.Sprintf("agent reported protocol version %d, want %d", resp.ProtocolVersion, acpwire.ProtocolVersion))
 	}
 	s.agent = agentInfo(resp)
@@ -275,6 +281,24 @@ func (s *Session) initialize(ctx context.Context) error {
 	}
 	s.deliverable()
 	return nil
+}
+
+// versionRefused maps an initialize error that refuses the protocol
+// version (code -32022, or data naming the supported versions) onto
+// agent_not_found, not retryable: the operator's message names the
+// versions the runtime supports (docs/behaviour.md#start-up-errors). Any
+// other error is nil.
+func versionRefused(err error) error {
+	var callErr *acpclient.CallError
+	if !errors.As(err, &callErr) {
+		return nil
+	}
+	supported, named := acpwire.SupportedVersions(callErr.RPC.Data)
+	if callErr.Code() != acpwire.CodeUnsupportedProtocolVersion && !named {
+		return nil
+	}
+	return domain.WrapError(domain.KindAgentNotFound,
+		domain.UnsupportedProtocolMessage(acpwire.ProtocolVersion, supported), callErr)
 }
 
 // deliverable decides, once, which servers the runtime can take: every

@@ -294,6 +294,9 @@ var startupScenarios = map[string]scenario{
 	"wrong-version": {"initialize answers protocolVersion 2.", func(s *Script) {
 		s.Initialize = &Initialize{ProtocolVersion: ptrInt(2)}
 	}},
+	"unsupported-version": {"Answers initialize with error -32022 \"Unsupported protocol version\", data {\"requested\":1,\"supported\":[2]} (a runtime that speaks only ACP v2).", func(s *Script) {
+		s.Initialize = &Initialize{Reply: Reply{Error: &RPCError{Code: -32022, Message: "Unsupported protocol version", Data: json.RawMessage(`{"requested":1,"supported":[2]}`)}}}
+	}},
 	"exit-before-init": {"On initialize, writes ANSI-coloured lines to stderr and exits 7 without answering.", func(s *Script) {
 		s.Initialize = &Initialize{Reply: Reply{Exit: &Exit{Code: 7, Stderr: ansiStartupStderr}}}
 	}},

@@ -164,6 +164,19 @@ func TestRunStartupEarlyExit(t *testing.T) {
 	assert.True(t, strings.HasPrefix(lines[0].Message, "the agent runtime exited before responding: exit status 7"), lines[0].Message)
 }
 
+func TestRunStartupUnsupportedProtocolVersion(t *testing.T) {
+	bin := testbin.Path(t)
+	lines, _, code := run(t, "run", "--json", "--command", bin+" agent --scenario unsupported-version", "hi")
+	assert.Equal(t, 3, code)
+	require.Len(t, lines, 1)
+	assert.Equal(t, "startup_failed", lines[0].Type)
+	assert.Equal(t, "agent_not_found", lines[0].ErrorKind)
+	assert.Equal(t, "agent does not support protocol version 1; it supports 2", lines[0].Message)
+	stdout, _, code := runIn(t, t.TempDir(), "run", "--command", bin+" agent --scenario unsupported-version", "hi")
+	assert.Equal(t, 3, code)
+	assert.Contains(t, stdout, `agent does not support protocol version 1; it supports 2: initialize error -32022: Unsupported protocol version (data: {"requested":1,"supported":[2]})`)
+}
+
 func TestRunUsageErrors(t *testing.T) {
 	cases := [][]string{
 		{"run"},                                 // no prompt
