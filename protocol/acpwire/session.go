@@ -138,8 +138,9 @@ type SessionIDParams struct {
 // ContentBlock is a prompt or message content block. Only the text variant
 // is produced by this client; Type keeps whatever the agent sent.
 type ContentBlock struct {
-	Type string `json:"type"`
-	Text string `json:"text,omitempty"`
+	Type string          `json:"type"`
+	Text string          `json:"text,omitempty"`
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // PromptRequest is the params of session/prompt.

@@ -121,7 +121,7 @@ func TestCodexPermissionAbort(t *testing.T) {
 	want := []string{
 		started,
 		codexGaps,
-		"notification*",
+		"message_chunk*",
 		"notification:Let me write the file.",
 		refused,
 		"turn_failed:" + domain.MsgUnaskedCancel,

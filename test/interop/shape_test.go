@@ -32,7 +32,7 @@ import (
 //     into messages (by messageId, or by a tool update between chunks) or
 //     not, and the text notifications, concatenated in order, must be the
 //     wanted text exactly.
-//   - Keep-alive notifications ("notification*") may appear anywhere
+//   - Keep-alive notifications ("message_chunk*") may appear anywhere
 //     between the head and the outcome, or not at all.
 //   - What is causal is kept in order: text the model can only write after
 //     it learnt of acpdrive's answer to a permission request (wanted after
@@ -41,7 +41,7 @@ import (
 // Anything else — a missing event, an extra one, other text — fails.
 
 // keepAlive is the collapsed run of empty notifications.
-const keepAlive = "notification*"
+const keepAlive = "message_chunk*"
 
 // acpdriveNotices are the notifications acpdrive itself emits in a turn;
 // every other notification message is the agent's text.
