@@ -230,4 +230,6 @@ func TestProbeNamesTheSources(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "claims-it", r.ClaimedBy)
 	assert.Equal(t, "reads-it", r.MeasuredBy)
+	assert.Equal(t, domain.CapOurs, r.Capabilities.State(domain.CapTokenCounts),
+		"the record a measured session would start with, not a gap beside \"measured by\"")
 }

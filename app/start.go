@@ -349,7 +349,17 @@ func agentInfo(resp acpwire.InitializeResponse) domain.AgentInfo {
 	}
 	for _, m := range resp.AuthMethods {
 		info.Advertised.AuthMethods = append(info.Advertised.AuthMethods, m.ID)
+		info.Advertised.AuthMethodDetails = append(info.Advertised.AuthMethodDetails,
+			domain.AuthMethod{ID: m.ID, Name: m.Name, Description: m.Description, Type: m.Type})
 	}
+	if d := sc.Details(); len(d) > 0 {
+		info.Advertised.SessionDetails = d
+	}
+	info.Advertised.AuthCapabilities = acpwire.ObjectKeys(ac.Auth)
+	info.Advertised.Providers = len(ac.Providers) > 0 && string(ac.Providers) != "null"
+	info.Advertised.ProviderKeys = acpwire.ObjectKeys(ac.Providers)
+	info.Advertised.MetaKeys = acpwire.MetaKeys(ac.Meta)
+	info.Advertised.ResultMetaKeys = acpwire.MetaKeys(resp.Meta)
 	if resp.AgentInfo != nil {
 		info.Reported = true
 		info.Name, info.Title, info.Version = resp.AgentInfo.Name, resp.AgentInfo.Title, resp.AgentInfo.Version
@@ -409,6 +419,7 @@ func (s *Session) createSession(ctx context.Context) error {
 		return domain.NewError(domain.KindResponseError, "session/new answered no sessionId")
 	}
 	s.adopt(resp.SessionID)
+	s.created = &resp
 	s.meter.opened(resp.SessionID, false)
 	if s.agent.Advertised.LoadSession {
 		// Only a runtime that advertises loadSession can be asked to load

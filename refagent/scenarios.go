@@ -301,6 +301,21 @@ var startupScenarios = map[string]scenario{
 	"unsupported-version": {"Answers initialize with error -32022 \"Unsupported protocol version\", data {\"requested\":1,\"supported\":[2]} (a runtime that speaks only ACP v2).", func(s *Script) {
 		s.Initialize = &Initialize{Reply: Reply{Error: &RPCError{Code: -32022, Message: "Unsupported protocol version", Data: json.RawMessage(`{"requested":1,"supported":[2]}`)}}}
 	}},
+	"advertise-all": {"Advertises what today's Claude and Codex adapters do: every session capability (systemPrompt, title, subagents among them), auth {logout}, providers, _meta keys, two auth methods; session/new answers modes, configOptions and models, then sends available_commands_update; session/delete answers {}.", func(s *Script) {
+		s.Initialize = &Initialize{
+			AgentCapabilities: json.RawMessage(`{"loadSession":true,"promptCapabilities":{"image":true,"embeddedContext":true},"mcpCapabilities":{"http":true,"sse":false},` +
+				`"sessionCapabilities":{"additionalDirectories":{},"close":{},"delete":{},"fork":{},"list":{},"resume":{},"systemPrompt":{"mode":{"override":{}}},"title":{},"subagents":{}},` +
+				`"auth":{"logout":{}},"providers":{},"_meta":{"claudeCode":{"promptQueueing":true},"authStatus":{"kind":"api_key"}}}`),
+			AuthMethods: json.RawMessage(`[{"id":"api-key","name":"API key","description":"Use an API key from the environment"},{"id":"chat-gpt","name":"ChatGPT"}]`),
+		}
+		s.Methods = map[string][]Reply{"session/new": {{
+			Result: json.RawMessage(`{"sessionId":"ref-1","modes":{"currentModeId":"default","availableModes":[{"id":"default","name":"Manual","description":"Always ask"},{"id":"auto","name":"Auto"}]},` +
+				`"configOptions":[{"id":"mode","name":"Mode","category":"mode","type":"select","currentValue":"default","options":[{"value":"default","name":"Manual"},{"value":"auto","name":"Auto"}]},` +
+				`{"id":"fast","name":"Fast","category":"model_config","type":"boolean","currentValue":false}],` +
+				`"models":{"currentModelId":"opus","availableModels":[{"modelId":"opus","name":"Opus"},{"modelId":"haiku","name":"Haiku"}]}}`),
+			After: []Step{{Step: StepAvailableCommands, AvailableCommands: json.RawMessage(`[{"name":"compact","description":"Compact the conversation"},{"name":"review"}]`)}},
+		}}}
+	}},
 	"exit-before-init": {"On initialize, writes ANSI-coloured lines to stderr and exits 7 without answering.", func(s *Script) {
 		s.Initialize = &Initialize{Reply: Reply{Exit: &Exit{Code: 7, Stderr: ansiStartupStderr}}}
 	}},

@@ -432,6 +432,48 @@ func TestProbeHumanAndFailure(t *testing.T) {
 	assert.Equal(t, 3, code)
 }
 
+// TestProbeSession: probe --session shows everything the runtime
+// advertises and what its throwaway session offered, in both outputs.
+func TestProbeSession(t *testing.T) {
+	bin := testbin.Path(t)
+	agent := bin + " agent --scenario advertise-all"
+	stdout, stderr, code := runIn(t, t.TempDir(), "probe", "--session", "--json", "--command", agent)
+	require.Equal(t, 0, code, stderr)
+	var report map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &report), stdout)
+	assert.Equal(t, []any{"list", "delete", "additionalDirectories", "resume", "close", "fork", "subagents", "systemPrompt", "title"}, report["session_capabilities"])
+	assert.Equal(t, []any{"logout"}, report["auth_capabilities"])
+	assert.Equal(t, []any{}, report["providers"])
+	assert.Equal(t, []any{"authStatus.kind", "claudeCode.promptQueueing"}, report["meta_keys"])
+	session, ok := report["session"].(map[string]any)
+	require.True(t, ok, stdout)
+	assert.Equal(t, "default", session["current_mode"])
+	assert.Equal(t, "opus", session["current_model"])
+	assert.Equal(t, "session/delete", session["ended_with"])
+	assert.Len(t, session["config_options"], 2)
+	assert.Len(t, session["commands"], 2)
+
+	stdout, stderr, code = runIn(t, t.TempDir(), "probe", "--session", "--command", agent)
+	require.Equal(t, 0, code, stderr)
+	for _, want := range []string{
+		`systemPrompt {"mode":{"override":{}}}, title`,
+		"auth methods                      api-key (API key), chat-gpt (ChatGPT)",
+		"auth capabilities                 logout",
+		"providers                         advertised",
+		"_meta keys                        authStatus.kind, claudeCode.promptQueueing",
+		"session: modes                    default (Manual) [current], auto (Auto)",
+		"session: config options           mode=default {default|auto}, fast=false",
+		"session: models                   opus [current], haiku",
+		"session: commands                 /compact, /review",
+		"session: ended with               session/delete",
+	} {
+		assert.Contains(t, stdout, want)
+	}
+	stdout, _, code = runIn(t, t.TempDir(), "probe", "--command", agent)
+	require.Equal(t, 0, code)
+	assert.NotContains(t, stdout, "session: ", "without --session no session is created")
+}
+
 func TestRunResumeReportsTheSessionActuallyRun(t *testing.T) {
 	bin := testbin.Path(t)
 	// The runtime can resume: the saved identifier is the one run.
