@@ -51,7 +51,7 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 		s.meter.plan = plan
 		err := s.open(ctx, unreachable)
 		if err == nil {
-			st := s.meter.handshake(s.agent.Name, s.rt.target, start < maxStarts)
+			st := s.meter.handshake(ctx, s.agent.Name, s.rt.target, start < maxStarts)
 			if st.restart {
 				s.log.Info(st.why, "name", s.agent.Name, "start", start)
 				s.replace(ctx, ports.StepRestart)
@@ -60,6 +60,9 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 			}
 			if st.dropped {
 				s.caps.lower(domain.CapTokenCounts)
+			}
+			if st.armed {
+				s.caps.measuredInPlace(s.rt.target.Remote())
 			}
 			err = s.resolve(ctx)
 		}
