@@ -267,8 +267,14 @@ func (s *Session) initialize(ctx context.Context) error {
 	}
 	if resp.ProtocolVersion != acpwire.ProtocolVersion {
 		// Another version is no transient failure: the same runtime gives
-		// the same answer again (docs/behaviour.md#start-up-errors).
-		return domain.NewError(domain.KindAgentNotFound,
+		// the same answer again (docs/behaviour.md#start-up-errors). An
+		// absent (zero) or negative one says no version at all: a
+		// malformed answer, response_error as before.
+		kind := domain.KindAgentNotFound
+		if resp.ProtocolVersion <= 0 {
+			kind = domain.KindResponseError
+		}
+		return domain.NewError(kind,
 			fmt.Sprintf("agent reported protocol version %d, want %d", resp.ProtocolVersion, acpwire.ProtocolVersion))
 	}
 	s.agent = agentInfo(resp)

@@ -170,10 +170,15 @@ func (s *eventStream) text(messageID, text string, at time.Time) {
 	if flushed {
 		s.onEvent(s.stamp(messageEvent(done)))
 	}
-	if s.onText != nil {
-		s.onText(messageID, text)
+	if text != "" {
+		// An empty chunk (some runtimes open a message with one) still
+		// counts as activity and a messageId boundary, but is no event:
+		// no event without content.
+		if s.onText != nil {
+			s.onText(messageID, text)
+		}
+		s.onEvent(s.stamp(domain.Event{Type: domain.EventMessageChunk, Time: at, Message: text, MessageID: messageID}))
 	}
-	s.onEvent(s.stamp(domain.Event{Type: domain.EventMessageChunk, Time: at, Message: text, MessageID: messageID}))
 	s.emitMu.Unlock()
 	s.activity(at)
 }

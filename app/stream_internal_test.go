@@ -295,6 +295,7 @@ func TestStreamSessionStateEvents(t *testing.T) {
 		{"usage of no window", `{"sessionUpdate":"usage_update","used":0,"size":0}`, []string{"context_usage:0 of 0 context tokens"}},
 		{"notice with description", `{"sessionUpdate":"notice","severity":"error","title":"MCP down","description":"server x exited"}`, []string{"runtime_notice:MCP down: server x exited"}},
 		{"empty notice", `{"sessionUpdate":"notice","severity":"info","title":""}`, []string{}},
+		{"empty text chunk", `{"sessionUpdate":"agent_message_chunk","messageId":"m-0","content":{"type":"text","text":""}}`, []string{}},
 		{"empty informational chunk", `{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":""},"_meta":{"claudeCode":{"kind":"informational"}}}`, []string{}},
 	}
 	for _, c := range cases {
