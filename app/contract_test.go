@@ -18,7 +18,7 @@ import (
 func withoutKeepAlives(shape []string) []string {
 	out := []string{}
 	for _, s := range shape {
-		if s != "notification*" {
+		if s != "message_chunk*" {
 			out = append(out, s)
 		}
 	}

@@ -11,7 +11,8 @@ import (
 
 // ExampleStart runs one session of two turns on acpdrive's reference agent,
 // served in this process by adapters/inprocess instead of a subprocess, and
-// prints the normalized events that carry a message. To drive a real
+// prints the normalized events that carry a message, leaving out the
+// chunks a reply streams in. To drive a real
 // runtime, name its command in the settings and pass
 // localexec.New(localexec.Options{}) as the Launcher.
 func ExampleStart() {
@@ -22,7 +23,7 @@ func ExampleStart() {
 		Workspace: "/",
 		Launcher:  inprocess.New("--scenario", "echo"),
 		OnEvent: func(ev domain.Event) {
-			if ev.Message != "" {
+			if ev.Message != "" && ev.Type != domain.EventMessageChunk {
 				fmt.Printf("%s: %s\n", ev.Type, ev.Message)
 			}
 		},

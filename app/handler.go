@@ -40,11 +40,15 @@ func (h *connHandler) HandleIdle() {
 	}
 }
 
-// HandleNotification gives session/update to the event stream and ignores
-// the rest.
+// HandleNotification gives session/update and _auth/status_update to the
+// event stream and ignores the rest.
 func (h *connHandler) HandleNotification(method string, params json.RawMessage) {
-	if method == acpwire.MethodSessionUpdate {
+	switch method {
+	case acpwire.MethodSessionUpdate:
 		h.stream.update(params)
+		return
+	case acpwire.MethodAuthStatusUpdate:
+		h.stream.authStatus(params)
 		return
 	}
 	h.log.Debug("ignored a notification from the agent", "method", method)

@@ -26,7 +26,8 @@ type meter struct {
 	mu       sync.Mutex
 	source   ports.MeasurementSource
 	m        ports.Measurement
-	measured bool // some turn had a figure
+	env      []string // what the armed measurement added to the runtime's environment
+	measured bool     // some turn had a figure
 }
 
 // measurePlan says which source a start arms.
@@ -40,6 +41,12 @@ const (
 	msgRelaunchWithout = "agent relaunched without usage settings meant for another runtime"
 	msgRelaunchWith    = "agent relaunched so its token usage can be measured: agent.command does not name the runtime it starts"
 )
+
+// incompleteTurnWait bounds the wait for the figures of a turn that did not
+// complete (cancelled, timed out, refused…): it may never have finished a
+// model call, so the runtime may write nothing, and the run must not wait
+// the whole read budget for it (docs/behaviour.md#token-accounting).
+const incompleteTurnWait = time.Second
 
 // maxStarts bounds the starts of one session start: the first and at most
 // two restarts to settle the measurement source.
@@ -57,15 +64,62 @@ type settlement struct {
 	next    measurePlan
 	why     string
 	dropped bool
+	armed   bool // a source was armed in place: token counts is ours
 }
 
 // handshake settles the measurement with the runtime the handshake named;
-// mayRestart says whether another start is allowed.
-func (mt *meter) handshake(agentName string, target ports.Target, mayRestart bool) settlement {
-	if next, why, again := mt.settle(agentName, target); again && mayRestart {
+// mayRestart says whether another start is allowed. A restart happens only
+// when the running process really lacks (or carries) settings: when
+// neither the armed source nor the one the handshake names adds anything
+// to the environment, the named source is armed in place instead.
+func (mt *meter) handshake(ctx context.Context, agentName string, target ports.Target, mayRestart bool) settlement {
+	next, why, again := mt.settle(agentName, target)
+	if again {
+		was := mt.armed()
+		if mt.switchInPlace(ctx, next.source) {
+			now := mt.armed()
+			return settlement{dropped: was && !now, armed: !was && now}
+		}
+	}
+	if again && mayRestart {
 		return settlement{restart: true, next: next, why: why}
 	}
 	return settlement{dropped: mt.armed() && !mt.check(agentName)}
+}
+
+// switchInPlace replaces the armed source (if any) by named (if any) in
+// the running start, and reports true, when neither adds anything to the
+// runtime's environment: a restart would start the same process again.
+func (mt *meter) switchInPlace(ctx context.Context, named ports.MeasurementSource) bool {
+	mt.mu.Lock()
+	carried := len(mt.env) > 0
+	mt.mu.Unlock()
+	if carried {
+		return false
+	}
+	var m ports.Measurement
+	if named != nil {
+		var err error
+		if m, err = named.Arm(ctx); err != nil {
+			mt.log.Warn("measurement source could not be armed", "source", named.Name(), "error", err)
+			return false
+		}
+		if len(m.Env()) > 0 {
+			if err := m.Release(); err != nil {
+				mt.log.Warn("measurement source could not be released", "source", named.Name(), "error", err)
+			}
+			return false
+		}
+	}
+	mt.drop()
+	if named != nil {
+		mt.mu.Lock()
+		mt.source, mt.m, mt.env = named, m, nil
+		mt.mu.Unlock()
+		mt.log.Info("measurement source armed for the runtime the handshake named, without a restart: it needs no settings",
+			"source", named.Name(), "runtime", named.RuntimeName())
+	}
+	return true
 }
 
 // settle compares the handshake with the start's measurement settings and
@@ -82,7 +136,7 @@ func (mt *meter) settle(agentName string, target ports.Target) (measurePlan, str
 	mt.mu.Unlock()
 	named := mt.byRuntime(agentName)
 	switch {
-	case src != nil && src.RuntimeName() == agentName:
+	case src != nil && recognizes(src, agentName):
 		return measurePlan{}, "", false
 	case src != nil:
 		return measurePlan{settled: true, source: named}, msgRelaunchWithout, true
@@ -92,13 +146,26 @@ func (mt *meter) settle(agentName string, target ports.Target) (measurePlan, str
 	return measurePlan{}, "", false
 }
 
+// recognizes reports whether agentName is the runtime src reads: by the
+// source's own rule when it has one (ports.RuntimeRecognizer, for a
+// runtime known under several names), else by its RuntimeName.
+func recognizes(src ports.MeasurementSource, agentName string) bool {
+	if agentName == "" {
+		return false
+	}
+	if r, ok := src.(ports.RuntimeRecognizer); ok {
+		return r.Recognizes(agentName)
+	}
+	return src.RuntimeName() == agentName
+}
+
 // byRuntime is the source that reads the runtime named name, nil if none.
 func (mt *meter) byRuntime(name string) ports.MeasurementSource {
 	if name == "" {
 		return nil
 	}
 	for _, src := range mt.sources {
-		if src.RuntimeName() == name {
+		if recognizes(src, name) {
 			return src
 		}
 	}
@@ -130,7 +197,7 @@ func (mt *meter) arm(ctx context.Context, command []string, target ports.Target)
 			return nil, nil
 		}
 		mt.mu.Lock()
-		mt.source, mt.m = src, m
+		mt.source, mt.m, mt.env = src, m, m.Env()
 		mt.mu.Unlock()
 		if mt.plan.settled {
 			mt.log.Info("measurement source armed for the runtime the handshake named", "source", src.Name(), "runtime", src.RuntimeName())
@@ -159,7 +226,7 @@ func (mt *meter) check(agentName string) bool {
 	if src == nil {
 		return false
 	}
-	if agentName == src.RuntimeName() {
+	if recognizes(src, agentName) {
 		return true
 	}
 	mt.log.Info("the handshake names another runtime than the measurement source reads; measurement dropped",
@@ -198,6 +265,9 @@ func (mt *meter) turnEnded(ctx context.Context, sessionID string, budget time.Du
 	if m == nil || res.Outcome == domain.OutcomeFailed && res.StopReason == "" {
 		return turnFigures{}
 	}
+	if res.Outcome != domain.OutcomeCompleted {
+		budget = min(budget, incompleteTurnWait)
+	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	usage, model, ok, err := m.TurnUsage(wctx, sessionID)
 	cancel()
@@ -233,7 +303,7 @@ func (mt *meter) turnEnded(ctx context.Context, sessionID string, budget time.Du
 func (mt *meter) drop() {
 	mt.mu.Lock()
 	m, src := mt.m, mt.source
-	mt.m, mt.source = nil, nil
+	mt.m, mt.source, mt.env = nil, nil, nil
 	mt.mu.Unlock()
 	if m != nil {
 		if err := m.Release(); err != nil {

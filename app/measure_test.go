@@ -3,9 +3,11 @@ package app_test
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,6 +23,10 @@ import (
 // figures queued in usage, one per turn.
 type fakeSource struct {
 	name, runtime, claimWord string
+	noEnv                    bool           // the measurement adds nothing to the environment
+	aliases                  []string       // further names Recognizes accepts (nil: no Recognizes rule)
+	block                    bool           // TurnUsage waits for its ctx
+	waits                    chan time.Time // told each TurnUsage's deadline, when set
 
 	mu       sync.Mutex
 	armed    int
@@ -28,6 +34,14 @@ type fakeSource struct {
 	opened   []string
 	usage    []domain.Usage // one per TurnUsage call; empty → no figure
 	dirs     []string
+}
+
+// recognizingSource is a fakeSource with a Recognizes rule (a runtime
+// known under several names).
+type recognizingSource struct{ *fakeSource }
+
+func (r recognizingSource) Recognizes(name string) bool {
+	return name == r.runtime || slices.Contains(r.aliases, name)
 }
 
 func (f *fakeSource) Name() string        { return f.name }
@@ -59,7 +73,12 @@ type fakeMeasurement struct {
 	dir string
 }
 
-func (m *fakeMeasurement) Env() []string { return []string{"FAKE_MEASURE_DIR=" + m.dir} }
+func (m *fakeMeasurement) Env() []string {
+	if m.src.noEnv {
+		return nil
+	}
+	return []string{"FAKE_MEASURE_DIR=" + m.dir}
+}
 
 func (m *fakeMeasurement) SessionOpened(id string, _ bool) {
 	m.src.mu.Lock()
@@ -67,7 +86,15 @@ func (m *fakeMeasurement) SessionOpened(id string, _ bool) {
 	m.src.opened = append(m.src.opened, id)
 }
 
-func (m *fakeMeasurement) TurnUsage(context.Context, string) (domain.Usage, string, bool, error) {
+func (m *fakeMeasurement) TurnUsage(ctx context.Context, _ string) (domain.Usage, string, bool, error) {
+	if m.src.waits != nil {
+		deadline, _ := ctx.Deadline()
+		m.src.waits <- deadline
+	}
+	if m.src.block {
+		<-ctx.Done()
+		return domain.Usage{}, "", false, ctx.Err()
+	}
 	m.src.mu.Lock()
 	defer m.src.mu.Unlock()
 	if len(m.src.usage) == 0 {
@@ -218,6 +245,94 @@ func TestRestartToSettle(t *testing.T) {
 	})
 }
 
+// TestSettleWithoutRestart: a runtime known under several names is
+// recognized under any of them, and a source that needs no settings is
+// swapped in the running start instead of a restart: one start.
+func TestSettleWithoutRestart(t *testing.T) {
+	usage := domain.Usage{InputTokens: 11, OutputTokens: 7, TotalTokens: 18}
+	cases := []struct {
+		name     string
+		sources  func() []ports.MeasurementSource
+		starts   int
+		caps     domain.CapabilityState
+		measured bool
+		log      string
+	}{
+		{"claimed under its old name, the handshake reports the new one", func() []ports.MeasurementSource {
+			return []ports.MeasurementSource{recognizingSource{&fakeSource{name: "renamed", runtime: "@old-scope/reference-agent",
+				aliases: []string{refagent.AgentName}, claimWord: "acpdrive-reference-agent", usage: []domain.Usage{usage}}}}
+		}, 1, domain.CapOurs, true, ""},
+		{"claimed for another runtime, no settings: dropped in place", func() []ports.MeasurementSource {
+			return []ports.MeasurementSource{&fakeSource{name: "other", runtime: "some-other-runtime", claimWord: "acpdrive-reference-agent", noEnv: true}}
+		}, 1, domain.CapGap, false, ""},
+		{"not claimed, the handshake names a source with no settings: armed in place", func() []ports.MeasurementSource {
+			return []ports.MeasurementSource{&fakeSource{name: "ref", runtime: refagent.AgentName, claimWord: "never-this", noEnv: true, usage: []domain.Usage{usage}}}
+		}, 1, domain.CapOurs, true, "without a restart"},
+		{"claimed for another runtime, the named one has no settings: switched in place", func() []ports.MeasurementSource {
+			return []ports.MeasurementSource{
+				&fakeSource{name: "other", runtime: "some-other-runtime", claimWord: "acpdrive-reference-agent", noEnv: true},
+				&fakeSource{name: "ref", runtime: refagent.AgentName, claimWord: "never-this", noEnv: true, usage: []domain.Usage{usage}},
+			}
+		}, 1, domain.CapOurs, true, "without a restart"},
+		{"not claimed, the named source needs settings: one restart", func() []ports.MeasurementSource {
+			return []ports.MeasurementSource{&fakeSource{name: "ref", runtime: refagent.AgentName, claimWord: "never-this", usage: []domain.Usage{usage}}}
+		}, 2, domain.CapOurs, true, "agent relaunched so its token usage can be measured"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srcs := c.sources()
+			h, cl := measuredSession(t, "", srcs...)
+			assert.Len(t, cl.envs(), c.starts)
+			if c.starts == 1 {
+				assert.NotContains(t, h.logs.String(), "relaunched")
+			}
+			if c.log != "" {
+				assert.Contains(t, h.logs.String(), c.log)
+			}
+			assert.Equal(t, c.caps, h.sess.Capabilities().State(domain.CapTokenCounts))
+			res := h.turn("hello")
+			require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+			if c.measured {
+				require.NotNil(t, res.Usage)
+				assert.Equal(t, usage, *res.Usage)
+			} else {
+				assert.Nil(t, res.Usage)
+			}
+			for _, src := range srcs {
+				f := src.(interface{ counts() (int, int) })
+				armed, released := f.counts()
+				assert.LessOrEqual(t, released, armed)
+			}
+		})
+	}
+}
+
+// TestCancelledTurnWaitsBriefly: the figures of a turn that did not
+// complete are waited for at most incompleteTurnWait (1 s), not the read
+// budget: the runtime may write none.
+func TestCancelledTurnWaitsBriefly(t *testing.T) {
+	waits := make(chan time.Time, 4)
+	ref := &fakeSource{name: "ref", runtime: refagent.AgentName, claimWord: "acpdrive-reference-agent", block: true, waits: waits}
+	o, rec, logs, agentLog := agentOptions(t, nil)
+	o.MeasurementSources = []ports.MeasurementSource{ref}
+	o.Settings.ReadTimeout = time.Hour
+	h := startWith(t, o, rec, logs, agentLog)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h.rec.On(func(ev domain.Event) {
+		if ev.Type == domain.EventMessageChunk {
+			cancel()
+		}
+	})
+	before := time.Now()
+	res := h.sess.Turn(ctx, "#wait-cancel")
+	require.Equal(t, domain.OutcomeCancelled, res.Outcome, res.Message())
+	deadline := <-waits
+	assert.Less(t, deadline.Sub(before), time.Minute, "bounded by 1 s, not the hour of read budget")
+	assert.Nil(t, res.Usage)
+	assert.Equal(t, domain.CapOurs, h.sess.Capabilities().State(domain.CapTokenCounts), "an unmeasured cancelled turn never drops the source")
+}
+
 // TestProbeNamesTheSources: probe reports which source would claim the
 // command and which measures the runtime the handshake named.
 func TestProbeNamesTheSources(t *testing.T) {
@@ -230,4 +345,6 @@ func TestProbeNamesTheSources(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "claims-it", r.ClaimedBy)
 	assert.Equal(t, "reads-it", r.MeasuredBy)
+	assert.Equal(t, domain.CapOurs, r.Capabilities.State(domain.CapTokenCounts),
+		"the record a measured session would start with, not a gap beside \"measured by\"")
 }

@@ -46,6 +46,10 @@ type Options struct {
 	// callback slows the runtime down (backpressure) and loses nothing.
 	// It must not call back into the Session.
 	OnEvent func(domain.Event)
+	// ProbeSession makes Probe create a throwaway session, report its
+	// modes, configuration options, models and commands, and delete (or
+	// close) it (docs/behaviour.md#probe). Only Probe reads it.
+	ProbeSession bool
 	// Observers receive every event after OnEvent, under the same rules.
 	Observers []ports.Observer
 	// OnAgentText, when set, receives the text of every agent message

@@ -2,8 +2,11 @@ package app
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/protocol/acpwire"
 )
 
 // ProbeReport is what a runtime advertises, as acpdrive sees it, and what
@@ -21,11 +24,26 @@ type ProbeReport struct {
 	PromptCapabilities ProbePrompt `json:"prompt_capabilities"`
 	// MCPCapabilities is agentCapabilities.mcpCapabilities.
 	MCPCapabilities ProbeMCP `json:"mcp_capabilities"`
-	// SessionCapabilities lists the advertised sessionCapabilities markers
-	// acpdrive reads, in schema order.
+	// SessionCapabilities lists every sessionCapabilities key advertised:
+	// the schema's markers in schema order, then every other key, sorted.
 	SessionCapabilities []string `json:"session_capabilities"`
-	// AuthMethods are the ids of initialize's authMethods.
+	// SessionCapabilityValues holds the value (compact JSON) of each
+	// session capability that is more than an empty marker.
+	SessionCapabilityValues map[string]string `json:"session_capability_values,omitempty"`
+	// AuthMethods are initialize's authMethods.
 	AuthMethods []ProbeAuthMethod `json:"auth_methods"`
+	// AuthCapabilities lists the keys of agentCapabilities.auth (logout, …).
+	AuthCapabilities []string `json:"auth_capabilities"`
+	// Providers is nil when agentCapabilities.providers is absent, else
+	// its keys (possibly none).
+	Providers []string `json:"providers"`
+	// MetaKeys lists the keys of agentCapabilities._meta, one level deep;
+	// ResultMetaKeys those of the initialize result's own _meta.
+	MetaKeys       []string `json:"meta_keys"`
+	ResultMetaKeys []string `json:"result_meta_keys,omitempty"`
+	// Session is what a throwaway session showed, when
+	// Options.ProbeSession asked for one; nil otherwise.
+	Session *ProbeSession `json:"session,omitempty"`
 	// NegativeControl is how the runtime answered an unknown "_" method.
 	NegativeControl NegativeControl `json:"negative_control"`
 	// ContinuationRoute is the method a saved session would be continued
@@ -73,8 +91,52 @@ type ProbeMCP struct {
 
 // ProbeAuthMethod is one authentication method the runtime offers.
 type ProbeAuthMethod struct {
-	ID string `json:"id"`
+	ID          string `json:"id"`
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+	Type        string `json:"type,omitempty"`
 }
+
+// ProbeSession is what a throwaway session showed
+// (docs/behaviour.md#probe).
+type ProbeSession struct {
+	// SessionID is the id session/new answered.
+	SessionID string `json:"session_id"`
+	// CurrentMode is the mode the session started in ("" when the runtime
+	// reports no modes); Modes lists those it offers.
+	CurrentMode string      `json:"current_mode"`
+	Modes       []ProbeMode `json:"modes"`
+	// ConfigOptions are the session's configuration options with their
+	// values: session/new's, replaced by a later config_option_update.
+	ConfigOptions []domain.ConfigOption `json:"config_options"`
+	// CurrentModel is the (unstable) current model; Models those offered.
+	CurrentModel string       `json:"current_model,omitempty"`
+	Models       []ProbeModel `json:"models"`
+	// Commands are the commands an available_commands_update offered
+	// within the wait; nil when none arrived.
+	Commands []domain.Command `json:"commands"`
+	// EndedWith is how the session was disposed of: session/delete,
+	// session/close, or "" (the process was stopped).
+	EndedWith string `json:"ended_with"`
+}
+
+// ProbeMode is one mode a session can be in.
+type ProbeMode struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// ProbeModel is one model a session can use.
+type ProbeModel struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// probeCommandsWait bounds how long a session probe waits for the
+// commands a runtime announces after session/new.
+const probeCommandsWait = 2 * time.Second
 
 // Probe starts the runtime, performs the handshake and the negative
 // control, reports what the runtime advertises, and stops it through the
@@ -86,6 +148,15 @@ func Probe(ctx context.Context, opts Options) (ProbeReport, error) {
 	opts, err := opts.resolved()
 	if err != nil {
 		return ProbeReport{}, refused(opts, err)
+	}
+	var seen *probeSeen
+	if opts.ProbeSession {
+		seen = newProbeSeen()
+		onEvent := opts.OnEvent
+		opts.OnEvent = func(ev domain.Event) {
+			seen.event(ev)
+			onEvent(ev)
+		}
 	}
 	s := newSession(opts, &observation{plain: opts.Observers}) // a probe is no session: its events reach Observe
 	s.meter.plan = measurePlan{settled: true}                  // a probe measures nothing
@@ -99,22 +170,37 @@ func Probe(ctx context.Context, opts Options) (ProbeReport, error) {
 		s.fail(ctx, err)
 		return ProbeReport{}, err
 	}
+	teardown := s.endWith // how a session would end, before the probe's own choice
+	var session *ProbeSession
+	if seen != nil {
+		ps, err := s.probeSession(ctx, seen)
+		if err != nil {
+			s.fail(ctx, err)
+			return ProbeReport{}, err
+		}
+		session = ps
+	}
 	a := s.agent
 	adv := a.Advertised
 	r := ProbeReport{
-		PID:                 s.PID(),
-		ProtocolVersion:     a.ProtocolVersion,
-		LoadSession:         adv.LoadSession,
-		PromptCapabilities:  ProbePrompt{Image: adv.PromptImage, Audio: adv.PromptAudio, EmbeddedContext: adv.PromptEmbeddedContext},
-		MCPCapabilities:     ProbeMCP{HTTP: adv.MCPHTTP, SSE: adv.MCPSSE},
-		SessionCapabilities: adv.SessionMarkers,
-		AuthMethods:         []ProbeAuthMethod{},
-		NegativeControl:     control,
-		ContinuationRoute:   ContinuationRoute(adv),
-		TeardownMethod:      s.endWith,
-		Capabilities:        s.Capabilities(),
-		Agent:               a,
-		ToolServers:         a.ToolServers,
+		PID:                     s.PID(),
+		ProtocolVersion:         a.ProtocolVersion,
+		LoadSession:             adv.LoadSession,
+		PromptCapabilities:      ProbePrompt{Image: adv.PromptImage, Audio: adv.PromptAudio, EmbeddedContext: adv.PromptEmbeddedContext},
+		MCPCapabilities:         ProbeMCP{HTTP: adv.MCPHTTP, SSE: adv.MCPSSE},
+		SessionCapabilities:     adv.SessionMarkers,
+		SessionCapabilityValues: adv.SessionDetails,
+		AuthMethods:             []ProbeAuthMethod{},
+		AuthCapabilities:        nonNil(adv.AuthCapabilities),
+		MetaKeys:                nonNil(adv.MetaKeys),
+		ResultMetaKeys:          adv.ResultMetaKeys,
+		Session:                 session,
+		NegativeControl:         control,
+		ContinuationRoute:       ContinuationRoute(adv),
+		TeardownMethod:          teardown,
+		Capabilities:            s.Capabilities(),
+		Agent:                   a,
+		ToolServers:             a.ToolServers,
 	}
 	if !s.rt.target.Remote() {
 		for _, src := range opts.MeasurementSources {
@@ -129,8 +215,15 @@ func Probe(ctx context.Context, opts Options) (ProbeReport, error) {
 	if a.Reported {
 		r.AgentInfo = &ProbeAgent{Name: a.Name, Title: a.Title, Version: a.Version}
 	}
-	for _, id := range adv.AuthMethods {
-		r.AuthMethods = append(r.AuthMethods, ProbeAuthMethod{ID: id})
+	if adv.Providers {
+		r.Providers = nonNil(adv.ProviderKeys)
+	}
+	for _, m := range adv.AuthMethodDetails {
+		r.AuthMethods = append(r.AuthMethods, ProbeAuthMethod{ID: m.ID, Name: m.Name, Description: m.Description, Type: m.Type})
+	}
+	if r.MeasuredBy != "" {
+		// The record a session would start with: measured by that source.
+		r.Capabilities = measuredRecord(r.Capabilities, s.rt.target.Remote())
 	}
 	return r, s.stopWithin(ctx)
 }
@@ -145,4 +238,102 @@ func (s *Session) probeToolServers(ctx context.Context) error {
 		return err
 	}
 	return s.confirmToolServers(ctx)
+}
+
+// measuredRecord is caps with token counts at ours: the record of a
+// session the source the handshake confirms would measure.
+func measuredRecord(caps domain.Capabilities, remote bool) domain.Capabilities {
+	out := domain.NewCapabilities(remote, true)
+	for _, label := range domain.CapabilityOrder {
+		if label != domain.CapTokenCounts && caps.State(label) == domain.CapGap {
+			out.Lower(label)
+		}
+	}
+	for _, label := range domain.CapabilityOrder {
+		if caps.Confirmed(label) {
+			out.Confirm(label)
+		}
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// probeSeen collects what a probe's session announces through updates.
+type probeSeen struct {
+	mu       sync.Mutex
+	commands []domain.Command
+	options  []domain.ConfigOption
+	mode     string
+	got      chan struct{} // closed at the first commands_available
+	once     sync.Once
+}
+
+func newProbeSeen() *probeSeen { return &probeSeen{got: make(chan struct{})} }
+
+func (p *probeSeen) event(ev domain.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch ev.Type {
+	case domain.EventCommandsAvailable:
+		p.commands = append([]domain.Command{}, ev.Commands...)
+		p.once.Do(func() { close(p.got) })
+	case domain.EventConfigOptions:
+		p.options = ev.ConfigOptions
+	case domain.EventModeChanged:
+		p.mode = ev.ModeID
+	}
+}
+
+// probeSession creates the throwaway session (or uses the one the
+// tool-server confirmation created), waits a bounded time for the commands
+// it announces, and chooses how the teardown disposes of it: session/delete
+// where advertised, else session/close.
+func (s *Session) probeSession(ctx context.Context, seen *probeSeen) (*ProbeSession, error) {
+	if s.created == nil {
+		if err := s.createSession(ctx); err != nil {
+			return nil, err
+		}
+	}
+	wait := min(s.opts.Settings.EffectiveReadTimeout(), probeCommandsWait)
+	select {
+	case <-seen.got:
+	case <-s.clock.After(wait):
+		s.log.Debug("no available_commands_update within the probe's wait", "wait_ms", wait.Milliseconds())
+	case <-ctx.Done():
+		return nil, domain.WrapError(domain.KindTurnCancelled, msgStartCancelled, ctx.Err())
+	}
+	resp := s.created
+	ps := &ProbeSession{SessionID: resp.SessionID, Modes: []ProbeMode{}, Models: []ProbeModel{}, ConfigOptions: configOptions(resp.ConfigOptions)}
+	if m := resp.Modes; m != nil {
+		ps.CurrentMode = m.CurrentModeID
+		for _, mode := range m.AvailableModes {
+			ps.Modes = append(ps.Modes, ProbeMode{ID: mode.ID, Name: mode.Name, Description: mode.Description})
+		}
+	}
+	if m := resp.Models; m != nil {
+		ps.CurrentModel = m.CurrentModelID
+		for _, model := range m.AvailableModels {
+			ps.Models = append(ps.Models, ProbeModel{ID: model.ModelID, Name: model.Name, Description: model.Description})
+		}
+	}
+	seen.mu.Lock()
+	ps.Commands = seen.commands
+	if seen.options != nil {
+		ps.ConfigOptions = seen.options
+	}
+	if seen.mode != "" {
+		ps.CurrentMode = seen.mode
+	}
+	seen.mu.Unlock()
+	if s.agent.Advertised.Delete {
+		s.endWith = acpwire.MethodSessionDelete
+	}
+	ps.EndedWith = s.endWith
+	return ps, nil
 }

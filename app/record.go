@@ -30,6 +30,16 @@ func (r *capRecord) reset(remote, measured bool) {
 	r.mu.Unlock()
 }
 
+// measuredInPlace records that a source the handshake confirmed measures
+// this start without a restart: token counts is ours, as a restarted start
+// would have begun (docs/behaviour.md#token-accounting). It runs before the
+// session exists, so nothing was noticed yet.
+func (r *capRecord) measuredInPlace(remote bool) {
+	r.mu.Lock()
+	r.caps = measuredRecord(r.caps, remote)
+	r.mu.Unlock()
+}
+
 // lower lowers an entry. Once the once-per-session notice went out, a
 // lowering is logged at Warn instead of producing a second notice.
 func (r *capRecord) lower(label domain.CapabilityLabel) {

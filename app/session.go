@@ -8,6 +8,7 @@ import (
 
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
+	"github.com/acpdrive/acpdrive/protocol/acpwire"
 )
 
 // Session is one running ACP session on one runtime. It is made of parts
@@ -32,9 +33,10 @@ type Session struct {
 	agent   domain.AgentInfo
 	route   string
 	control NegativeControl
-	servers []domain.MCPServer // delivered on session/new and continuation calls
-	beacon  ports.ArmedBeacon  // the tool-server beacon, nil when not asked for
-	endWith string             // how the session ends through the protocol, "" for not at all
+	servers []domain.MCPServer          // delivered on session/new and continuation calls
+	beacon  ports.ArmedBeacon           // the tool-server beacon, nil when not asked for
+	endWith string                      // how the session ends through the protocol, "" for not at all
+	created *acpwire.NewSessionResponse // session/new's answer, kept for a probe
 	// replaced marks a start that another start replaces (a restart, a
 	// failover) or that failed: its teardown does not end the observation,
 	// and within names the step that holds it ("" for the session).

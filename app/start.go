@@ -10,6 +10,7 @@ import (
 
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
+	"github.com/acpdrive/acpdrive/protocol/acpclient"
 	"github.com/acpdrive/acpdrive/protocol/acpwire"
 )
 
@@ -50,7 +51,7 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 		s.meter.plan = plan
 		err := s.open(ctx, unreachable)
 		if err == nil {
-			st := s.meter.handshake(s.agent.Name, s.rt.target, start < maxStarts)
+			st := s.meter.handshake(ctx, s.agent.Name, s.rt.target, start < maxStarts)
 			if st.restart {
 				s.log.Info(st.why, "name", s.agent.Name, "start", start)
 				s.replace(ctx, ports.StepRestart)
@@ -59,6 +60,9 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 			}
 			if st.dropped {
 				s.caps.lower(domain.CapTokenCounts)
+			}
+			if st.armed {
+				s.caps.measuredInPlace(s.rt.target.Remote())
 			}
 			err = s.resolve(ctx)
 		}
@@ -258,10 +262,21 @@ func (s *Session) initialize(ctx context.Context) error {
 	resp, err := s.rt.client.Initialize(callCtx, req)
 	cancel()
 	if err != nil {
+		if verr := versionRefused(err); verr != nil {
+			return verr
+		}
 		return s.startupError(ctx, acpwire.MethodInitialize, err)
 	}
 	if resp.ProtocolVersion != acpwire.ProtocolVersion {
-		return domain.NewError(domain.KindResponseError,
+		// Another version is no transient failure: the same runtime gives
+		// the same answer again (docs/behaviour.md#start-up-errors). An
+		// absent (zero) or negative one says no version at all: a
+		// malformed answer, response_error as before.
+		kind := domain.KindAgentNotFound
+		if resp.ProtocolVersion <= 0 {
+			kind = domain.KindResponseError
+		}
+		return domain.NewError(kind,
 			fmt.Sprintf("agent reported protocol version %d, want %d", resp.ProtocolVersion, acpwire.ProtocolVersion))
 	}
 	s.agent = agentInfo(resp)
@@ -277,6 +292,24 @@ func (s *Session) initialize(ctx context.Context) error {
 	}
 	s.deliverable()
 	return nil
+}
+
+// versionRefused maps an initialize error that refuses the protocol
+// version (code -32022, or data naming the supported versions) onto
+// agent_not_found, not retryable: the operator's message names the
+// versions the runtime supports (docs/behaviour.md#start-up-errors). Any
+// other error is nil.
+func versionRefused(err error) error {
+	var callErr *acpclient.CallError
+	if !errors.As(err, &callErr) {
+		return nil
+	}
+	supported, named := acpwire.SupportedVersions(callErr.RPC.Data)
+	if callErr.Code() != acpwire.CodeUnsupportedProtocolVersion && !named {
+		return nil
+	}
+	return domain.WrapError(domain.KindAgentNotFound,
+		domain.UnsupportedProtocolMessage(acpwire.ProtocolVersion, supported), callErr)
 }
 
 // deliverable decides, once, which servers the runtime can take: every
@@ -327,7 +360,17 @@ func agentInfo(resp acpwire.InitializeResponse) domain.AgentInfo {
 	}
 	for _, m := range resp.AuthMethods {
 		info.Advertised.AuthMethods = append(info.Advertised.AuthMethods, m.ID)
+		info.Advertised.AuthMethodDetails = append(info.Advertised.AuthMethodDetails,
+			domain.AuthMethod{ID: m.ID, Name: m.Name, Description: m.Description, Type: m.Type})
 	}
+	if d := sc.Details(); len(d) > 0 {
+		info.Advertised.SessionDetails = d
+	}
+	info.Advertised.AuthCapabilities = acpwire.ObjectKeys(ac.Auth)
+	info.Advertised.Providers = len(ac.Providers) > 0 && string(ac.Providers) != "null"
+	info.Advertised.ProviderKeys = acpwire.ObjectKeys(ac.Providers)
+	info.Advertised.MetaKeys = acpwire.MetaKeys(ac.Meta)
+	info.Advertised.ResultMetaKeys = acpwire.MetaKeys(resp.Meta)
 	if resp.AgentInfo != nil {
 		info.Reported = true
 		info.Name, info.Title, info.Version = resp.AgentInfo.Name, resp.AgentInfo.Title, resp.AgentInfo.Version
@@ -387,6 +430,7 @@ func (s *Session) createSession(ctx context.Context) error {
 		return domain.NewError(domain.KindResponseError, "session/new answered no sessionId")
 	}
 	s.adopt(resp.SessionID)
+	s.created = &resp
 	s.meter.opened(resp.SessionID, false)
 	if s.agent.Advertised.LoadSession {
 		// Only a runtime that advertises loadSession can be asked to load

@@ -56,7 +56,8 @@ func TestStartupErrors(t *testing.T) {
 			realLauncher(o)
 			o.Settings.Command = []string{"acpdrive-no-such-runtime"}
 		}, domain.KindAgentNotFound, `agent command "acpdrive-no-such-runtime" was not found on PATH`},
-		{"wrong protocol version", []string{"--scenario", "wrong-version"}, nil, domain.KindResponseError, "agent reported protocol version 2, want 1"},
+		{"wrong protocol version", []string{"--scenario", "wrong-version"}, nil, domain.KindAgentNotFound, "agent reported protocol version 2, want 1"},
+		{"unsupported protocol version", []string{"--scenario", "unsupported-version"}, nil, domain.KindAgentNotFound, "agent does not support protocol version 1; it supports 2"},
 		{"initialize error", []string{"--scenario", "init-error"}, nil, domain.KindResponseError, "initialize error -32603: …"},
 		{"session/new error", []string{"--scenario", "auth-required"}, nil, domain.KindResponseError, "session/new error -32000: Authentication required"},
 		{"session/new timeout", []string{"--scenario", "slow-new"}, func(o *app.Options) { o.Settings.ReadTimeout = 300 * time.Millisecond }, domain.KindResponseTimeout, domain.MsgTimedOut},
@@ -78,7 +79,7 @@ func TestStartupErrors(t *testing.T) {
 				assert.Equal(t, c.message, ae.Message)
 			}
 			assert.True(t, errors.Is(ae, c.kind))
-			if c.kind == domain.KindInvalidWorkspaceCWD || c.kind == domain.KindAgentNotFound {
+			if c.kind == domain.KindInvalidWorkspaceCWD || (c.kind == domain.KindAgentNotFound && len(c.args) == 0) {
 				_, err := os.Stat(agentLg)
 				assert.True(t, os.IsNotExist(err), "nothing was launched")
 			}

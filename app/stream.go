@@ -51,6 +51,7 @@ type eventStream struct {
 // toolRecord tracks one tool call from its first update to its terminal one.
 type toolRecord struct {
 	kind  domain.ToolKind
+	title string // the latest title the call carried, cut to MessageCap
 	began time.Time
 }
 
@@ -127,6 +128,10 @@ func (s *eventStream) update(params json.RawMessage) {
 			s.other(domain.Event{Type: domain.EventMalformed, Message: domain.MsgNonTextChunk})
 			return
 		}
+		if u.Chunk.Informational() {
+			s.runtimeNotice(u.Chunk.Content.Text, domain.Notice{Source: domain.NoticeFromMessage}, now)
+			return
+		}
 		s.text(u.Chunk.MessageID, u.Chunk.Content.Text, now)
 	case acpwire.UpdateUserMessageChunk:
 		s.flush()
@@ -134,18 +139,26 @@ func (s *eventStream) update(params json.RawMessage) {
 	case acpwire.UpdateAgentThoughtChunk:
 		s.other(domain.Event{Type: domain.EventOtherMessage, Message: domain.MsgReasoningBlock})
 	case acpwire.UpdatePlan:
-		s.other(domain.Event{Type: domain.EventOtherMessage, Message: domain.MsgPlanUpdate})
+		s.other(domain.Event{Type: domain.EventOtherMessage, Message: domain.MsgPlanUpdate, Plan: planEntries(u.Plan)})
 	case acpwire.UpdateToolCall, acpwire.UpdateToolCallUpdate:
 		s.toolCall(u.ToolCall, now)
+	case acpwire.UpdateNotice:
+		s.runtimeNotice(noticeText(u.Notice), domain.Notice{Source: domain.NoticeFromUpdate, Severity: u.Notice.Severity}, now)
 	default:
-		s.log.Debug("agent sent a session update with no event", "kind", u.Kind)
-		s.activity(now)
+		ev, ok := sessionStateEvent(u)
+		if !ok {
+			s.log.Debug("agent sent a session update with no event", "kind", u.Kind)
+			s.activity(now)
+			return
+		}
+		ev.Time = now
+		s.state(ev)
 	}
 }
 
-// text accumulates one text chunk and emits the empty notification that
-// resets the caller's stall timer. It is the hot path of every stream: one
-// lock for the accumulator, one for the sink.
+// text accumulates one text chunk and emits it as a message_chunk event,
+// which also tells the caller the runtime is alive. It is the hot path of
+// every stream: one lock for the accumulator, one for the sink.
 func (s *eventStream) text(messageID, text string, at time.Time) {
 	s.mu.Lock()
 	done, flushed := s.acc.Add(messageID, text, at)
@@ -157,12 +170,49 @@ func (s *eventStream) text(messageID, text string, at time.Time) {
 	if flushed {
 		s.onEvent(s.stamp(messageEvent(done)))
 	}
-	if s.onText != nil {
-		s.onText(messageID, text)
+	if text != "" {
+		// An empty chunk (some runtimes open a message with one) still
+		// counts as activity and a messageId boundary, but is no event:
+		// no event without content.
+		if s.onText != nil {
+			s.onText(messageID, text)
+		}
+		s.onEvent(s.stamp(domain.Event{Type: domain.EventMessageChunk, Time: at, Message: text, MessageID: messageID}))
 	}
-	s.onEvent(s.stamp(domain.Event{Type: domain.EventNotification, Time: at}))
 	s.emitMu.Unlock()
 	s.activity(at)
+}
+
+// state emits an event about the session's state (commands, mode,
+// options, title, context use) or a runtime notice. Neither is part of the
+// agent's reply, so neither ends the accumulated message
+// (docs/behaviour.md#messages).
+func (s *eventStream) state(ev domain.Event) {
+	s.emit(ev)
+	s.activity(ev.Time)
+}
+
+// runtimeNotice emits a notice the runtime sent; an empty one is only
+// logged (no event without content).
+func (s *eventStream) runtimeNotice(text string, n domain.Notice, at time.Time) {
+	if text == "" {
+		s.log.Debug("agent sent an empty notice", "source", n.Source)
+		s.activity(at)
+		return
+	}
+	s.state(domain.Event{Type: domain.EventRuntimeNotice, Time: at, Message: domain.TruncateRunes(text, domain.MessageCap), Notice: &n})
+}
+
+// authStatus reports the _auth/status_update notification as a runtime
+// notice.
+func (s *eventStream) authStatus(params json.RawMessage) {
+	var u acpwire.AuthStatusUpdate
+	if err := json.Unmarshal(params, &u); err != nil || u.AuthStatus == nil {
+		s.log.Debug("agent sent an authentication status this client could not read", "error", err)
+		return
+	}
+	s.runtimeNotice(domain.AuthStatusText(u.AuthStatus.Kind, u.AuthStatus.Label, u.AuthStatus.Detail),
+		domain.Notice{Source: domain.NoticeFromAuthStatus}, s.clock.Now())
 }
 
 // flush reports the accumulated message, if any: before every other
@@ -226,11 +276,10 @@ func (s *eventStream) toolCall(tc *acpwire.ToolCall, now time.Time) {
 	if tc.Kind != nil {
 		rec.kind = domain.NormalizeToolKind(*tc.Kind)
 	}
-	// Only the terminal update's own title is reported (empty when it has
-	// none); nothing of a title is kept beyond what can be emitted.
-	title := ""
-	if tc.Title != nil {
-		title = domain.TruncateRunes(*tc.Title, domain.MessageCap)
+	// The latest title the call carried is reported; nothing of a title
+	// is kept beyond what can be emitted.
+	if tc.Title != nil && *tc.Title != "" {
+		rec.title = domain.TruncateRunes(*tc.Title, domain.MessageCap)
 	}
 	terminal := tc.Status != nil &&
 		(*tc.Status == acpwire.ToolStatusCompleted || *tc.Status == acpwire.ToolStatusFailed)
@@ -248,7 +297,10 @@ func (s *eventStream) toolCall(tc *acpwire.ToolCall, now time.Time) {
 		ToolName:       string(rec.kind),
 		ToolDurationMS: now.Sub(rec.began).Milliseconds(),
 		ToolError:      *tc.Status == acpwire.ToolStatusFailed,
-		Message:        title,
+		Message:        rec.title,
+		ToolCallID:     domain.TruncateRunes(tc.ToolCallID, domain.MessageCap),
+		ToolTitle:      rec.title,
+		ToolStatus:     *tc.Status,
 	})
 }
 

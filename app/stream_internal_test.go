@@ -99,14 +99,16 @@ func TestStreamAccumulatesChunks(t *testing.T) {
 	s := newRecordingStream(t)
 	s.send(chunk("m-1", "Hel"))
 	s.send(chunk("m-1", "lo"))
-	assert.Equal(t, []string{"notification*"}, s.shape(), "one keep-alive per chunk, no message yet")
-	assert.Len(t, s.all(), 2)
+	assert.Equal(t, []string{"message_chunk*"}, s.shape(), "one message_chunk per chunk, no message yet")
+	require.Len(t, s.all(), 2)
+	assert.Equal(t, "Hel", s.all()[0].Message, "a chunk event carries the chunk's text")
+	assert.Equal(t, "m-1", s.all()[0].MessageID)
 	s.send(`{"sessionUpdate":"usage_update","used":1,"size":2}`)
-	assert.Len(t, s.all(), 2, "an update with no event neither ends the message nor emits")
+	assert.Len(t, s.all(), 3, "a session-state update does not end the message")
 	s.clock.Advance(time.Second)
 	s.send(chunk("m-2", "World"))
-	assert.Equal(t, []string{"notification*", "notification:Hello", "notification*"}, s.shape())
-	hello := s.all()[2]
+	assert.Equal(t, []string{"message_chunk*", "context_usage:1 of 2 context tokens (50.0%)", "notification:Hello", "message_chunk*"}, s.shape())
+	hello := s.all()[3]
 	assert.Equal(t, streamEpoch, hello.Time, "dated at its last chunk")
 	assert.Equal(t, 99, hello.AgentPID)
 	assert.Equal(t, "Hello", s.last().Text)
@@ -114,7 +116,7 @@ func TestStreamAccumulatesChunks(t *testing.T) {
 	assert.Equal(t, "notification:World", s.shape()[len(s.shape())-1])
 	assert.Equal(t, "World", s.last().Text)
 	s.flush()
-	assert.Len(t, s.all(), 5, "a flushed message is reported once")
+	assert.Len(t, s.all(), 6, "a flushed message is reported once")
 	assert.GreaterOrEqual(t, s.activity, 3, "every chunk is activity")
 }
 
@@ -155,7 +157,7 @@ func TestStreamAcceptsAnySessionBeforeItsIDIsKnown(t *testing.T) {
 	s.idKnown, s.sessionID = false, ""
 	s.sendFor("whatever", chunk("m-1", "early"))
 	s.flush()
-	assert.Equal(t, []string{"notification*", "notification:early"}, s.shape())
+	assert.Equal(t, []string{"message_chunk*", "notification:early"}, s.shape())
 }
 
 func TestStreamToolCallBornCompletedIsOneResult(t *testing.T) {
@@ -183,7 +185,7 @@ func TestStreamToolCallUpdateFailedIsAToolError(t *testing.T) {
 	assert.Empty(t, s.ofType(domain.EventToolResult))
 	s.clock.Advance(1500 * time.Millisecond)
 	s.send(toolUpdate("tool_call_update", "c1", "failed", "make: exit status 2"))
-	assert.Equal(t, []string{"notification*", "notification:Running it.", "tool_result:execute:error:make: exit status 2"}, s.shape(),
+	assert.Equal(t, []string{"message_chunk*", "notification:Running it.", "tool_result:execute:error:make: exit status 2"}, s.shape(),
 		"the tool result ends the accumulated message first")
 	res := s.ofType(domain.EventToolResult)[0]
 	assert.True(t, res.ToolError)
@@ -218,7 +220,8 @@ func TestStreamKeepsNoTitle(t *testing.T) {
 	s.send(toolUpdate("tool_call_update", "big", "completed", ""))
 	res := s.ofType(domain.EventToolResult)
 	require.Len(t, res, 1)
-	assert.Empty(t, res[0].Message, "the terminal update carried no title of its own")
+	assert.Equal(t, domain.MessageCap, utf8.RuneCountInString(res[0].Message), "the title the call carried, cut")
+	assert.Equal(t, res[0].Message, res[0].ToolTitle)
 
 	s.send(toolUpdate("tool_call", "big2", "pending", "short"))
 	s.send(`{"sessionUpdate":"tool_call_update","toolCallId":"big2","status":"failed","title":"` + huge + `"}`)
@@ -240,7 +243,7 @@ func TestStreamUnknownVariantIsMalformed(t *testing.T) {
 	s.send(`{"sessionUpdate":"plan","entries":[]}`)
 	s.send(`{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"x"}}`)
 	assert.Equal(t, []string{
-		"notification*",
+		"message_chunk*",
 		"notification:before",
 		"malformed:" + domain.MsgUnknownUpdate,
 		"malformed:" + domain.MsgUnknownUpdate,
@@ -255,7 +258,7 @@ func TestStreamUserChunkEndsTheMessage(t *testing.T) {
 	s := newRecordingStream(t)
 	s.send(chunk("m-1", "answer"))
 	s.send(`{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"next question"}}`)
-	assert.Equal(t, []string{"notification*", "notification:answer"}, s.shape())
+	assert.Equal(t, []string{"message_chunk*", "notification:answer"}, s.shape())
 }
 
 func TestStreamBoundsOpenToolCalls(t *testing.T) {
@@ -268,4 +271,61 @@ func TestStreamBoundsOpenToolCalls(t *testing.T) {
 	assert.Len(t, s.tools, maxOpenTools)
 	assert.NotContains(t, s.tools, "c0", "the oldest is forgotten first")
 	assert.Contains(t, s.tools, fmt.Sprintf("c%d", maxOpenTools+9))
+}
+
+// TestStreamSessionStateEvents: each session-state update is one event
+// with its content, and one with nothing to report is none.
+func TestStreamSessionStateEvents(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		update string
+		want   []string
+	}{
+		{"title", `{"sessionUpdate":"session_info_update","title":"Fix the build"}`, []string{"session_info:Fix the build"}},
+		{"time only", `{"sessionUpdate":"session_info_update","updatedAt":"2026-12-01T00:00:00Z"}`, []string{"session_info"}},
+		{"title cleared, nothing else", `{"sessionUpdate":"session_info_update","title":null}`, []string{}},
+		{"empty info", `{"sessionUpdate":"session_info_update"}`, []string{}},
+		{"mode", `{"sessionUpdate":"current_mode_update","currentModeId":"plan"}`, []string{"mode_changed:plan"}},
+		{"mode without id", `{"sessionUpdate":"current_mode_update","currentModeId":""}`, []string{}},
+		{"no commands", `{"sessionUpdate":"available_commands_update","availableCommands":[]}`, []string{"commands_available:no commands"}},
+		{"boolean option", `{"sessionUpdate":"config_option_update","configOptions":[{"id":"fast","name":"Fast","type":"boolean","currentValue":true}]}`, []string{"config_options:fast=true"}},
+		{"no options", `{"sessionUpdate":"config_option_update","configOptions":[]}`, []string{"config_options:no options"}},
+		{"usage without cost", `{"sessionUpdate":"usage_update","used":1794,"size":258400}`, []string{"context_usage:1794 of 258400 context tokens (0.7%)"}},
+		{"usage of no window", `{"sessionUpdate":"usage_update","used":0,"size":0}`, []string{"context_usage:0 of 0 context tokens"}},
+		{"notice with description", `{"sessionUpdate":"notice","severity":"error","title":"MCP down","description":"server x exited"}`, []string{"runtime_notice:MCP down: server x exited"}},
+		{"empty notice", `{"sessionUpdate":"notice","severity":"info","title":""}`, []string{}},
+		{"empty text chunk", `{"sessionUpdate":"agent_message_chunk","messageId":"m-0","content":{"type":"text","text":""}}`, []string{}},
+		{"empty informational chunk", `{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":""},"_meta":{"claudeCode":{"kind":"informational"}}}`, []string{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := newRecordingStream(t)
+			s.send(c.update)
+			assert.Equal(t, c.want, s.shape())
+			assert.Equal(t, 1, s.activity, "every update is activity")
+		})
+	}
+}
+
+// TestStreamAuthStatus: _auth/status_update is a runtime notice; one that
+// does not decode is none.
+func TestStreamAuthStatus(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		params string
+		want   []string
+	}{
+		{`{"authStatus":{"kind":"api_key","label":"Anthropic API key","detail":"ANTHROPIC_API_KEY"}}`, []string{"runtime_notice:authentication: Anthropic API key (api_key, ANTHROPIC_API_KEY)"}},
+		{`{"authStatus":{"kind":"oauth"}}`, []string{"runtime_notice:authentication: oauth"}},
+		{`{"authStatus":{}}`, []string{}},
+		{`{}`, []string{}},
+		{`[1]`, []string{}},
+	}
+	for _, c := range cases {
+		s := newRecordingStream(t)
+		s.authStatus(json.RawMessage(c.params))
+		assert.Equal(t, c.want, s.shape(), c.params)
+	}
 }

@@ -33,7 +33,7 @@ func TestEchoTurnsOnOneSession(t *testing.T) {
 	assert.Equal(t, []string{
 		"session_started:session started",
 		gapNotice,
-		"notification*",
+		"message_chunk*",
 		"notification:hello from the first turn",
 		"turn_completed",
 	}, h.rec.Shape())
@@ -48,7 +48,7 @@ func TestEchoTurnsOnOneSession(t *testing.T) {
 	res = h.turn("second")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
 	// The capability notice is once per session.
-	assert.Equal(t, []string{"session_started:session started", "notification*", "notification:second", "turn_completed"}, h.rec.Shape())
+	assert.Equal(t, []string{"session_started:session started", "message_chunk*", "notification:second", "turn_completed"}, h.rec.Shape())
 	assert.Len(t, received(t, h.agentLg, "session/prompt"), 2)
 	assert.Len(t, received(t, h.agentLg, "session/new"), 1)
 	assert.Equal(t, "second", h.sess.LastMessage().Text)
@@ -138,17 +138,78 @@ func TestUpdatesMapping(t *testing.T) {
 	h := start(t, nil)
 	res := h.turn("#updates")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
-	shape := h.rec.Shape()
-	assert.Contains(t, shape, "other_message:reasoning block")
-	assert.Contains(t, shape, "other_message:plan update")
-	assert.Contains(t, shape, "malformed:received a session update of an unrecognized kind")
-	assert.Contains(t, shape, "malformed:agent sent a message chunk this client does not render")
-	// The debug-only updates do not end the message.
-	assert.Contains(t, shape, "notification:Before the debug-only updates. After the debug-only updates.")
+	var shape []string
+	for _, s := range h.rec.Shape() {
+		if !strings.HasPrefix(s, "session_started") && !strings.Contains(s, "capability gap") {
+			shape = append(shape, s)
+		}
+	}
+	// Every update is an event, in wire order; the session-state updates and
+	// the runtime's notices do not end the message, the unknown variant does.
+	assert.Equal(t, []string{
+		"other_message:reasoning block",
+		"other_message:plan update",
+		"message_chunk*",
+		"commands_available:web",
+		"mode_changed:code",
+		"config_options:model=m1",
+		"session_info:Reference session",
+		"context_usage:53000 of 200000 context tokens (26.5%), cost 0.0450 USD",
+		"message_chunk*",
+		"runtime_notice:Claude Code is running in a sandbox.",
+		"runtime_notice:authentication: Anthropic API key (api_key, ANTHROPIC_API_KEY)",
+		"runtime_notice:MCP server down",
+		"notification:Before the session-state updates. After the session-state updates.",
+		"malformed:received a session update of an unrecognized kind",
+		"tool_result:read:ok:Read README.md",
+		"malformed:agent sent a message chunk this client does not render",
+		"turn_completed",
+	}, shape)
+	assert.Equal(t, "Before the session-state updates. After the session-state updates.", h.sess.LastMessage().Text,
+		"a runtime notice is never the last message")
 	for _, ev := range h.rec.All() {
 		assert.NotContains(t, ev.Message, "other session", "an update for another session must be dropped")
+		if ev.Type != domain.EventSessionStarted && ev.Type != domain.EventTurnCompleted {
+			assert.NotEmpty(t, ev.Message, "no event without content: %+v", ev)
+		}
 	}
 	assert.Contains(t, h.logs.String(), "dropped an update for another session")
+
+	one := func(typ domain.EventType) domain.Event {
+		t.Helper()
+		evs := h.rec.OfType(typ)
+		require.Len(t, evs, 1, typ)
+		return evs[0]
+	}
+	assert.Equal(t, []domain.Command{{Name: "web", Description: "Search the web"}}, one(domain.EventCommandsAvailable).Commands)
+	assert.Equal(t, "code", one(domain.EventModeChanged).ModeID)
+	assert.Equal(t, []domain.ConfigOption{{ID: "model", Name: "Model", Value: "m1", Values: []string{"m1"}}}, one(domain.EventConfigOptions).ConfigOptions)
+	info := one(domain.EventSessionInfo)
+	assert.Equal(t, "Reference session", info.Title)
+	assert.Equal(t, "2026-01-01T00:00:00Z", info.UpdatedAt)
+	assert.Equal(t, &domain.ContextUsage{Used: 53000, Size: 200000, Cost: &domain.Cost{Amount: 0.045, Currency: "USD"}}, one(domain.EventContextUsage).Context)
+	tool := one(domain.EventToolResult)
+	assert.Equal(t, "Read README.md", tool.ToolTitle)
+	assert.Equal(t, "completed", tool.ToolStatus)
+	assert.Equal(t, "call-read", tool.ToolCallID)
+	var plan []domain.PlanEntry
+	for _, ev := range h.rec.OfType(domain.EventOtherMessage) {
+		plan = append(plan, ev.Plan...)
+	}
+	assert.Equal(t, []domain.PlanEntry{
+		{Content: "Read the task", Priority: "high", Status: "completed"},
+		{Content: "Write the code", Priority: "medium", Status: "in_progress"},
+		{Content: "Run the tests", Priority: "low", Status: "pending"},
+	}, plan)
+	var sources []domain.Notice
+	for _, ev := range h.rec.OfType(domain.EventRuntimeNotice) {
+		sources = append(sources, *ev.Notice)
+	}
+	assert.Equal(t, []domain.Notice{
+		{Source: domain.NoticeFromMessage},
+		{Source: domain.NoticeFromAuthStatus},
+		{Source: domain.NoticeFromUpdate, Severity: "warning"},
+	}, sources)
 }
 
 func TestStopReasons(t *testing.T) {
@@ -526,10 +587,13 @@ func TestBurstLosesNothing(t *testing.T) {
 	var chunks int
 	res := h.turn(fmt.Sprintf("#burst %d", n))
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
-	for _, ev := range h.rec.OfType(domain.EventNotification) {
-		if ev.Message == "" {
+	for _, ev := range h.rec.OfType(domain.EventMessageChunk) {
+		if ev.Message != "" {
 			chunks++
 		}
 	}
 	assert.Equal(t, n, chunks)
+	for _, ev := range h.rec.All() {
+		assert.False(t, ev.Type == domain.EventNotification && ev.Message == "", "no event without content")
+	}
 }

@@ -16,8 +16,7 @@ type acpdriveClient struct {
 	sess *app.Session
 
 	// Counted by OnEvent: the outcome event of the turn and, when
-	// countEvents is set, the empty-message notification events (one per
-	// chunk).
+	// countEvents is set, the message_chunk events (one per chunk).
 	completed   atomic.Bool
 	notifEvents atomic.Int64
 }
@@ -25,7 +24,7 @@ type acpdriveClient struct {
 // startAcpdrive is the acpdrive starter. Chunks reach the sink through
 // OnAgentText, the callback that hands over each chunk's text, like the
 // SDK's SessionUpdate. With countEvents, OnEvent also counts the
-// per-chunk notification events (a cross-check, off in benchmarks).
+// per-chunk message_chunk events (a cross-check, off in benchmarks).
 func startAcpdrive(countEvents bool) starter {
 	return func(ctx context.Context, s *sink) (burstClient, error) {
 		c := &acpdriveClient{}
@@ -39,10 +38,8 @@ func startAcpdrive(countEvents bool) starter {
 		if countEvents {
 			onEvent = func(ev domain.Event) {
 				switch ev.Type {
-				case domain.EventNotification:
-					if ev.Message == "" {
-						c.notifEvents.Add(1)
-					}
+				case domain.EventMessageChunk:
+					c.notifEvents.Add(1)
 				case domain.EventTurnCompleted:
 					c.completed.Store(true)
 				}

@@ -47,7 +47,7 @@ func TestMillionBurstNoLoss(t *testing.T) {
 			t.Errorf("agent text chunks received = %d, want %d (lost %d)", res.received, millionBurst, res.lost())
 		}
 		if got := client.notifEvents.Load(); got != millionBurst {
-			t.Errorf("per-chunk notification events = %d, want %d", got, millionBurst)
+			t.Errorf("per-chunk message_chunk events = %d, want %d", got, millionBurst)
 		}
 		if res.stopErr != nil {
 			t.Errorf("stop: %v", res.stopErr)

@@ -106,7 +106,7 @@ func runInProcessStream(ctx context.Context, start starter, turns, chunks int) (
 
 // runCLIStream runs one op of the CLI: `acpdrive run [--json]` with every
 // turn's prompt, standard output a pipe read to its end in 64 KiB reads.
-// With --json it counts the per-chunk notification event lines; human
+// With --json it counts the per-chunk message_chunk event lines; human
 // output counts the bytes 'x' (the burst's chunk text is "x", and nothing
 // else the CLI prints for this run holds one).
 func runCLIStream(turns, chunks int, jsonOut, fast bool) (streamRun, []byte, error) {
@@ -152,12 +152,12 @@ func runCLIStream(turns, chunks int, jsonOut, fast bool) (streamRun, []byte, err
 	return run, counter.tail, nil
 }
 
-// chunkEventLine is how the CLI's --json prints the empty notification
-// event every text chunk produces.
-var chunkEventLine = []byte(`{"type":"notification","time":`)
+// chunkEventLine is how the CLI's --json starts the message_chunk event
+// every text chunk produces.
+var chunkEventLine = []byte(`{"type":"message_chunk","time":`)
 
-// eventCounter counts the per-chunk notification event lines of --json
-// output (the ones without a message) as it passes, and keeps the last
+// eventCounter counts the per-chunk message_chunk event lines of --json
+// output as it passes, and keeps the last
 // bytes of the output. With fast (in benchmarks, so that the reader of the
 // pipe takes as little of the machine as it can) it only counts lines and
 // 'x' bytes; TestStreamClients checks the exact counts.
@@ -186,7 +186,7 @@ func (c *eventCounter) Write(p []byte) (int, error) {
 			break
 		}
 		line := data[:i]
-		if bytes.HasPrefix(line, chunkEventLine) && !bytes.Contains(line, []byte(`"message":`)) {
+		if bytes.HasPrefix(line, chunkEventLine) {
 			c.chunkEvents++
 		}
 		data = data[i+1:]

@@ -30,9 +30,27 @@ type Advertised struct {
 	Close  bool `json:"close"`
 	Delete bool `json:"delete"`
 	List   bool `json:"list"`
-	// SessionMarkers lists every sessionCapabilities marker present, in
-	// schema order (also those acpdrive does not use).
+	// SessionMarkers lists every sessionCapabilities key present: the
+	// schema's markers in schema order, then every other key sorted (also
+	// those acpdrive does not use, such as systemPrompt or title).
 	SessionMarkers []string `json:"session_markers"`
+	// SessionDetails holds, per session capability whose value is more
+	// than an empty marker, that value in compact JSON.
+	SessionDetails map[string]string `json:"session_details,omitempty"`
+	// AuthCapabilities lists the keys of agentCapabilities.auth (such as
+	// logout), sorted.
+	AuthCapabilities []string `json:"auth_capabilities,omitempty"`
+	// Providers reports whether agentCapabilities.providers is present;
+	// ProviderKeys lists its keys, sorted.
+	Providers    bool     `json:"providers,omitempty"`
+	ProviderKeys []string `json:"provider_keys,omitempty"`
+	// MetaKeys lists the keys of agentCapabilities._meta, one level deep
+	// ("claudeCode.promptQueueing"), sorted; ResultMetaKeys those of the
+	// initialize result's own _meta.
+	MetaKeys       []string `json:"meta_keys,omitempty"`
+	ResultMetaKeys []string `json:"result_meta_keys,omitempty"`
+	// AuthMethodDetails are initialize's authMethods as sent.
+	AuthMethodDetails []AuthMethod `json:"auth_method_details,omitempty"`
 	// MCPHTTP and MCPSSE are agentCapabilities.mcpCapabilities.
 	MCPHTTP bool `json:"mcp_http"`
 	MCPSSE  bool `json:"mcp_sse"`
@@ -43,4 +61,12 @@ type Advertised struct {
 	PromptEmbeddedContext bool `json:"prompt_embedded_context"`
 	// AuthMethods are the ids of initialize's authMethods, in order.
 	AuthMethods []string `json:"auth_methods"`
+}
+
+// AuthMethod is one authentication method a runtime offers.
+type AuthMethod struct {
+	ID          string `json:"id"`
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+	Type        string `json:"type,omitempty"`
 }

@@ -27,8 +27,25 @@ const (
 	EventTurnInputRequired EventType = "turn_input_required"
 	// EventTokenUsage carries measured token figures for a turn.
 	EventTokenUsage EventType = "token_usage"
-	// EventNotification carries agent text (or an empty keep-alive).
+	// EventNotification carries the agent's accumulated message and
+	// acpdrive's own notices.
 	EventNotification EventType = "notification"
+	// EventMessageChunk carries one text chunk of the agent's reply, as it
+	// streams (the accumulated message follows as a notification).
+	EventMessageChunk EventType = "message_chunk"
+	// EventRuntimeNotice carries a notice the runtime sent (a warning, its
+	// authentication status): never the agent's reply.
+	EventRuntimeNotice EventType = "runtime_notice"
+	// EventCommandsAvailable carries the commands the runtime offers.
+	EventCommandsAvailable EventType = "commands_available"
+	// EventModeChanged carries the session's current mode.
+	EventModeChanged EventType = "mode_changed"
+	// EventConfigOptions carries the session's configuration options.
+	EventConfigOptions EventType = "config_options"
+	// EventSessionInfo carries the session's title and update time.
+	EventSessionInfo EventType = "session_info"
+	// EventContextUsage carries the context window's use and the session's cost.
+	EventContextUsage EventType = "context_usage"
 	// EventOtherMessage carries reasoning blocks and plan updates.
 	EventOtherMessage EventType = "other_message"
 	// EventMalformed reports input this client could not interpret.
@@ -45,6 +62,8 @@ const (
 	MsgReasoningBlock = "reasoning block"
 	// MsgPlanUpdate is the other_message text for a plan update.
 	MsgPlanUpdate = "plan update"
+	// MsgNoCommands is the commands_available text for an empty list.
+	MsgNoCommands = "no commands"
 	// MsgNonTextChunk is the malformed text for a non-text message chunk.
 	MsgNonTextChunk = "agent sent a message chunk this client does not render"
 	// MsgUnknownUpdate is the malformed text for an unrecognized session/update variant.
@@ -131,6 +150,93 @@ type Event struct {
 	ToolDurationMS int64 `json:"tool_duration_ms,omitempty"`
 	// ToolError reports a failed tool call on tool_result.
 	ToolError bool `json:"tool_error,omitempty"`
+	// ToolCallID is the runtime's id of the call on tool_result.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// ToolTitle is the call's title on tool_result (also its Message).
+	ToolTitle string `json:"tool_title,omitempty"`
+	// ToolStatus is the call's terminal status on tool_result: completed
+	// or failed.
+	ToolStatus string `json:"tool_status,omitempty"`
+	// MessageID is the runtime's message id on message_chunk, when sent.
+	MessageID string `json:"message_id,omitempty"`
+	// Notice describes a runtime_notice: where it came from and how
+	// severe the runtime says it is.
+	Notice *Notice `json:"notice,omitempty"`
+	// Commands is set on commands_available (the complete list).
+	Commands []Command `json:"commands,omitempty"`
+	// ModeID is set on mode_changed.
+	ModeID string `json:"mode_id,omitempty"`
+	// ConfigOptions is set on config_options (the complete list).
+	ConfigOptions []ConfigOption `json:"config_options,omitempty"`
+	// Title is set on session_info when the runtime named the session.
+	Title string `json:"title,omitempty"`
+	// UpdatedAt is set on session_info when the runtime sent it.
+	UpdatedAt string `json:"updated_at,omitempty"`
+	// Context is set on context_usage.
+	Context *ContextUsage `json:"context,omitempty"`
+	// Plan is set on the other_message of a plan update: the complete list.
+	Plan []PlanEntry `json:"plan,omitempty"`
+}
+
+// Where a runtime notice came from (Notice.Source).
+const (
+	// NoticeFromMessage: an agent_message_chunk the runtime marked as
+	// informational (the Claude agent adapter's warnings).
+	NoticeFromMessage = "agent_message_chunk"
+	// NoticeFromUpdate: the notice session update.
+	NoticeFromUpdate = "notice"
+	// NoticeFromAuthStatus: the _auth/status_update notification.
+	NoticeFromAuthStatus = "_auth/status_update"
+)
+
+// Notice describes a runtime_notice event.
+type Notice struct {
+	// Source says what carried it: NoticeFromMessage, NoticeFromUpdate or
+	// NoticeFromAuthStatus.
+	Source string `json:"source"`
+	// Severity is the runtime's own severity, when it sent one.
+	Severity string `json:"severity,omitempty"`
+}
+
+// Command is one command the runtime offers (available_commands_update).
+type Command struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// ConfigOption is one session configuration option and its value.
+type ConfigOption struct {
+	ID       string `json:"id"`
+	Name     string `json:"name,omitempty"`
+	Category string `json:"category,omitempty"`
+	// Value is the current value as text ("true"/"false" for a boolean).
+	Value string `json:"value"`
+	// Values lists the values a select offers, groups flattened.
+	Values []string `json:"values,omitempty"`
+}
+
+// ContextUsage is the context window's use as the runtime reports it
+// (usage_update): tokens in context, not a turn's spend.
+type ContextUsage struct {
+	// Used is the number of tokens in the context window.
+	Used uint64 `json:"used"`
+	// Size is the context window's size in tokens.
+	Size uint64 `json:"size"`
+	// Cost is the session's cumulative cost, when the runtime reports one.
+	Cost *Cost `json:"cost,omitempty"`
+}
+
+// Cost is an amount in a currency (ISO 4217).
+type Cost struct {
+	Amount   float64 `json:"amount"`
+	Currency string  `json:"currency"`
+}
+
+// PlanEntry is one entry of the agent's plan.
+type PlanEntry struct {
+	Content  string `json:"content"`
+	Priority string `json:"priority,omitempty"`
+	Status   string `json:"status,omitempty"`
 }
 
 // TruncateRunes returns s cut to at most n runes. A cut string ends in "…",

@@ -45,3 +45,12 @@ type Measurement interface {
 	// end or before a restart that no longer uses the source.
 	Release() error
 }
+
+// RuntimeRecognizer is an optional interface of a MeasurementSource whose
+// runtime answers the handshake under more than one name (a package that
+// was renamed, a name carrying its version). Recognizes reports whether
+// agentName, the handshake's agentInfo.name, is the source's runtime. A
+// source without it is recognized by RuntimeName alone.
+type RuntimeRecognizer interface {
+	Recognizes(agentName string) bool
+}

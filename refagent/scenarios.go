@@ -75,19 +75,23 @@ func builtinTurns() map[string]*Turn {
 			},
 		},
 		"updates": {
-			Description: "thought, plan, the five debug-only updates between two chunks of one message, notice and state_update (unknown variants), an image chunk, an update for another session, then end_turn.",
+			Description: "thought, plan, the five session-state updates between two chunks of one message, an informational chunk (_meta.claudeCode.kind), an _auth/status_update notification, a notice, a state_update (unknown variant), a tool call whose terminal update carries no title, an image chunk, an update for another session, then end_turn.",
 			Steps: []Step{
 				{Step: StepThought, Text: "Thinking about the task."},
 				{Step: StepPlan},
-				text("Before the debug-only updates. "),
+				text("Before the session-state updates. "),
 				{Step: StepAvailableCommands},
 				{Step: StepCurrentMode, ModeID: "code"},
 				{Step: StepConfigOptions},
 				{Step: StepSessionInfo, Title: "Reference session", UpdatedAt: "2026-01-01T00:00:00Z"},
 				{Step: StepUsage, Used: 53000, Size: 200000, Cost: json.RawMessage(`{"amount":0.045,"currency":"USD"}`)},
-				text("After the debug-only updates."),
+				text("After the session-state updates."),
+				{Step: StepUpdate, Update: json.RawMessage(`{"sessionUpdate":"agent_message_chunk","messageId":"m-1","content":{"type":"text","text":"Claude Code is running in a sandbox."},"_meta":{"claudeCode":{"kind":"informational"}}}`)},
+				{Step: StepRaw, Line: `{"jsonrpc":"2.0","method":"_auth/status_update","params":{"authStatus":{"kind":"api_key","label":"Anthropic API key","detail":"ANTHROPIC_API_KEY"}}}`},
 				{Step: StepUpdate, Update: json.RawMessage(`{"sessionUpdate":"notice","severity":"warning","title":"MCP server down"}`)},
 				{Step: StepUpdate, Update: json.RawMessage(`{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}`)},
+				{Step: StepToolCall, ToolCallID: "call-read", Title: "Read README.md", Kind: "read", Status: "pending"},
+				{Step: StepToolCallUpdate, ToolCallID: "call-read", Status: "completed"},
 				{Step: StepUpdate, Update: json.RawMessage(`{"sessionUpdate":"agent_message_chunk","messageId":"img","content":{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}}`)},
 				{Step: StepText, Text: "for another session", Session: "other-session"},
 				stop("end_turn"),
@@ -293,6 +297,24 @@ func ptrInt(n int) *int { return &n }
 var startupScenarios = map[string]scenario{
 	"wrong-version": {"initialize answers protocolVersion 2.", func(s *Script) {
 		s.Initialize = &Initialize{ProtocolVersion: ptrInt(2)}
+	}},
+	"unsupported-version": {"Answers initialize with error -32022 \"Unsupported protocol version\", data {\"requested\":1,\"supported\":[2]} (a runtime that speaks only ACP v2).", func(s *Script) {
+		s.Initialize = &Initialize{Reply: Reply{Error: &RPCError{Code: -32022, Message: "Unsupported protocol version", Data: json.RawMessage(`{"requested":1,"supported":[2]}`)}}}
+	}},
+	"advertise-all": {"Advertises what today's Claude and Codex adapters do: every session capability (systemPrompt, title, subagents among them), auth {logout}, providers, _meta keys, two auth methods; session/new answers modes, configOptions and models, then sends available_commands_update; session/delete answers {}.", func(s *Script) {
+		s.Initialize = &Initialize{
+			AgentCapabilities: json.RawMessage(`{"loadSession":true,"promptCapabilities":{"image":true,"embeddedContext":true},"mcpCapabilities":{"http":true,"sse":false},` +
+				`"sessionCapabilities":{"additionalDirectories":{},"close":{},"delete":{},"fork":{},"list":{},"resume":{},"systemPrompt":{"mode":{"override":{}}},"title":{},"subagents":{}},` +
+				`"auth":{"logout":{}},"providers":{},"_meta":{"claudeCode":{"promptQueueing":true},"authStatus":{"kind":"api_key"}}}`),
+			AuthMethods: json.RawMessage(`[{"id":"api-key","name":"API key","description":"Use an API key from the environment"},{"id":"chat-gpt","name":"ChatGPT"}]`),
+		}
+		s.Methods = map[string][]Reply{"session/new": {{
+			Result: json.RawMessage(`{"sessionId":"ref-1","modes":{"currentModeId":"default","availableModes":[{"id":"default","name":"Manual","description":"Always ask"},{"id":"auto","name":"Auto"}]},` +
+				`"configOptions":[{"id":"mode","name":"Mode","category":"mode","type":"select","currentValue":"default","options":[{"value":"default","name":"Manual"},{"value":"auto","name":"Auto"}]},` +
+				`{"id":"fast","name":"Fast","category":"model_config","type":"boolean","currentValue":false}],` +
+				`"models":{"currentModelId":"opus","availableModels":[{"modelId":"opus","name":"Opus"},{"modelId":"haiku","name":"Haiku"}]}}`),
+			After: []Step{{Step: StepAvailableCommands, AvailableCommands: json.RawMessage(`[{"name":"compact","description":"Compact the conversation"},{"name":"review"}]`)}},
+		}}}
 	}},
 	"exit-before-init": {"On initialize, writes ANSI-coloured lines to stderr and exits 7 without answering.", func(s *Script) {
 		s.Initialize = &Initialize{Reply: Reply{Exit: &Exit{Code: 7, Stderr: ansiStartupStderr}}}

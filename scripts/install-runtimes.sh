@@ -7,7 +7,11 @@
 # name, through npm and go as configured on the machine.
 #
 #   scripts/install-runtimes.sh            # everything
-#   scripts/install-runtimes.sh gemini     # one or more of: gemini claude codex qwen opencode copilot ts-sdk acpx go-sdk-agent
+#   scripts/install-runtimes.sh gemini     # one or more of: gemini claude-current codex-current claude codex qwen opencode copilot ts-sdk acpx go-sdk-agent
+#
+# claude-current and codex-current are today's releases of the Claude and
+# Codex adapters (the packages moved to @agentclientprotocol/…); claude and
+# codex keep the last releases under the old names, as compatibility rows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD/.cache/runtimes"
@@ -16,6 +20,8 @@ mkdir -p "$root"
 # name  npm package  pinned version
 npm_runtimes=(
 	"gemini       @google/gemini-cli                 0.61.0"
+	"claude-current @agentclientprotocol/claude-agent-acp 0.101.0"
+	"codex-current  @agentclientprotocol/codex-acp        2.6.0"
 	"claude       @zed-industries/claude-agent-acp   0.23.1"
 	"codex        @zed-industries/codex-acp          0.16.0"
 	"qwen         @qwen-code/qwen-code               0.24.4"
@@ -58,7 +64,7 @@ for row in "${npm_runtimes[@]}"; do
 		echo "install-runtimes: $pkg installed as version '$got', want $version" >&2
 		exit 1
 	fi
-	if [ "$name" = codex ] && ! compgen -G "$dir/node_modules/@zed-industries/codex-acp-*/bin/codex-acp" >/dev/null; then
+	if [ "$name" = codex ] && ! compgen -G "$dir/node_modules/$pkg-*/bin/codex-acp" >/dev/null; then
 		echo "install-runtimes: $pkg installed without its native binary (optional dependency for $(uname -sm))" >&2
 		exit 1
 	fi
@@ -66,6 +72,7 @@ for row in "${npm_runtimes[@]}"; do
 	# optional dependency for this platform) must have brought it.
 	native=""
 	case "$name" in
+	codex-current) native="$dir/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex" ;; # 2.x drives the codex app server
 	opencode) native="$dir/node_modules/opencode-linux-x64/bin/opencode" ;;
 	copilot) native="$dir/node_modules/@github/copilot-linux-x64/copilot" ;;
 	esac

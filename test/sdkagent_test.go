@@ -78,7 +78,7 @@ func TestGoSDKExampleAgentCompletesATurn(t *testing.T) {
 	var shape []string
 	for _, ev := range events {
 		switch {
-		case ev.Type == domain.EventNotification && ev.Message == "":
+		case ev.Type == domain.EventMessageChunk:
 			continue // one per chunk
 		case ev.Type == domain.EventNotification && !strings.HasPrefix(ev.Message, "this session") &&
 			ev.Message != domain.MsgPermissionRefused:

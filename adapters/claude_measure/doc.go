@@ -1,6 +1,8 @@
 // Package claude_measure implements ports.MeasurementSource for Claude Code
 // run through the Claude agent ACP adapter (@zed-industries/claude-agent-acp,
-// read against 0.23.1 and the Claude Code 2.1.83 it bundles). It reads each
+// read against 0.23.1 and the Claude Code 2.1.83 it bundles; renamed
+// @agentclientprotocol/claude-agent-acp from 0.101.0, whose transcript is
+// where 0.23.1 wrote it). It reads each
 // turn's token figures from the per-session transcript Claude Code keeps
 // (docs/behaviour.md#token-accounting).
 //
@@ -14,10 +16,11 @@
 //     Windows also claude-agent-acp.cmd, .ps1 or .exe), e.g.
 //     `claude-agent-acp` or `env -i HOME=/h /opt/x/node_modules/.bin/claude-agent-acp`;
 //   - it is a file inside the package, a path holding the consecutive
-//     segments @zed-industries and claude-agent-acp followed by at least one
-//     more (`node …/node_modules/@zed-industries/claude-agent-acp/dist/index.js`);
-//   - it is the package name itself, optionally with a version
-//     (`npx @zed-industries/claude-agent-acp@0.23.1`).
+//     segments @zed-industries (or @agentclientprotocol) and
+//     claude-agent-acp followed by at least one more (`node …/node_modules/@zed-industries/claude-agent-acp/dist/index.js`);
+//   - it is either package name itself, optionally with a version
+//     (`npx @zed-industries/claude-agent-acp@0.23.1`,
+//     `npx @agentclientprotocol/claude-agent-acp@0.101.0`).
 //
 // Nothing else claims: not Claude Code's own CLI (`claude`, which does not
 // speak ACP), not a word that merely contains the name

@@ -15,8 +15,12 @@ const (
 	// SourceName is the source's Name.
 	SourceName = "claude_transcript"
 	// AdapterName is the agentInfo.name the Claude agent ACP adapter
-	// reports in its initialize response, and the npm package it ships in.
+	// reports in its initialize response, and the npm package it ships in,
+	// up to 0.23.1.
 	AdapterName = "@zed-industries/claude-agent-acp"
+	// CurrentAdapterName is the name and package of the adapter's later
+	// releases (0.101.0 and on).
+	CurrentAdapterName = "@agentclientprotocol/claude-agent-acp"
 )
 
 // Options configure a Source.
@@ -37,9 +41,10 @@ type Options struct {
 // Source measures Claude Code's token usage from its session transcript.
 // It is safe for concurrent use; each Arm is one start. Its Name is
 // "claude_transcript", its RuntimeName "@zed-industries/claude-agent-acp"
-// (the adapter's agentInfo.name); Claims reports whether a word of command
-// names the Claude agent ACP adapter (see the package documentation for
-// the rule). Arm creates the start's private directory and resolves the
+// (the adapter's agentInfo.name); it also recognizes the name of the later
+// releases, "@agentclientprotocol/claude-agent-acp" (Recognizes). Claims
+// reports whether a word of command names the Claude agent ACP adapter
+// under either package (see the package documentation for the rule). Arm creates the start's private directory and resolves the
 // config home; the measurement carries no environment.
 type Source struct{ journaltail.Source }
 
@@ -49,8 +54,10 @@ var _ ports.MeasurementSource = (*Source)(nil)
 func New(o Options) *Source {
 	return &Source{journaltail.NewSource(journaltail.Spec{
 		Adapter: "claude_measure", Name: SourceName, RuntimeName: AdapterName,
+		RuntimeNames: []string{CurrentAdapterName, "claude-agent-acp"},
 		// The adapter's executable is the package's bin entry.
-		Package: AdapterName, Bins: []string{"claude-agent-acp"}, DirPrefix: "acpdrive-claude-measure-",
+		Package: AdapterName, Packages: []string{CurrentAdapterName},
+		Bins: []string{"claude-agent-acp"}, DirPrefix: "acpdrive-claude-measure-",
 		HomeEnv: "CLAUDE_CONFIG_DIR", HomeSub: []string{".claude"},
 		// A turn's transcript must stay unchanged this long, once a record
 		// counted, to settle a turn without a final stop reason; it is read

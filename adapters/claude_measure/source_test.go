@@ -113,6 +113,29 @@ func TestIdentity(t *testing.T) {
 	assert.Equal(t, "@zed-industries/claude-agent-acp", s.RuntimeName())
 }
 
+func TestRecognizes(t *testing.T) {
+	cases := []struct {
+		name string
+		want bool
+	}{
+		{"@zed-industries/claude-agent-acp", true},
+		{"@agentclientprotocol/claude-agent-acp", true},
+		{"@agentclientprotocol/claude-agent-acp@0.101.0", true},
+		{"@AgentClientProtocol/Claude-Agent-ACP", true},
+		{" claude-agent-acp ", true},
+		{"", false},
+		{"@", false},
+		{"codex-acp", false},
+		{"@agentclientprotocol/codex-acp", false},
+		{"@agentclientprotocol/claude-agent-acp-next", false},
+		{"claude", false},
+	}
+	s := New(Options{})
+	for _, c := range cases {
+		assert.Equal(t, c.want, s.Recognizes(c.name), "%q", c.name)
+	}
+}
+
 func TestClaims(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -129,6 +152,9 @@ func TestClaims(t *testing.T) {
 		{"windows exe", []string{`claude-agent-acp.EXE`}, true},
 		{"npx package", []string{"npx", "-y", "@zed-industries/claude-agent-acp"}, true},
 		{"npx package at a version", []string{"npx", "@zed-industries/claude-agent-acp@0.23.1"}, true},
+		{"npx new package", []string{"npx", "-y", "@agentclientprotocol/claude-agent-acp@0.101.0"}, true},
+		{"node on the new package entry", []string{"node", "/x/node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js"}, true},
+		{"new package name as a prefix", []string{"npx", "@agentclientprotocol/claude-agent-acp-next"}, false},
 		{"empty", nil, false},
 		{"empty word", []string{""}, false},
 		{"claude code cli", []string{"claude", "--print"}, false},

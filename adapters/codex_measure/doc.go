@@ -1,5 +1,6 @@
 // Package codex_measure implements ports.MeasurementSource for Codex run
-// through codex-acp (@zed-industries/codex-acp), reading each turn's token
+// through codex-acp (@zed-industries/codex-acp up to 0.16, renamed
+// @agentclientprotocol/codex-acp from 2.x), reading each turn's token
 // figures from the rollout file Codex writes for every session
 // (docs/behaviour.md#token-accounting).
 //
@@ -9,13 +10,15 @@
 // codex-acp: a word whose last path element is codex-acp (or codex-acp.js,
 // the npm package's bin script, or codex-acp.cmd, .ps1 or .exe; backslashes
 // count as slashes, trailing ones are ignored), a word that is the npm
-// package name @zed-industries/codex-acp (bare or with @<version>, as npx
-// takes it), or a path that runs through the package's own folder
-// (…/@zed-industries/codex-acp/…, as `node <that folder>/bin/codex-acp.js`
-// does). Nothing else is claimed: not codex alone, not a wrapper script of
+// package name @zed-industries/codex-acp or @agentclientprotocol/codex-acp
+// (bare or with @<version>, as npx takes it), or a path that runs through
+// either package's own folder (…/@zed-industries/codex-acp/…, as
+// `node <that folder>/bin/codex-acp.js` does). Nothing else is claimed: not codex alone, not a wrapper script of
 // another name, not the platform binary's npm link (codex-acp-linux-x64).
 // The handshake decides the rest: the source is kept only when initialize's
-// agentInfo.name is "codex-acp" (RuntimeName).
+// agentInfo.name is "codex-acp" (RuntimeName, 0.16) or
+// "@agentclientprotocol/codex-acp" (2.x), with or without "@<version>"
+// (Recognizes).
 //
 // # Arm and CODEX_HOME
 //

@@ -25,8 +25,10 @@ type Options struct {
 
 // Source is the measurement source for codex-acp's rollout files. Its
 // Name is "codex_rollout", its RuntimeName "codex-acp" (the agentInfo.name
-// codex-acp reports); Claims reports whether the program or an argument of
-// command names codex-acp (see the package documentation for the rule).
+// codex-acp 0.16 reports); it also recognizes "@agentclientprotocol/codex-acp",
+// the name 2.x reports (Recognizes). Claims reports whether the program or
+// an argument of command names codex-acp under either package (see the
+// package documentation for the rule).
 // Arm creates the start's private temporary directory; the measurement
 // asks for no environment: CODEX_HOME stays where the runtime's sessions
 // are kept (see the package documentation).
@@ -42,7 +44,10 @@ func New(opts Options) *Source {
 	}
 	return &Source{journaltail.NewSource(journaltail.Spec{
 		Adapter: "codex_measure", Name: "codex_rollout", RuntimeName: "codex-acp",
-		Package: "@zed-industries/codex-acp", Bins: []string{"codex-acp", "codex-acp.js"},
+		// 2.x reports its package name; both packages are claimed.
+		RuntimeNames: []string{"@agentclientprotocol/codex-acp", "@zed-industries/codex-acp"},
+		Package:      "@zed-industries/codex-acp", Packages: []string{"@agentclientprotocol/codex-acp"},
+		Bins:      []string{"codex-acp", "codex-acp.js"},
 		DirPrefix: "acpdrive-codex-measure-", HomeEnv: "CODEX_HOME", HomeSub: []string{".codex"},
 		// No settle rule: a turn ends on its end record, or at the wait's end.
 		Poll: 25 * time.Millisecond,

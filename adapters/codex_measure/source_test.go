@@ -29,6 +29,27 @@ var (
 	turn3 = domain.Usage{InputTokens: 300, CacheReadTokens: 90, OutputTokens: 30, ReasoningTokens: 12, TotalTokens: 342}
 )
 
+func TestRecognizes(t *testing.T) {
+	t.Parallel()
+	src := codex_measure.New(codex_measure.Options{})
+	cases := []struct {
+		name string
+		want bool
+	}{
+		{"codex-acp", true},
+		{"@agentclientprotocol/codex-acp", true},
+		{"@agentclientprotocol/codex-acp@2.6.0", true},
+		{"@zed-industries/codex-acp", true},
+		{"Codex-ACP", true},
+		{"codex", false},
+		{"@agentclientprotocol/claude-agent-acp", false},
+		{"", false},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, src.Recognizes(c.name), "%q", c.name)
+	}
+}
+
 func TestClaims(t *testing.T) {
 	t.Parallel()
 	src := codex_measure.New(codex_measure.Options{})
@@ -44,6 +65,9 @@ func TestClaims(t *testing.T) {
 		{"node running the package folder", []string{"node", "/opt/n/node_modules/@zed-industries/codex-acp"}, true},
 		{"npx with the package", []string{"npx", "-y", "@zed-industries/codex-acp"}, true},
 		{"npx with a pinned version", []string{"npx", "@zed-industries/codex-acp@0.16.0"}, true},
+		{"npx with the new package", []string{"npx", "@agentclientprotocol/codex-acp@2.6.0"}, true},
+		{"node running the new package's bin script", []string{"node", "/opt/n/node_modules/@agentclientprotocol/codex-acp/bin/codex-acp.js"}, true},
+		{"new package name as a prefix", []string{"npx", "@agentclientprotocol/codex-acpx"}, false},
 		{"through env", []string{"env", "-i", "CODEX_HOME=/srv/codex", "codex-acp"}, true},
 		{"windows program", []string{`C:\tools\codex-acp.exe`}, true},
 		{"native binary in the platform package", []string{"/opt/n/node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp"}, true},

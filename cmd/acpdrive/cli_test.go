@@ -164,6 +164,19 @@ func TestRunStartupEarlyExit(t *testing.T) {
 	assert.True(t, strings.HasPrefix(lines[0].Message, "the agent runtime exited before responding: exit status 7"), lines[0].Message)
 }
 
+func TestRunStartupUnsupportedProtocolVersion(t *testing.T) {
+	bin := testbin.Path(t)
+	lines, _, code := run(t, "run", "--json", "--command", bin+" agent --scenario unsupported-version", "hi")
+	assert.Equal(t, 3, code)
+	require.Len(t, lines, 1)
+	assert.Equal(t, "startup_failed", lines[0].Type)
+	assert.Equal(t, "agent_not_found", lines[0].ErrorKind)
+	assert.Equal(t, "agent does not support protocol version 1; it supports 2", lines[0].Message)
+	stdout, _, code := runIn(t, t.TempDir(), "run", "--command", bin+" agent --scenario unsupported-version", "hi")
+	assert.Equal(t, 3, code)
+	assert.Contains(t, stdout, `agent does not support protocol version 1; it supports 2: initialize error -32022: Unsupported protocol version (data: {"requested":1,"supported":[2]})`)
+}
+
 func TestRunUsageErrors(t *testing.T) {
 	cases := [][]string{
 		{"run"},                                 // no prompt
@@ -194,6 +207,86 @@ func TestRunHumanOutput(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(text, "hello human"), "the reply is streamed once, not repeated by its report")
 }
 
+// TestRunUpdatesJSON: every update of the reference agent's #updates turn
+// is one --json line with its content; none is empty, and the runtime's
+// notices never reach the reply.
+func TestRunUpdatesJSON(t *testing.T) {
+	stdout, stderr, code := runIn(t, t.TempDir(), "run", "--json", "#updates")
+	require.Equal(t, 0, code, stderr)
+	byType := map[string][]map[string]any{}
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	for sc.Scan() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &m), sc.Text())
+		typ, _ := m["type"].(string)
+		byType[typ] = append(byType[typ], m)
+		switch typ {
+		case "session_started", "turn_completed", "turn_result", "run_result":
+		default:
+			assert.NotEmpty(t, m["message"], "no event without content: %s", sc.Text())
+		}
+	}
+	cases := []struct {
+		typ, field string
+		want       any
+	}{
+		{"commands_available", "commands", []any{map[string]any{"name": "web", "description": "Search the web"}}},
+		{"mode_changed", "mode_id", "code"},
+		{"config_options", "config_options", []any{map[string]any{"id": "model", "name": "Model", "value": "m1", "values": []any{"m1"}}}},
+		{"session_info", "title", "Reference session"},
+		{"context_usage", "context", map[string]any{"used": 53000.0, "size": 200000.0, "cost": map[string]any{"amount": 0.045, "currency": "USD"}}},
+		{"tool_result", "tool_title", "Read README.md"},
+		{"tool_result", "tool_status", "completed"},
+		{"tool_result", "tool_name", "read"},
+	}
+	for _, c := range cases {
+		require.Len(t, byType[c.typ], 1, c.typ)
+		assert.Equal(t, c.want, byType[c.typ][0][c.field], "%s.%s", c.typ, c.field)
+	}
+	var notices []string
+	for _, n := range byType["runtime_notice"] {
+		notices = append(notices, n["message"].(string)+" ["+n["notice"].(map[string]any)["source"].(string)+"]")
+	}
+	assert.Equal(t, []string{
+		"Claude Code is running in a sandbox. [agent_message_chunk]",
+		"authentication: Anthropic API key (api_key, ANTHROPIC_API_KEY) [_auth/status_update]",
+		"MCP server down [notice]",
+	}, notices)
+	var chunks, reply []string
+	for _, c := range byType["message_chunk"] {
+		chunks = append(chunks, c["message"].(string))
+	}
+	assert.Equal(t, []string{"Before the session-state updates. ", "After the session-state updates."}, chunks)
+	for _, n := range byType["notification"] {
+		reply = append(reply, n["message"].(string))
+	}
+	assert.Contains(t, reply, "Before the session-state updates. After the session-state updates.")
+}
+
+// TestRunUpdatesHuman: a person sees the title, the mode, the notices and
+// the context use in the turn summary; not the commands or options.
+func TestRunUpdatesHuman(t *testing.T) {
+	stdout, stderr, code := runIn(t, t.TempDir(), "run", "#updates", "#updates")
+	require.Equal(t, 0, code, stderr)
+	for _, want := range []string{
+		"· title: Reference session\n",
+		"· mode: code\n",
+		"· notice: Claude Code is running in a sandbox.\n",
+		"· notice: authentication: Anthropic API key (api_key, ANTHROPIC_API_KEY)\n",
+		"· notice: MCP server down\n",
+		"; context: 53000 of 200000 context tokens (26.5%), cost 0.0450 USD\n",
+		"⚙ read ok (",
+	} {
+		assert.Contains(t, stdout, want)
+	}
+	assert.Equal(t, 1, strings.Count(stdout, "· title: "), "an unchanged title is shown once")
+	assert.Equal(t, 1, strings.Count(stdout, "· mode: "), "an unchanged mode is shown once")
+	assert.Equal(t, 2, strings.Count(stdout, "; context: "), "each turn's summary shows its context use")
+	assert.NotContains(t, stdout, "web", "commands are not shown")
+	assert.NotContains(t, stdout, "model=m1", "options are not shown")
+	assert.Equal(t, 2, strings.Count(stdout, "Claude Code is running in a sandbox."), "a notice is never reply text")
+}
+
 func TestRunSIGINTCancelsTheTurn(t *testing.T) {
 	cmd := exec.Command(testbin.Path(t), "run", "--json", "#wait-cancel", "never sent")
 	cmd.Dir = t.TempDir()
@@ -208,7 +301,7 @@ func TestRunSIGINTCancelsTheTurn(t *testing.T) {
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &l))
 		lines = append(lines, l)
 		// The agent's first chunk says the turn is under way.
-		if !signalled && l.Type == "notification" && l.Message == "" {
+		if !signalled && l.Type == "message_chunk" {
 			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 			signalled = true
 		}
@@ -251,7 +344,7 @@ func TestRunSecondSIGINTStopsTheSession(t *testing.T) {
 		var l line
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &l))
 		lines = append(lines, l)
-		if sent == 0 && l.Type == "notification" && l.Message == "" {
+		if sent == 0 && l.Type == "message_chunk" {
 			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 			time.Sleep(300 * time.Millisecond)
 			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
@@ -337,6 +430,48 @@ func TestProbeHumanAndFailure(t *testing.T) {
 	}
 	_, _, code := run(t, "probe", "--command", "acpdrive-no-such-runtime")
 	assert.Equal(t, 3, code)
+}
+
+// TestProbeSession: probe --session shows everything the runtime
+// advertises and what its throwaway session offered, in both outputs.
+func TestProbeSession(t *testing.T) {
+	bin := testbin.Path(t)
+	agent := bin + " agent --scenario advertise-all"
+	stdout, stderr, code := runIn(t, t.TempDir(), "probe", "--session", "--json", "--command", agent)
+	require.Equal(t, 0, code, stderr)
+	var report map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &report), stdout)
+	assert.Equal(t, []any{"list", "delete", "additionalDirectories", "resume", "close", "fork", "subagents", "systemPrompt", "title"}, report["session_capabilities"])
+	assert.Equal(t, []any{"logout"}, report["auth_capabilities"])
+	assert.Equal(t, []any{}, report["providers"])
+	assert.Equal(t, []any{"authStatus.kind", "claudeCode.promptQueueing"}, report["meta_keys"])
+	session, ok := report["session"].(map[string]any)
+	require.True(t, ok, stdout)
+	assert.Equal(t, "default", session["current_mode"])
+	assert.Equal(t, "opus", session["current_model"])
+	assert.Equal(t, "session/delete", session["ended_with"])
+	assert.Len(t, session["config_options"], 2)
+	assert.Len(t, session["commands"], 2)
+
+	stdout, stderr, code = runIn(t, t.TempDir(), "probe", "--session", "--command", agent)
+	require.Equal(t, 0, code, stderr)
+	for _, want := range []string{
+		`systemPrompt {"mode":{"override":{}}}, title`,
+		"auth methods                      api-key (API key), chat-gpt (ChatGPT)",
+		"auth capabilities                 logout",
+		"providers                         advertised",
+		"_meta keys                        authStatus.kind, claudeCode.promptQueueing",
+		"session: modes                    default (Manual) [current], auto (Auto)",
+		"session: config options           mode=default {default|auto}, fast=false",
+		"session: models                   opus [current], haiku",
+		"session: commands                 /compact, /review",
+		"session: ended with               session/delete",
+	} {
+		assert.Contains(t, stdout, want)
+	}
+	stdout, _, code = runIn(t, t.TempDir(), "probe", "--command", agent)
+	require.Equal(t, 0, code)
+	assert.NotContains(t, stdout, "session: ", "without --session no session is created")
 }
 
 func TestRunResumeReportsTheSessionActuallyRun(t *testing.T) {
@@ -432,7 +567,7 @@ func TestRunOutputStaysLive(t *testing.T) {
 			var seen bytes.Buffer
 			want := "Waiting for a cancel."
 			if jsonOut {
-				want = `{"type":"notification","time":`
+				want = `{"type":"message_chunk","time":`
 			}
 			for !strings.Contains(seen.String(), want) {
 				b, err := r.ReadByte()

@@ -8,13 +8,13 @@ import (
 )
 
 // appendBareEvent appends the --json line of an event that carries only
-// its type, time and agent PID (the notification every text chunk
-// produces, the bulk of a stream) exactly as encoding/json would encode
-// it, and reports true; for any other event it reports false and the
-// caller encodes it with encoding/json.
+// its type, time, agent PID, message and message id (the message_chunk
+// every text chunk produces, the bulk of a stream) exactly as
+// encoding/json would encode it, and reports true; for any other event,
+// or strings that need escaping, it reports false and the caller encodes
+// it with encoding/json.
 func appendBareEvent(b []byte, ev domain.Event) ([]byte, bool) {
-	if ev.Message != "" || ev.SessionID != "" || ev.Usage != nil || ev.Model != "" || ev.ToolName != "" ||
-		ev.ToolDurationMS != 0 || ev.ToolError || !plainJSONString(string(ev.Type)) {
+	if !onlyBareFields(ev) || !plainJSONString(string(ev.Type)) || !plainJSONString(ev.Message) || !plainJSONString(ev.MessageID) {
 		return b, false
 	}
 	if y := ev.Time.Year(); y < 0 || y > 9999 || ev.Time.Location() != time.UTC {
@@ -29,7 +29,27 @@ func appendBareEvent(b []byte, ev domain.Event) ([]byte, bool) {
 		b = append(b, `,"agent_pid":`...)
 		b = strconv.AppendInt(b, int64(ev.AgentPID), 10)
 	}
+	if ev.Message != "" {
+		b = append(b, `,"message":"`...)
+		b = append(b, ev.Message...)
+		b = append(b, '"')
+	}
+	if ev.MessageID != "" {
+		b = append(b, `,"message_id":"`...)
+		b = append(b, ev.MessageID...)
+		b = append(b, '"')
+	}
 	return append(b, '}', '\n'), true
+}
+
+// onlyBareFields reports whether every field of ev but type, time, agent
+// PID, message and message id is zero (TestAppendBareEvent checks that
+// this list covers every field of domain.Event).
+func onlyBareFields(ev domain.Event) bool {
+	return ev.SessionID == "" && ev.Usage == nil && ev.Model == "" && ev.ToolName == "" &&
+		ev.ToolDurationMS == 0 && !ev.ToolError && ev.ToolCallID == "" && ev.ToolTitle == "" && ev.ToolStatus == "" &&
+		ev.Notice == nil && ev.Commands == nil && ev.ModeID == "" && ev.ConfigOptions == nil && ev.Title == "" &&
+		ev.UpdatedAt == "" && ev.Context == nil && ev.Plan == nil
 }
 
 // plainJSONString reports whether s encodes as itself between quotes:

@@ -81,6 +81,9 @@ type printer struct {
 	lastMsgID string
 	streamed  bool // a reply was streamed and its report has not arrived
 	tools     int
+	title     string               // the session title last shown
+	mode      string               // the mode last shown
+	context   *domain.ContextUsage // the turn's latest context use, for its summary
 }
 
 // newPrinter prints to stdout through a buffer (flushWriter) that is
@@ -183,8 +186,26 @@ func (p *printer) event(ev domain.Event) {
 	case domain.EventOtherMessage, domain.EventMalformed:
 		p.endLine()
 		fmt.Fprintf(p.out, "· [%s] %s\n", ev.Type, ev.Message)
+	case domain.EventRuntimeNotice:
+		p.endLine()
+		fmt.Fprintf(p.out, "· notice: %s\n", ev.Message)
+	case domain.EventSessionInfo:
+		if ev.Title != "" && ev.Title != p.title {
+			p.title = ev.Title
+			p.endLine()
+			fmt.Fprintf(p.out, "· title: %s\n", ev.Title)
+		}
+	case domain.EventModeChanged:
+		if ev.ModeID != p.mode {
+			p.mode = ev.ModeID
+			p.endLine()
+			fmt.Fprintf(p.out, "· mode: %s\n", ev.ModeID)
+		}
+	case domain.EventContextUsage:
+		p.context = ev.Context
 	case domain.EventSessionStarted:
 		p.tools = 0
+		p.context = nil
 		if p.status != nil {
 			p.status.begin()
 		}
@@ -241,6 +262,9 @@ func (p *printer) turnResult(n int, res domain.TurnResult) {
 		summary += fmt.Sprintf(" in %s, %d tool calls", p.status.elapsed().Round(time.Millisecond), p.tools)
 	}
 	summary += "; tokens: " + usageText(res.Usage, res.Model)
+	if p.context != nil {
+		summary += "; context: " + p.context.String()
+	}
 	fmt.Fprintf(p.out, "── %s\n", summary)
 }
 

@@ -20,6 +20,7 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f.register(fs)
+	withSession := fs.Bool("session", false, "also create a throwaway session (deleted or closed after) to show its modes, configuration options, models and commands")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: acpdrive probe [flags]")
 		fs.PrintDefaults()
@@ -44,7 +45,7 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "acpdrive probe: %v\n", err)
 		return exitUsage
 	}
-	opts := app.Options{Settings: settingsOf(cfg), Workspace: workspace}
+	opts := app.Options{Settings: settingsOf(cfg), Workspace: workspace, ProbeSession: *withSession}
 	deps.Apply(&opts)
 	f.applyLauncher(&opts, cfg, logger)
 	report, err := app.Probe(ctx, opts)
@@ -77,15 +78,39 @@ func printProbe(w io.Writer, r app.ProbeReport) {
 	row("agent", agent)
 	row("protocol version", fmt.Sprint(r.ProtocolVersion))
 	row("load session", yesNo(r.LoadSession))
-	row("session capabilities", listOrNone(r.SessionCapabilities))
+	var sessionCaps []string
+	for _, k := range r.SessionCapabilities {
+		if v, ok := r.SessionCapabilityValues[k]; ok {
+			k += " " + v
+		}
+		sessionCaps = append(sessionCaps, k)
+	}
+	row("session capabilities", listOrNone(sessionCaps))
 	row("prompt capabilities", fmt.Sprintf("image=%s audio=%s embeddedContext=%s",
 		yesNo(r.PromptCapabilities.Image), yesNo(r.PromptCapabilities.Audio), yesNo(r.PromptCapabilities.EmbeddedContext)))
 	row("mcp capabilities", fmt.Sprintf("stdio=yes http=%s sse=%s", yesNo(r.MCPCapabilities.HTTP), yesNo(r.MCPCapabilities.SSE)))
 	var auth []string
 	for _, m := range r.AuthMethods {
-		auth = append(auth, m.ID)
+		a := m.ID
+		if m.Name != "" && m.Name != m.ID {
+			a += " (" + m.Name + ")"
+		}
+		auth = append(auth, a)
 	}
 	row("auth methods", listOrNone(auth))
+	row("auth capabilities", listOrNone(r.AuthCapabilities))
+	providers := "not advertised"
+	if r.Providers != nil {
+		providers = "advertised"
+		if len(r.Providers) > 0 {
+			providers += ": " + strings.Join(r.Providers, ", ")
+		}
+	}
+	row("providers", providers)
+	row("_meta keys", listOrNone(r.MetaKeys))
+	if len(r.ResultMetaKeys) > 0 {
+		row("initialize _meta keys", listOrNone(r.ResultMetaKeys))
+	}
 	row("negative control", describeControl(r.NegativeControl))
 	route := r.ContinuationRoute
 	if route == "" {
@@ -102,6 +127,9 @@ func printProbe(w io.Writer, r app.ProbeReport) {
 	if r.ToolServers != nil {
 		row("tool servers (confirmation)", toolServersText(r.ToolServers))
 	}
+	if ps := r.Session; ps != nil {
+		printProbeSession(row, ps)
+	}
 	for _, label := range domain.CapabilityOrder {
 		state := string(r.Capabilities.State(label))
 		if r.Capabilities.Confirmed(label) {
@@ -110,6 +138,53 @@ func printProbe(w io.Writer, r app.ProbeReport) {
 		row("capability: "+string(label), state)
 	}
 	_ = tw.Flush()
+}
+
+// printProbeSession renders what the throwaway session showed.
+func printProbeSession(row func(k, v string), ps *app.ProbeSession) {
+	var modes []string
+	for _, m := range ps.Modes {
+		t := m.ID
+		if m.Name != "" && m.Name != m.ID {
+			t += " (" + m.Name + ")"
+		}
+		if m.ID == ps.CurrentMode {
+			t += " [current]"
+		}
+		modes = append(modes, t)
+	}
+	if len(modes) == 0 && ps.CurrentMode != "" {
+		modes = append(modes, ps.CurrentMode+" [current]")
+	}
+	row("session: modes", listOrNone(modes))
+	var opts []string
+	for _, o := range ps.ConfigOptions {
+		t := o.ID + "=" + o.Value
+		if len(o.Values) > 0 {
+			t += " {" + strings.Join(o.Values, "|") + "}"
+		}
+		opts = append(opts, t)
+	}
+	row("session: config options", listOrNone(opts))
+	var models []string
+	for _, m := range ps.Models {
+		t := m.ID
+		if m.ID == ps.CurrentModel {
+			t += " [current]"
+		}
+		models = append(models, t)
+	}
+	row("session: models", listOrNone(models))
+	var cmds []string
+	for _, c := range ps.Commands {
+		cmds = append(cmds, "/"+c.Name)
+	}
+	row("session: commands", listOrNone(cmds))
+	ended := ps.EndedWith
+	if ended == "" {
+		ended = "process termination"
+	}
+	row("session: ended with", ended)
 }
 
 func describeControl(c app.NegativeControl) string {

@@ -2,6 +2,7 @@ package acpwire
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -59,7 +60,7 @@ func checkSameAsJSON(t *testing.T, params []byte) {
 	if err != nil {
 		t.Fatalf("fast path took %q, which encoding/json refuses: %v", params, err)
 	}
-	if sid != wantSID || u.Kind != want.Kind || u.Known != want.Known || want.Chunk == nil || *u.Chunk != *want.Chunk ||
+	if sid != wantSID || u.Kind != want.Kind || u.Known != want.Known || want.Chunk == nil || !reflect.DeepEqual(*u.Chunk, *want.Chunk) ||
 		u.ToolCall != nil || u.Plan != nil || u.Usage != nil || u.Raw != nil || want.Raw != nil {
 		t.Fatalf("fast path gave %q %+v %+v, encoding/json %q %+v %+v for %q", sid, u, u.Chunk, wantSID, want, want.Chunk, params)
 	}

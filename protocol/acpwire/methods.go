@@ -15,3 +15,7 @@ const (
 	MethodElicitationCreate = "elicitation/create"
 	MethodCancelRequest     = "$/cancel_request"
 )
+
+// MethodAuthStatusUpdate is the Claude agent adapter's notification of its
+// authentication status (not part of ACP v1; a "_" extension).
+const MethodAuthStatusUpdate = "_auth/status_update"

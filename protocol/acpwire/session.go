@@ -1,6 +1,10 @@
 package acpwire
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+)
 
 // FSCapabilities advertises file-system methods; acpdrive offers none.
 type FSCapabilities struct {
@@ -41,14 +45,31 @@ type MCPCapabilities struct {
 	SSE  bool `json:"sse"`
 }
 
-// SessionCapabilities are object markers: present and non-null means supported.
+// SessionCapabilities are object markers: present and non-null means
+// supported. All keeps every key the runtime sent, known or not.
 type SessionCapabilities struct {
+	All map[string]json.RawMessage `json:"-"`
+
 	List                  json.RawMessage `json:"list,omitempty"`
 	Delete                json.RawMessage `json:"delete,omitempty"`
 	AdditionalDirectories json.RawMessage `json:"additionalDirectories,omitempty"`
 	Resume                json.RawMessage `json:"resume,omitempty"`
 	Close                 json.RawMessage `json:"close,omitempty"`
 	Fork                  json.RawMessage `json:"fork,omitempty"`
+}
+
+// UnmarshalJSON decodes the known markers and keeps every key in All.
+func (s *SessionCapabilities) UnmarshalJSON(b []byte) error {
+	type plain SessionCapabilities
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &p.All); err != nil {
+		return err
+	}
+	*s = SessionCapabilities(p)
+	return nil
 }
 
 // marker reports whether an object marker is present and not null.
@@ -68,21 +89,95 @@ func (s *SessionCapabilities) CanResume() bool { return s != nil && marker(s.Res
 // CanList reports whether session/list is advertised.
 func (s *SessionCapabilities) CanList() bool { return s != nil && marker(s.List) }
 
-// Advertised lists the markers present, in schema order.
+// Advertised lists every key present and not null: the markers of the
+// schema in schema order, then every other key the runtime sent, sorted.
 func (s *SessionCapabilities) Advertised() []string {
 	out := []string{}
 	if s == nil {
 		return out
 	}
+	known := map[string]bool{}
 	for _, m := range []struct {
 		name string
 		raw  json.RawMessage
 	}{{"list", s.List}, {"delete", s.Delete}, {"additionalDirectories", s.AdditionalDirectories},
 		{"resume", s.Resume}, {"close", s.Close}, {"fork", s.Fork}} {
+		known[m.name] = true
 		if marker(m.raw) {
 			out = append(out, m.name)
 		}
 	}
+	var other []string
+	for k, v := range s.All {
+		if !known[k] && marker(v) {
+			other = append(other, k)
+		}
+	}
+	slices.Sort(other)
+	return append(out, other...)
+}
+
+// Details returns the value of every advertised key whose value is more
+// than an empty marker (such as systemPrompt {"mode":{"override":{}}}), in
+// compact JSON.
+func (s *SessionCapabilities) Details() map[string]string {
+	out := map[string]string{}
+	if s == nil {
+		return out
+	}
+	for k, v := range s.All {
+		if c := compact(v); marker(v) && c != "{}" && c != "true" {
+			out[k] = c
+		}
+	}
+	return out
+}
+
+// compact is raw in compact form; raw itself when it does not parse.
+func compact(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// ObjectKeys lists the keys of a JSON object whose value is not null,
+// sorted; nil when raw is no object.
+func ObjectKeys(raw json.RawMessage) []string {
+	var m map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil || m == nil {
+		return nil
+	}
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		if marker(v) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// MetaKeys lists the keys of a _meta object one level deep, sorted: a key
+// whose value is an object with keys is listed as "key.sub" per sub key.
+func MetaKeys(raw json.RawMessage) []string {
+	var m map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	var out []string
+	for k, v := range m {
+		subs := ObjectKeys(v)
+		if len(subs) == 0 {
+			out = append(out, k)
+			continue
+		}
+		for _, sub := range subs {
+			out = append(out, k+"."+sub)
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 
@@ -92,6 +187,12 @@ type AgentCapabilities struct {
 	PromptCapabilities  PromptCapabilities   `json:"promptCapabilities"`
 	MCPCapabilities     MCPCapabilities      `json:"mcpCapabilities"`
 	SessionCapabilities *SessionCapabilities `json:"sessionCapabilities,omitempty"`
+	// Auth is the auth capability object ({"logout":{}}), raw.
+	Auth json.RawMessage `json:"auth,omitempty"`
+	// Providers is the providers capability object, raw.
+	Providers json.RawMessage `json:"providers,omitempty"`
+	// Meta is agentCapabilities._meta, raw.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // AuthMethod is one authentication method an agent offers.
@@ -108,6 +209,8 @@ type InitializeResponse struct {
 	AgentCapabilities AgentCapabilities `json:"agentCapabilities"`
 	AgentInfo         *Implementation   `json:"agentInfo,omitempty"`
 	AuthMethods       []AuthMethod      `json:"authMethods,omitempty"`
+	// Meta is the result's own _meta, raw.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // NewSessionRequest is the params of session/new. MCPServers is never null
@@ -119,7 +222,37 @@ type NewSessionRequest struct {
 
 // NewSessionResponse is the result of session/new.
 type NewSessionResponse struct {
-	SessionID string `json:"sessionId"`
+	SessionID     string            `json:"sessionId"`
+	Modes         *SessionModeState `json:"modes,omitempty"`
+	ConfigOptions []ConfigOption    `json:"configOptions,omitempty"`
+	Models        *SessionModels    `json:"models,omitempty"`
+}
+
+// SessionModeState is the modes of a new session: the current one and
+// those available.
+type SessionModeState struct {
+	CurrentModeID  string        `json:"currentModeId"`
+	AvailableModes []SessionMode `json:"availableModes"`
+}
+
+// SessionMode is one mode a session can be in.
+type SessionMode struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// SessionModels is the (unstable) models of a new session.
+type SessionModels struct {
+	CurrentModelID  string      `json:"currentModelId"`
+	AvailableModels []ModelInfo `json:"availableModels"`
+}
+
+// ModelInfo is one model a session can use.
+type ModelInfo struct {
+	ModelID     string `json:"modelId"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
 }
 
 // LoadSessionRequest is the params of session/load and session/resume.
@@ -138,8 +271,9 @@ type SessionIDParams struct {
 // ContentBlock is a prompt or message content block. Only the text variant
 // is produced by this client; Type keeps whatever the agent sent.
 type ContentBlock struct {
-	Type string `json:"type"`
-	Text string `json:"text,omitempty"`
+	Type string          `json:"type"`
+	Text string          `json:"text,omitempty"`
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // PromptRequest is the params of session/prompt.

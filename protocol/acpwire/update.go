@@ -20,6 +20,10 @@ const (
 	UpdateUsageUpdate             = "usage_update"
 )
 
+// UpdateNotice is the unstable notice variant ({severity, title,
+// description?}); it needs no client capability, so a v1 client meets it.
+const UpdateNotice = "notice"
+
 // ErrNoDiscriminator reports an update object without a string sessionUpdate.
 var ErrNoDiscriminator = errors.New("session update has no sessionUpdate discriminator")
 
@@ -32,8 +36,32 @@ type SessionNotification struct {
 
 // ContentChunk is the payload of the three *_chunk variants.
 type ContentChunk struct {
-	Content   ContentBlock `json:"content"`
-	MessageID string       `json:"messageId,omitempty"`
+	Content   ContentBlock    `json:"content"`
+	MessageID string          `json:"messageId,omitempty"`
+	Meta      json.RawMessage `json:"_meta,omitempty"`
+}
+
+// chunkMeta is the part of a chunk's _meta that marks a runtime's notice:
+// the Claude agent adapter sends its warnings as agent_message_chunk with
+// _meta.claudeCode.kind "informational".
+type chunkMeta struct {
+	ClaudeCode *struct {
+		Kind string `json:"kind"`
+	} `json:"claudeCode"`
+}
+
+// Informational reports whether the chunk is marked as a runtime's notice
+// rather than the agent's reply (on the chunk's or its content's _meta).
+func (c *ContentChunk) Informational() bool {
+	return informational(c.Meta) || informational(c.Content.Meta)
+}
+
+func informational(meta json.RawMessage) bool {
+	if len(meta) == 0 {
+		return false
+	}
+	var m chunkMeta
+	return json.Unmarshal(meta, &m) == nil && m.ClaudeCode != nil && m.ClaudeCode.Kind == "informational"
 }
 
 // ToolCall is the payload of tool_call and tool_call_update. For an update
@@ -70,13 +98,58 @@ type Plan struct {
 type UsageUpdate struct {
 	Used uint64 `json:"used"`
 	Size uint64 `json:"size"`
+	Cost *Cost  `json:"cost,omitempty"`
+}
+
+// Cost is the cumulative cost of a session, as usage_update reports it.
+type Cost struct {
+	Amount   float64 `json:"amount"`
+	Currency string  `json:"currency"`
+}
+
+// AvailableCommand is one command of available_commands_update.
+type AvailableCommand struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// AvailableCommandsUpdate is the payload of available_commands_update: the
+// complete list.
+type AvailableCommandsUpdate struct {
+	AvailableCommands []AvailableCommand `json:"availableCommands"`
+}
+
+// CurrentModeUpdate is the payload of current_mode_update.
+type CurrentModeUpdate struct {
+	CurrentModeID string `json:"currentModeId"`
+}
+
+// ConfigOptionUpdate is the payload of config_option_update: the complete
+// list of options.
+type ConfigOptionUpdate struct {
+	ConfigOptions []ConfigOption `json:"configOptions"`
+}
+
+// SessionInfoUpdate is the payload of session_info_update: only changed
+// fields; a null title clears it.
+type SessionInfoUpdate struct {
+	Title     *string `json:"title,omitempty"`
+	UpdatedAt *string `json:"updatedAt,omitempty"`
+}
+
+// Notice is the payload of the unstable notice variant.
+type Notice struct {
+	Severity    string `json:"severity"`
+	Title       string `json:"title"`
+	Description string `json:"description,omitempty"`
 }
 
 // Update is a decoded session/update payload.
 type Update struct {
 	// Kind is the sessionUpdate discriminator as sent.
 	Kind string
-	// Known reports whether Kind is one of the eleven stable variants.
+	// Known reports whether Kind is one of the eleven stable variants or
+	// the unstable notice.
 	Known bool
 	// Chunk is set for the three *_chunk variants.
 	Chunk *ContentChunk
@@ -86,8 +159,17 @@ type Update struct {
 	Plan *Plan
 	// Usage is set for usage_update.
 	Usage *UsageUpdate
-	// Raw is the undecoded payload; it is kept for every variant the client
-	// maps to no struct of its own, and for unknown kinds.
+	// Commands is set for available_commands_update.
+	Commands *AvailableCommandsUpdate
+	// Mode is set for current_mode_update.
+	Mode *CurrentModeUpdate
+	// Config is set for config_option_update.
+	Config *ConfigOptionUpdate
+	// Info is set for session_info_update.
+	Info *SessionInfoUpdate
+	// Notice is set for notice.
+	Notice *Notice
+	// Raw is the undecoded payload of usage_update and of unknown kinds.
 	Raw json.RawMessage
 }
 
@@ -125,8 +207,21 @@ func DecodeUpdate(raw json.RawMessage) (Update, error) {
 		u.Usage = new(UsageUpdate)
 		err = json.Unmarshal(raw, u.Usage)
 		u.Raw = cloneRaw(raw)
-	case UpdateAvailableCommandsUpdate, UpdateCurrentModeUpdate, UpdateConfigOptionUpdate, UpdateSessionInfoUpdate:
-		u.Raw = cloneRaw(raw)
+	case UpdateAvailableCommandsUpdate:
+		u.Commands = new(AvailableCommandsUpdate)
+		err = json.Unmarshal(raw, u.Commands)
+	case UpdateCurrentModeUpdate:
+		u.Mode = new(CurrentModeUpdate)
+		err = json.Unmarshal(raw, u.Mode)
+	case UpdateConfigOptionUpdate:
+		u.Config = new(ConfigOptionUpdate)
+		err = json.Unmarshal(raw, u.Config)
+	case UpdateSessionInfoUpdate:
+		u.Info = new(SessionInfoUpdate)
+		err = json.Unmarshal(raw, u.Info)
+	case UpdateNotice:
+		u.Notice = new(Notice)
+		err = json.Unmarshal(raw, u.Notice)
 	default:
 		u.Known = false
 		u.Raw = cloneRaw(raw)
@@ -146,9 +241,10 @@ func cloneRaw(raw json.RawMessage) json.RawMessage {
 type chunkNotification struct {
 	SessionID string `json:"sessionId"`
 	Update    struct {
-		SessionUpdate string        `json:"sessionUpdate"`
-		MessageID     string        `json:"messageId"`
-		Content       *ContentBlock `json:"content"`
+		SessionUpdate string          `json:"sessionUpdate"`
+		MessageID     string          `json:"messageId"`
+		Content       *ContentBlock   `json:"content"`
+		Meta          json.RawMessage `json:"_meta"`
 	} `json:"update"`
 }
 
@@ -173,7 +269,7 @@ func decodeSessionUpdateJSON(params json.RawMessage) (sessionID string, u Update
 		switch kind := fast.Update.SessionUpdate; kind {
 		case UpdateUserMessageChunk, UpdateAgentMessageChunk, UpdateAgentThoughtChunk:
 			return fast.SessionID, Update{Kind: kind, Known: true,
-				Chunk: &ContentChunk{Content: *fast.Update.Content, MessageID: fast.Update.MessageID}}, nil
+				Chunk: &ContentChunk{Content: *fast.Update.Content, MessageID: fast.Update.MessageID, Meta: fast.Update.Meta}}, nil
 		}
 	}
 	var n SessionNotification

@@ -46,17 +46,36 @@ func TestDecodeUpdate(t *testing.T) {
 			}},
 		{"plan", `{"sessionUpdate":"plan","entries":[{"content":"x","priority":"high","status":"pending"}]}`,
 			acpwire.UpdatePlan, true, func(t *testing.T, u acpwire.Update) { assert.Len(t, u.Plan.Entries, 1) }},
-		{"available commands", `{"sessionUpdate":"available_commands_update","availableCommands":[]}`, acpwire.UpdateAvailableCommandsUpdate, true, nil},
-		{"current mode", `{"sessionUpdate":"current_mode_update","currentModeId":"code"}`, acpwire.UpdateCurrentModeUpdate, true, nil},
-		{"config options", `{"sessionUpdate":"config_option_update","configOptions":[]}`, acpwire.UpdateConfigOptionUpdate, true, nil},
-		{"session info", `{"sessionUpdate":"session_info_update","title":"t"}`, acpwire.UpdateSessionInfoUpdate, true, nil},
-		{"usage", `{"sessionUpdate":"usage_update","used":53000,"size":200000}`, acpwire.UpdateUsageUpdate, true,
-			func(t *testing.T, u acpwire.Update) { assert.Equal(t, uint64(53000), u.Usage.Used) }},
-		{"unstable notice kept raw", `{"sessionUpdate":"notice","severity":"warning","title":"MCP down"}`, "notice", false,
+		{"available commands", `{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"web","description":"Search the web","input":{"hint":"q"}}]}`,
+			acpwire.UpdateAvailableCommandsUpdate, true, func(t *testing.T, u acpwire.Update) {
+				assert.Equal(t, []acpwire.AvailableCommand{{Name: "web", Description: "Search the web"}}, u.Commands.AvailableCommands)
+			}},
+		{"current mode", `{"sessionUpdate":"current_mode_update","currentModeId":"code"}`, acpwire.UpdateCurrentModeUpdate, true,
+			func(t *testing.T, u acpwire.Update) { assert.Equal(t, "code", u.Mode.CurrentModeID) }},
+		{"config options", `{"sessionUpdate":"config_option_update","configOptions":[{"id":"model","name":"Model","type":"select","currentValue":"m1","options":[{"value":"m1","name":"M1"},{"group":"g","name":"G","options":[{"value":"m2","name":"M2"}]}]},{"id":"fast","name":"Fast","type":"boolean","currentValue":false}]}`,
+			acpwire.UpdateConfigOptionUpdate, true, func(t *testing.T, u acpwire.Update) {
+				require.Len(t, u.Config.ConfigOptions, 2)
+				assert.Equal(t, "m1", u.Config.ConfigOptions[0].Value())
+				assert.Equal(t, []string{"m1", "m2"}, u.Config.ConfigOptions[0].Values())
+				assert.Equal(t, "false", u.Config.ConfigOptions[1].Value())
+				assert.Nil(t, u.Config.ConfigOptions[1].Values())
+			}},
+		{"session info", `{"sessionUpdate":"session_info_update","title":"t"}`, acpwire.UpdateSessionInfoUpdate, true,
+			func(t *testing.T, u acpwire.Update) { assert.Equal(t, "t", *u.Info.Title) }},
+		{"usage", `{"sessionUpdate":"usage_update","used":53000,"size":200000,"cost":{"amount":0.045,"currency":"USD"}}`, acpwire.UpdateUsageUpdate, true,
 			func(t *testing.T, u acpwire.Update) {
-				assert.JSONEq(t, `{"sessionUpdate":"notice","severity":"warning","title":"MCP down"}`, string(u.Raw))
+				assert.Equal(t, uint64(53000), u.Usage.Used)
+				assert.Equal(t, &acpwire.Cost{Amount: 0.045, Currency: "USD"}, u.Usage.Cost)
+			}},
+		{"unstable notice", `{"sessionUpdate":"notice","severity":"warning","title":"MCP down"}`, acpwire.UpdateNotice, true,
+			func(t *testing.T, u acpwire.Update) {
+				assert.Equal(t, &acpwire.Notice{Severity: "warning", Title: "MCP down"}, u.Notice)
 				assert.Nil(t, u.Chunk)
 			}},
+		{"informational chunk", `{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"warn"},"_meta":{"claudeCode":{"kind":"informational"}}}`,
+			acpwire.UpdateAgentMessageChunk, true, func(t *testing.T, u acpwire.Update) { assert.True(t, u.Chunk.Informational()) }},
+		{"other chunk meta", `{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"},"_meta":{"claudeCode":{"kind":"reply"}}}`,
+			acpwire.UpdateAgentMessageChunk, true, func(t *testing.T, u acpwire.Update) { assert.False(t, u.Chunk.Informational()) }},
 		{"v2 state_update is not a turn end", `{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}`, "state_update", false, nil},
 		{"vendor kind", `{"sessionUpdate":"_vendor/x"}`, "_vendor/x", false, nil},
 	}
@@ -82,6 +101,8 @@ func TestDecodeUpdateErrors(t *testing.T) {
 		`{"sessionUpdate":"agent_message_chunk","content":"text"}`,
 		`{"sessionUpdate":"tool_call_update","status":"completed"}`,
 		`{"sessionUpdate":"agent_message_chunk","messageId":3,"content":{"type":"text","text":"x"}}`,
+		`{"sessionUpdate":"current_mode_update","currentModeId":3}`,
+		`{"sessionUpdate":"usage_update","used":"many","size":1}`,
 	} {
 		_, err := acpwire.DecodeUpdate(json.RawMessage(raw))
 		assert.Error(t, err, raw)
@@ -193,5 +214,24 @@ func BenchmarkDecodeSessionUpdate(b *testing.B) {
 		if _, _, err := acpwire.DecodeSessionUpdate(params); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestDecodeSessionUpdateInformational(t *testing.T) {
+	cases := []struct {
+		name, params string
+		want         bool
+	}{
+		{"meta on the update", `{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"w"},"_meta":{"claudeCode":{"kind":"informational"}}}}`, true},
+		{"meta on the content", `{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"w","_meta":{"claudeCode":{"kind":"informational"}}}}}`, true},
+		{"plain chunk", `{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"w"}}}`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, u, err := acpwire.DecodeSessionUpdate(json.RawMessage(c.params))
+			require.NoError(t, err)
+			require.NotNil(t, u.Chunk)
+			assert.Equal(t, c.want, u.Chunk.Informational())
+		})
 	}
 }

@@ -194,3 +194,19 @@ type readCloser struct {
 }
 
 func (r readCloser) Close() error { return r.c.Close() }
+
+// TestAsideTakesNoScriptedReply: a model call holding an Aside marker gets
+// the aside reply and leaves the script to the calls that follow.
+func TestAsideTakesNoScriptedReply(t *testing.T) {
+	s := NewChat().Script(TextReply(Usage{Input: 3, Output: 1}, "scripted")).
+		Aside("name this session", TextReply(Usage{Input: 1, Output: 1}, "a title"))
+	defer s.Close()
+
+	chunks, _ := readChatSSE(t, post(t, s.URL()+"/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"name this session"}],`+chatTools+`}`, nil))
+	assert.Equal(t, "a title", at(chunks[1], "choices", 0, "delta", "content"))
+	chunks, _ = readChatSSE(t, post(t, s.URL()+"/v1/chat/completions", `{"model":"m","stream":true,`+chatTools+`}`, nil))
+	assert.Equal(t, "scripted", at(chunks[1], "choices", 0, "delta", "content"))
+
+	require.Len(t, s.ModelCalls(), 1, "the aside call is no scripted model call")
+	assert.Equal(t, 0, s.Unscripted())
+}

@@ -127,7 +127,15 @@ type Server struct {
 	script   []Reply
 	next     int
 	fallback Reply
+	asides   []aside
 	requests []Request
+}
+
+// aside answers the model calls whose body holds marker with reply,
+// outside the script.
+type aside struct {
+	marker []byte
+	reply  Reply
 }
 
 func newServer(name string, d dialect) *Server {
@@ -155,6 +163,17 @@ func (s *Server) Script(replies ...Reply) *Server {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.script = append(s.script, replies...)
+	return s
+}
+
+// Aside answers every model call whose body contains marker with reply,
+// without taking a scripted reply: a runtime's side calls (a session title,
+// a summary) whose number and order are its own. Such a call is recorded
+// with Scripted false and Index -1.
+func (s *Server) Aside(marker string, reply Reply) *Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.asides = append(s.asides, aside{marker: []byte(marker), reply: reply})
 	return s
 }
 
@@ -230,7 +249,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	var reply Reply
 	n := -1
 	s.mu.Lock()
+	side := false
 	if rt == routeScripted {
+		for _, a := range s.asides {
+			if bytes.Contains(body, a.marker) {
+				reply, side = a.reply, true
+				break
+			}
+		}
+	}
+	if rt == routeScripted && !side {
 		n = s.next
 		s.next++
 		reply = s.fallback

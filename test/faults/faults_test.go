@@ -322,7 +322,7 @@ func scenarios() []scenario {
 			r.mustComplete("again")
 		}},
 		{"handshake/protocol-version-2", startFails("protocol-version", []string{"2"},
-			domain.KindResponseError, "agent reported protocol version 2, want 1", teardownBound)},
+			domain.KindAgentNotFound, "agent reported protocol version 2, want 1", teardownBound)},
 		{"handshake/protocol-version-string", startFails("protocol-version", []string{`"1"`},
 			domain.KindResponseError, "initialize response did not decode", teardownBound)},
 		{"handshake/protocol-version-absent", func(t *testing.T) {

@@ -27,9 +27,13 @@ import (
 // runs as root, and with that the bundled Claude Code exits at once (see
 // TestClaudeIsSandboxPitfall). The test environment handles it; the
 // product does not special-case it.
-func claudeRig(t *testing.T) (*rig, *fakes.Server) {
+func claudeRig(t *testing.T) (*rig, *fakes.Server) { return claudeRigOf(t, "claude") }
+
+// claudeRigOf is claudeRig for the runtime row installed as row: "claude"
+// (0.23.1) or "claude-current" (today's release).
+func claudeRigOf(t *testing.T, row string) (*rig, *fakes.Server) {
 	nodePath(t)
-	r := newRig(t, locate(t, "claude", "claude/node_modules/.bin/claude-agent-acp"))
+	r := newRig(t, locate(t, row, row+"/node_modules/.bin/claude-agent-acp"))
 	srv := r.serve(fakes.NewAnthropic())
 	r.setenv("ANTHROPIC_BASE_URL", srv.URL())
 	r.setenv("ANTHROPIC_API_KEY", "fake-anthropic-key")

@@ -32,9 +32,13 @@ const codexModel = "gpt-5.4"
 // server. CODEX_HOME is the rig's own, outside the runtime's TMPDIR; its
 // config.toml selects the fake provider, disables retries and trusts the
 // workspace, so no authenticate call is needed.
-func codexRig(t *testing.T) (*rig, *fakes.Server) {
+func codexRig(t *testing.T) (*rig, *fakes.Server) { return codexRigOf(t, "codex") }
+
+// codexRigOf is codexRig for the runtime row installed as row: "codex"
+// (0.16.0) or "codex-current" (today's release).
+func codexRigOf(t *testing.T, row string) (*rig, *fakes.Server) {
 	nodePath(t)
-	r := newRig(t, locate(t, "codex", "codex/node_modules/.bin/codex-acp"))
+	r := newRig(t, locate(t, row, row+"/node_modules/.bin/codex-acp"))
 	srv := r.serve(fakes.NewOpenAI())
 	codexHome := filepath.Join(r.root, "codex-home")
 	writeFile(t, filepath.Join(codexHome, "config.toml"), fmt.Sprintf(`model = %q
@@ -121,7 +125,7 @@ func TestCodexPermissionAbort(t *testing.T) {
 	want := []string{
 		started,
 		codexGaps,
-		"notification*",
+		"message_chunk*",
 		"notification:Let me write the file.",
 		refused,
 		"turn_failed:" + domain.MsgUnaskedCancel,

@@ -81,7 +81,7 @@ func (c confirmCase) expectedShape() []string {
 	if c.turn != nil {
 		return append(want, c.turn...)
 	}
-	return append(want, "notification*", "notification:"+c.reply, "turn_completed")
+	return append(want, "message_chunk*", "notification:"+c.reply, "turn_completed")
 }
 
 func (c confirmCase) checkVerdict(t *testing.T, check *domain.ToolServerCheck) {

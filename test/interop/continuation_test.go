@@ -402,7 +402,7 @@ func stopKeepsTail(t *testing.T) bool {
 func TestCodexContinuation(t *testing.T) {
 	// The replay of the first turn: its agent reply becomes a message
 	// event before the continued turn starts (docs/behaviour.md#messages).
-	replayEvents := []string{"notification*", "notification:" + firstReply}
+	replayEvents := []string{"message_chunk*", "notification:" + firstReply}
 
 	t.Run("session/load of a session a CLI run saved", func(t *testing.T) {
 		r, srv := codexRig(t)

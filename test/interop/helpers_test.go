@@ -90,7 +90,7 @@ func textTurn(gaps, reply string) []string {
 	return []string{
 		started,
 		gaps,
-		"notification*",
+		"message_chunk*",
 		"notification:" + reply,
 		"turn_completed",
 	}
@@ -103,11 +103,11 @@ func refusedToolTurn(gaps string) []string {
 	return []string{
 		started,
 		gaps,
-		"notification*",
+		"message_chunk*",
 		"notification:Let me write the file.",
 		refused,
 		"tool_result:execute:error",
-		"notification*",
+		"message_chunk*",
 		"notification:I did not write the file.",
 		"turn_completed",
 	}

@@ -124,10 +124,10 @@ func TestMCPGeminiStdioToolCall(t *testing.T) {
 	want := []string{
 		started,
 		geminiGaps,
-		"notification*",
+		"message_chunk*",
 		"notification:Let me note that.",
 		"tool_result:other:ok:record_note (interop MCP Server)",
-		"notification*",
+		"message_chunk*",
 		"notification:Noted.",
 		"turn_completed",
 	}
@@ -220,10 +220,10 @@ func TestMCPClaudeHTTPServer(t *testing.T) {
 	wantAllowed := []string{
 		started,
 		claudeGaps,
-		"notification*",
+		"message_chunk*",
 		"notification:Let me note that.",
 		"tool_result:other:ok",
-		"notification*",
+		"message_chunk*",
 		"notification:Noted.",
 		"turn_completed",
 	}
@@ -289,12 +289,12 @@ func TestMCPClaudeHTTPServer(t *testing.T) {
 		libraryTurn(t, r, sess, "note "+noteText, completed, []string{
 			started,
 			claudeGaps,
-			"notification*",
+			"message_chunk*",
 			"notification:Let me note that.",
 			refused,
 			"notification:" + domain.MsgToolServersGated,
 			"tool_result:other:error",
-			"notification*",
+			"message_chunk*",
 			"notification:Noted.",
 			"turn_completed",
 		})

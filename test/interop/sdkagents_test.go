@@ -43,7 +43,7 @@ func sdkTurnStart(intro string) []string {
 	return []string{
 		started,
 		gapNotice(domain.CapTokenCounts, domain.CapSessionContinuation, domain.CapAgentVersion),
-		"notification*",
+		"message_chunk*",
 		"notification:" + intro,
 		"tool_result:read:ok",
 	}
@@ -54,10 +54,10 @@ func sdkTurnStart(intro string) []string {
 // no tool_result (docs/behaviour.md#tool-results).
 func sdkTurn(intro string) []string {
 	return append(sdkTurnStart(intro),
-		"notification*",
+		"message_chunk*",
 		"notification: Now I understand the project structure. I need to make some changes to improve it.",
 		refused,
-		"notification*",
+		"message_chunk*",
 		"notification: I understand you prefer not to make that change. I'll skip the configuration update.",
 		"turn_completed",
 	)

@@ -32,8 +32,14 @@ import (
 //     into messages (by messageId, or by a tool update between chunks) or
 //     not, and the text notifications, concatenated in order, must be the
 //     wanted text exactly.
-//   - Keep-alive notifications ("notification*") may appear anywhere
+//   - Keep-alive notifications ("message_chunk*") may appear anywhere
 //     between the head and the outcome, or not at all.
+//   - The events of the session's state and the runtime's notices
+//     (commands_available, mode_changed, config_options, session_info,
+//     context_usage, runtime_notice) are the runtime's to send when it
+//     likes, before a turn, within one or after it: they are left out of
+//     the comparison (the reply text must still be exactly the wanted
+//     one, so a notice rendered as reply text fails).
 //   - What is causal is kept in order: text the model can only write after
 //     it learnt of acpdrive's answer to a permission request (wanted after
 //     a permission notice) must come after that notice.
@@ -41,7 +47,7 @@ import (
 // Anything else — a missing event, an extra one, other text — fails.
 
 // keepAlive is the collapsed run of empty notifications.
-const keepAlive = "notification*"
+const keepAlive = "message_chunk*"
 
 // acpdriveNotices are the notifications acpdrive itself emits in a turn;
 // every other notification message is the agent's text.
@@ -158,8 +164,23 @@ func assertShape(t *testing.T, want, got []string, msgAndArgs ...any) bool {
 		strings.Join(problems, "\n  "), want, got), msgAndArgs...)
 }
 
+// stateEvents are the event types the comparison leaves out.
+var stateEvents = []domain.EventType{
+	domain.EventCommandsAvailable, domain.EventModeChanged, domain.EventConfigOptions,
+	domain.EventSessionInfo, domain.EventContextUsage, domain.EventRuntimeNotice,
+}
+
+// withoutState drops the entries of stateEvents from a shape.
+func withoutState(shape []string) []string {
+	return slices.DeleteFunc(slices.Clone(shape), func(e string) bool {
+		typ, _, _ := strings.Cut(e, ":")
+		return slices.Contains(stateEvents, domain.EventType(typ))
+	})
+}
+
 // shapeProblems lists how got departs from want; none when it matches.
 func shapeProblems(want, got []string) []string {
+	want, got = withoutState(want), withoutState(got)
 	wantBefore, wantTurns := splitTurns(want)
 	gotBefore, gotTurns := splitTurns(got)
 	var out []string
@@ -250,6 +271,9 @@ func TestShapeMatcher(t *testing.T) {
 			"tool_result:execute:error:echo", keepAlive, "notification:Let me write the file.I did not write the file.", "turn_completed"},
 		"tool result last, no keep-alives": {started, gaps, "notification:Let me write the file.", refused,
 			"notification:I did not write the file.", "tool_result:execute:error:", "turn_completed"},
+		"state events and notices anywhere": {"commands_available:web", started, gaps, keepAlive, "context_usage:1 of 2 context tokens (50.0%)",
+			keepAlive, "notification:Let me write the file.", "runtime_notice:warning", refused, "session_info:Write a file",
+			"tool_result:execute:error:", keepAlive, "notification:I did not write the file.", "mode_changed:code", "turn_completed"},
 	}
 	for name, got := range ok {
 		assert.Empty(t, shapeProblems(want, got), name)
@@ -272,6 +296,8 @@ func TestShapeMatcher(t *testing.T) {
 		"extra event": {started, gaps, "notification:Let me write the file.", refused, "malformed:x",
 			"tool_result:execute:error:", "notification:I did not write the file.", "turn_completed"},
 		"two turns": append(slices.Clone(want), started, "turn_completed"),
+		"a notice as reply text": {started, gaps, "notification:Let me write the file.", refused,
+			"tool_result:execute:error:", "notification:I did not write the file.warning", "turn_completed"},
 	}
 	for name, got := range bad {
 		assert.NotEmpty(t, shapeProblems(want, got), name)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/acpdrive/acpdrive/adapters/internal/logs"
@@ -18,12 +19,17 @@ type Spec struct {
 	Adapter string
 	// Name is the source's Name ("qwen_chats"); it tags the log too.
 	Name string
-	// RuntimeName is the agentInfo.name the runtime reports.
-	RuntimeName string
-	// Package is the runtime's npm package ("@scope/name") and Bins the
-	// program names that run it: Claims's rule (see NamesPackage).
-	Package string
-	Bins    []string
+	// RuntimeName is the agentInfo.name the runtime reports; RuntimeNames
+	// are the other names it has reported (older or newer releases), which
+	// Recognizes accepts too.
+	RuntimeName  string
+	RuntimeNames []string
+	// Package is the runtime's npm package ("@scope/name"), Packages the
+	// other packages it shipped in, and Bins the program names that run
+	// it: Claims's rule (see NamesPackage).
+	Package  string
+	Packages []string
+	Bins     []string
 	// DirPrefix names each start's private directory.
 	DirPrefix string
 	// HomeEnv and HomeSub say where the runtime keeps its files when
@@ -93,7 +99,10 @@ type Source struct {
 	poll    time.Duration
 }
 
-var _ ports.MeasurementSource = (*Source)(nil)
+var (
+	_ ports.MeasurementSource = (*Source)(nil)
+	_ ports.RuntimeRecognizer = (*Source)(nil)
+)
 
 // NewSource returns the source of spec, tuned by t.
 func NewSource(spec Spec, t Tuning) Source {
@@ -113,10 +122,33 @@ func (s *Source) Name() string { return s.spec.Name }
 // RuntimeName is the agentInfo.name of the runtime the source reads.
 func (s *Source) RuntimeName() string { return s.spec.RuntimeName }
 
-// Claims reports whether a word of command names the runtime's package
-// or one of its programs (see NamesPackage).
+// Recognizes reports whether agentName is the runtime: RuntimeName or one
+// of RuntimeNames, case aside, with or without a trailing "@<version>".
+func (s *Source) Recognizes(agentName string) bool {
+	name := strings.ToLower(strings.TrimSpace(agentName))
+	if at := strings.LastIndexByte(name, '@'); at > 0 {
+		name = name[:at]
+	}
+	if name == "" {
+		return false
+	}
+	for _, n := range append([]string{s.spec.RuntimeName}, s.spec.RuntimeNames...) {
+		if strings.ToLower(n) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Claims reports whether a word of command names one of the runtime's
+// packages or one of its programs (see NamesPackage).
 func (s *Source) Claims(command []string) bool {
-	return Claims(command, s.spec.Package, s.spec.Bins...)
+	for _, pkg := range append([]string{s.spec.Package}, s.spec.Packages...) {
+		if Claims(command, pkg, s.spec.Bins...) {
+			return true
+		}
+	}
+	return false
 }
 
 // Arm prepares one start: ctx not done, the home resolved, a private

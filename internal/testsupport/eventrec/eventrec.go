@@ -94,8 +94,8 @@ func (r *Recorder) Shape() []string { return Shape(r.All(), r.Normalize) }
 
 // Shape renders events as "type" or "type:message", tool results as
 // "tool_result:<tool name>:<ok|error>:<message>", and collapses each run
-// of notifications with no message (one per streamed chunk) into a single
-// "notification*". Messages pass through normalize when it is not nil.
+// of message_chunk events (one per streamed chunk) into a single
+// "message_chunk*". Messages pass through normalize when it is not nil.
 // It never returns nil.
 func Shape(events []domain.Event, normalize func(string) string) []string {
 	if normalize == nil {
@@ -111,8 +111,8 @@ func Shape(events []domain.Event, normalize func(string) string) []string {
 				status = "error"
 			}
 			s = fmt.Sprintf("tool_result:%s:%s:%s", ev.ToolName, status, normalize(ev.Message))
-		case ev.Type == domain.EventNotification && ev.Message == "":
-			s = "notification*"
+		case ev.Type == domain.EventMessageChunk:
+			s = "message_chunk*"
 			if len(out) > 0 && out[len(out)-1] == s {
 				continue
 			}

@@ -27,13 +27,13 @@ func TestShape(t *testing.T) {
 		{"type alone", []domain.Event{ev(domain.EventTurnCompleted, "")}, nil, []string{"turn_completed"}},
 		{"type and message", []domain.Event{ev(domain.EventSessionStarted, "session started")}, nil,
 			[]string{"session_started:session started"}},
-		{"empty notifications collapse",
+		{"message chunks collapse",
 			[]domain.Event{
-				ev(domain.EventNotification, ""), ev(domain.EventNotification, ""),
+				ev(domain.EventMessageChunk, "hel"), ev(domain.EventMessageChunk, "lo"),
 				ev(domain.EventNotification, "hello"),
-				ev(domain.EventNotification, ""), ev(domain.EventNotification, ""),
+				ev(domain.EventMessageChunk, "a"), ev(domain.EventMessageChunk, "b"),
 			}, nil,
-			[]string{"notification*", "notification:hello", "notification*"}},
+			[]string{"message_chunk*", "notification:hello", "message_chunk*"}},
 		{"tool results",
 			[]domain.Event{
 				{Type: domain.EventToolResult, ToolName: "read"},
@@ -91,13 +91,13 @@ func TestRecorder(t *testing.T) {
 func TestRecorderConcurrent(t *testing.T) {
 	var r eventrec.Recorder
 	concurrently(8, 100, func() {
-		r.Add(ev(domain.EventNotification, ""))
+		r.Add(ev(domain.EventMessageChunk, "x"))
 		r.AddText("", "x")
 		_ = r.Shape()
 	})
 	assert.Len(t, r.All(), 800)
 	assert.Len(t, r.Text(), 800)
-	assert.Equal(t, []string{"notification*"}, r.Shape())
+	assert.Equal(t, []string{"message_chunk*"}, r.Shape())
 }
 
 func TestLog(t *testing.T) {

@@ -1,0 +1,201 @@
+//go:build interop
+
+package interop
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/test/fakes"
+)
+
+// Today's releases of the Claude and Codex adapters
+// (@agentclientprotocol/claude-agent-acp 0.101.0,
+// @agentclientprotocol/codex-acp 2.6.0), installed as the rows
+// claude-current and codex-current beside the old pins. What issue 20 asks
+// of them: two measured turns whose figures are the fake server's, one
+// start, a runtime notice never reply text, no event without content, and
+// a probe that lists what they advertise.
+
+// currentRow is one of today's releases and what the suite expects of it.
+type currentRow struct {
+	row     string
+	rig     func(t *testing.T, row string) (*rig, *fakes.Server)
+	measure func(r *rig) optFn
+	agent   string // agentInfo.name
+	version string
+	usage   []fakes.Usage
+	want    func(u fakes.Usage) domain.Usage
+	// titleMarker is a phrase of the request the runtime sends to have
+	// the model name the session: a side call per prompt, answered aside.
+	titleMarker string
+	// sessCaps must be among the advertised session capabilities.
+	sessCaps []string
+	authCaps []string
+}
+
+func currentRows() []currentRow {
+	return []currentRow{
+		{
+			row: "claude-current", rig: claudeRigOf, measure: claudeMeasured,
+			agent: "@agentclientprotocol/claude-agent-acp", version: "0.101.0",
+			usage:       []fakes.Usage{{Input: 120, Output: 7, Cached: 30}, {Input: 210, Output: 17, Cached: 12}},
+			want:        func(u fakes.Usage) domain.Usage { return anthropicUsage(u) },
+			titleMarker: "You are naming a coding session",
+			sessCaps:    []string{"additionalDirectories", "close", "delete", "fork", "list", "resume", "systemPrompt"},
+			authCaps:    []string{"logout"},
+		},
+		{
+			row: "codex-current", rig: codexRigOf, measure: codexMeasured,
+			agent: "@agentclientprotocol/codex-acp", version: "2.6.0",
+			usage:       codexTurnUsage[:2],
+			want:        wantCodexUsage,
+			titleMarker: "generate a very short title for a conversation",
+			sessCaps:    []string{"close", "list", "resume", "systemPrompt", "title", "subagents"},
+		},
+	}
+}
+
+// TestCurrentReleasesTwoMeasuredTurns: two turns, each measured with the
+// fake server's figures, in one start; the reply is only the reply.
+func TestCurrentReleasesTwoMeasuredTurns(t *testing.T) {
+	for _, c := range currentRows() {
+		t.Run(c.row, func(t *testing.T) {
+			r, srv := c.rig(t, c.row)
+			srv.Aside(c.titleMarker, fakes.TextReply(fakes.Usage{Input: 50, Output: 4}, "Two questions"))
+			srv.Script(
+				fakes.TextReply(c.usage[0], "First ", "answer."),
+				fakes.TextReply(c.usage[1], "Second ", "answer."),
+			)
+			sess := r.mustStart(c.measure(r))
+			agentIs(t, sess, c.agent, c.version)
+			assert.Empty(t, sess.Capabilities().Gaps(), "measured, continued, identified: no gap")
+			for i, prompt := range []string{"first question", "second question"} {
+				res := r.turn(sess, prompt)
+				require.Equal(t, completed, outcomeOf(res), "turn %d: %s", i+1, res.Message())
+				require.NotNil(t, res.Usage, "turn %d measured", i+1)
+				assert.Equal(t, c.want(c.usage[i]), *res.Usage, "turn %d: the fake server's figures", i+1)
+			}
+			assert.Equal(t, "Second answer.", sess.LastMessage().Text, "the last message is the reply, never a notice")
+			r.stop(sess)
+			logs := r.logs.String()
+			assert.Equal(t, 1, strings.Count(logs, `msg="agent process started"`), "one start")
+			assert.NotContains(t, logs, "relaunched")
+			assert.Len(t, tokenUsage(r), 2)
+			var kinds []string
+			for _, ev := range r.rec.All() {
+				kinds = append(kinds, string(ev.Type))
+				switch ev.Type {
+				case domain.EventSessionStarted, domain.EventTurnCompleted, domain.EventTokenUsage:
+				default:
+					assert.NotEmpty(t, ev.Message, "no event without content: %+v", ev)
+				}
+				if ev.Type == domain.EventRuntimeNotice || ev.Type == domain.EventNotification || ev.Type == domain.EventSessionInfo {
+					t.Logf("%s %s: %.200q", c.row, ev.Type, ev.Message)
+				}
+				if ev.Type == domain.EventRuntimeNotice {
+					assert.NotContains(t, r.rec.Text(), ev.Message, "a runtime notice is never reply text")
+				}
+			}
+			for i, call := range srv.ModelCalls() {
+				t.Logf("%s model call %d: %s", c.row, i, lastUserText(call))
+			}
+			t.Logf("%s events: %s", c.row, strings.Join(compact(kinds), " "))
+			t.Logf("%s updates on the wire: %s", c.row, strings.Join(compact(updateKinds(r)), " "))
+		})
+	}
+}
+
+// TestCurrentReleasesProbe: probe lists what today's releases advertise.
+func TestCurrentReleasesProbe(t *testing.T) {
+	for _, c := range currentRows() {
+		t.Run(c.row, func(t *testing.T) {
+			r, _ := c.rig(t, c.row)
+			out, stderr, code := r.acpdrive(append([]string{"probe", "--session", "--json"}, r.launchFlags()...)...)
+			require.Equal(t, 0, code, stderr)
+			var rep struct {
+				SessionCapabilities []string `json:"session_capabilities"`
+				AuthCapabilities    []string `json:"auth_capabilities"`
+				Providers           []string `json:"providers"`
+				MetaKeys            []string `json:"meta_keys"`
+				MeasuredBy          string   `json:"measured_by"`
+				Session             *struct {
+					CurrentMode   string            `json:"current_mode"`
+					Modes         []json.RawMessage `json:"modes"`
+					ConfigOptions []json.RawMessage `json:"config_options"`
+					Commands      []json.RawMessage `json:"commands"`
+					EndedWith     string            `json:"ended_with"`
+				} `json:"session"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+			for _, k := range c.sessCaps {
+				assert.Contains(t, rep.SessionCapabilities, k)
+			}
+			for _, k := range c.authCaps {
+				assert.Contains(t, rep.AuthCapabilities, k)
+			}
+			assert.NotEmpty(t, rep.MeasuredBy)
+			require.NotNil(t, rep.Session, out)
+			assert.NotEmpty(t, rep.Session.CurrentMode)
+			assert.NotEmpty(t, rep.Session.Modes)
+			assert.NotEmpty(t, rep.Session.ConfigOptions)
+			assert.Equal(t, "session/delete", rep.Session.EndedWith)
+			t.Logf("%s probe: %s", c.row, out)
+		})
+	}
+}
+
+// lastUserText is the start of the last text a model call carried, for
+// the log: which call of the turn it was (a reply, a title, a summary).
+func lastUserText(call fakes.Request) string {
+	b := call.Body
+	const key = `"text":"`
+	i := strings.LastIndex(string(b), key)
+	if i < 0 {
+		return ""
+	}
+	t := string(b[i+len(key):])
+	return fmt.Sprintf("%.160q (%d bytes)", t, len(b))
+}
+
+// updateKinds lists the session/update kinds and the other notifications
+// the runtime sent, in order.
+func updateKinds(r *rig) []string {
+	var out []string
+	for _, m := range r.wire.messages() {
+		if m.Out || m.Method == "" || len(m.ID) > 0 {
+			continue
+		}
+		if k := m.updateKind(); k != "" {
+			out = append(out, k)
+			continue
+		}
+		out = append(out, m.Method)
+	}
+	return out
+}
+
+// compact collapses runs of one value into "value×n".
+func compact(in []string) []string {
+	var out []string
+	for i := 0; i < len(in); {
+		j := i
+		for j < len(in) && in[j] == in[i] {
+			j++
+		}
+		if j-i > 1 {
+			out = append(out, in[i]+"×"+strconv.Itoa(j-i))
+		} else {
+			out = append(out, in[i])
+		}
+		i = j
+	}
+	return out
+}
