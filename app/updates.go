@@ -37,10 +37,7 @@ func sessionStateEvent(u acpwire.Update) (ev domain.Event, ok bool) {
 		}
 		return ev, ev.Title != "" || ev.UpdatedAt != ""
 	case u.Usage != nil:
-		c := &domain.ContextUsage{Used: u.Usage.Used, Size: u.Usage.Size}
-		if u.Usage.Cost != nil {
-			c.Cost = &domain.Cost{Amount: u.Usage.Cost.Amount, Currency: u.Usage.Cost.Currency}
-		}
+		c := &domain.ContextUsage{Used: u.Usage.Used, Size: u.Usage.Size, Cost: u.Usage.Cost}
 		return domain.Event{Type: domain.EventContextUsage, Context: c, Message: c.String()}, true
 	}
 	return ev, false
@@ -55,13 +52,9 @@ func configOptions(in []acpwire.ConfigOption) []domain.ConfigOption {
 	return out
 }
 
-// planEntries turns a plan update into the domain's entries.
+// planEntries is a plan update's entries, never nil.
 func planEntries(p *acpwire.Plan) []domain.PlanEntry {
-	out := make([]domain.PlanEntry, 0, len(p.Entries))
-	for _, e := range p.Entries {
-		out = append(out, domain.PlanEntry{Content: e.Content, Priority: e.Priority, Status: e.Status})
-	}
-	return out
+	return append([]domain.PlanEntry{}, p.Entries...)
 }
 
 // noticeText is the message of a notice update: its title, then its

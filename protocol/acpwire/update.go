@@ -3,6 +3,8 @@ package acpwire
 import (
 	"encoding/json"
 	"errors"
+
+	"github.com/acpdrive/acpdrive/domain"
 )
 
 // The eleven stable session/update discriminators of schema v1.21.0.
@@ -81,16 +83,10 @@ const (
 	ToolStatusFailed     = "failed"
 )
 
-// PlanEntry is one entry of a plan update.
-type PlanEntry struct {
-	Content  string `json:"content"`
-	Priority string `json:"priority"`
-	Status   string `json:"status"`
-}
-
-// Plan is the payload of the plan variant: the complete list of entries.
+// Plan is the payload of the plan variant: the complete list of entries
+// (decoded straight into the domain's entries).
 type Plan struct {
-	Entries []PlanEntry `json:"entries"`
+	Entries []domain.PlanEntry `json:"entries"`
 }
 
 // UsageUpdate is the payload of usage_update: context-window figures, not
@@ -98,13 +94,9 @@ type Plan struct {
 type UsageUpdate struct {
 	Used uint64 `json:"used"`
 	Size uint64 `json:"size"`
-	Cost *Cost  `json:"cost,omitempty"`
-}
-
-// Cost is the cumulative cost of a session, as usage_update reports it.
-type Cost struct {
-	Amount   float64 `json:"amount"`
-	Currency string  `json:"currency"`
+	// Cost is the session's cumulative cost (decoded straight into the
+	// domain's).
+	Cost *domain.Cost `json:"cost,omitempty"`
 }
 
 // AvailableCommand is one command of available_commands_update.

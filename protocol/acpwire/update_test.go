@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/protocol/acpwire"
 )
 
@@ -65,7 +66,7 @@ func TestDecodeUpdate(t *testing.T) {
 		{"usage", `{"sessionUpdate":"usage_update","used":53000,"size":200000,"cost":{"amount":0.045,"currency":"USD"}}`, acpwire.UpdateUsageUpdate, true,
 			func(t *testing.T, u acpwire.Update) {
 				assert.Equal(t, uint64(53000), u.Usage.Used)
-				assert.Equal(t, &acpwire.Cost{Amount: 0.045, Currency: "USD"}, u.Usage.Cost)
+				assert.Equal(t, &domain.Cost{Amount: 0.045, Currency: "USD"}, u.Usage.Cost)
 			}},
 		{"unstable notice", `{"sessionUpdate":"notice","severity":"warning","title":"MCP down"}`, acpwire.UpdateNotice, true,
 			func(t *testing.T, u acpwire.Update) {
