@@ -256,7 +256,10 @@ func (s *Session) reservedFor(name string) string {
 func (s *Session) initialize(ctx context.Context) error {
 	req := acpwire.InitializeRequest{
 		ProtocolVersion: acpwire.ProtocolVersion,
-		ClientInfo:      &acpwire.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion},
+		// acpdrive presents notice updates as runtime notices, so it says
+		// so (docs/behaviour.md#runtime-notices).
+		ClientCapabilities: acpwire.ClientCapabilities{Session: acpwire.NoticesOffered()},
+		ClientInfo:         &acpwire.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion},
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.InitializeTimeout())
 	resp, err := s.rt.client.Initialize(callCtx, req)

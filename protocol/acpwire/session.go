@@ -16,6 +16,9 @@ type FSCapabilities struct {
 type ClientCapabilities struct {
 	FS       FSCapabilities `json:"fs"`
 	Terminal bool           `json:"terminal"`
+	// Session, when set, offers session-level capabilities (the notices
+	// marker, ClientSessionCapabilities).
+	Session *ClientSessionCapabilities `json:"session,omitempty"`
 }
 
 // Implementation names a client or agent implementation.

@@ -39,6 +39,10 @@ type currentRow struct {
 	// sessCaps must be among the advertised session capabilities.
 	sessCaps []string
 	authCaps []string
+	// notice is a phrase of a warning the runtime sends in every turn of
+	// this rig: offered clientCapabilities.session.notices, it comes as a
+	// notice update ("" when none is certain).
+	notice string
 }
 
 func currentRows() []currentRow {
@@ -59,6 +63,8 @@ func currentRows() []currentRow {
 			want:        wantCodexUsage,
 			titleMarker: "generate a very short title for a conversation",
 			sessCaps:    []string{"close", "list", "resume", "systemPrompt", "title", "subagents"},
+			// The fake provider's model is not in codex's catalogue.
+			notice: "Model metadata for `" + codexModel + "` not found",
 		},
 	}
 }
@@ -107,6 +113,8 @@ func TestCurrentReleasesTwoMeasuredTurns(t *testing.T) {
 			for i, call := range srv.ModelCalls() {
 				t.Logf("%s model call %d: %s", c.row, i, lastUserText(call))
 			}
+			assertNoticesOffered(t, r)
+			assertNoticesRendered(t, r, c.notice, 2)
 			t.Logf("%s events: %s", c.row, strings.Join(compact(kinds), " "))
 			t.Logf("%s updates on the wire: %s", c.row, strings.Join(compact(updateKinds(r)), " "))
 		})
@@ -198,4 +206,75 @@ func compact(in []string) []string {
 		i = j
 	}
 	return out
+}
+
+// assertNoticesOffered: acpdrive's initialize offered
+// clientCapabilities.session.notices (docs/behaviour.md#runtime-notices).
+func assertNoticesOffered(t *testing.T, r *rig) {
+	t.Helper()
+	for _, m := range r.wire.messages() {
+		if m.Out && m.Method == "initialize" {
+			var p struct {
+				ClientCapabilities struct {
+					Session struct {
+						Notices json.RawMessage `json:"notices"`
+					} `json:"session"`
+				} `json:"clientCapabilities"`
+			}
+			require.NoError(t, json.Unmarshal(m.Params, &p))
+			assert.JSONEq(t, `{}`, string(p.ClientCapabilities.Session.Notices), "notices offered")
+			return
+		}
+	}
+	t.Fatal("no initialize on the wire")
+}
+
+// assertNoticesRendered: every notice update on the wire is a
+// runtime_notice (source notice, the runtime's severity) and never reply
+// text; when phrase is set, at least min of them carry it and no agent
+// text does.
+func assertNoticesRendered(t *testing.T, r *rig, phrase string, min int) {
+	t.Helper()
+	var wire []string
+	for _, m := range r.wire.messages() {
+		if m.Out || m.updateKind() != "notice" {
+			continue
+		}
+		var p struct {
+			Update struct {
+				Title    string `json:"title"`
+				Severity string `json:"severity"`
+			} `json:"update"`
+		}
+		require.NoError(t, json.Unmarshal(m.Params, &p))
+		wire = append(wire, p.Update.Severity+" "+p.Update.Title)
+	}
+	var rendered []string
+	for _, ev := range r.rec.All() {
+		if ev.Type == domain.EventRuntimeNotice && ev.Notice != nil && ev.Notice.Source == domain.NoticeFromUpdate {
+			rendered = append(rendered, ev.Notice.Severity+" "+ev.Message)
+		}
+	}
+	require.Len(t, rendered, len(wire), "one runtime_notice per notice update: %q", wire)
+	for i := range wire {
+		assert.True(t, strings.HasPrefix(rendered[i], wire[i]), "the notice's severity and title: %q vs %q", rendered[i], wire[i])
+	}
+	if phrase == "" {
+		return
+	}
+	var carried int
+	for _, n := range rendered {
+		if strings.Contains(n, phrase) {
+			carried++
+		}
+	}
+	assert.GreaterOrEqual(t, carried, min, "the runtime's warning is a runtime_notice: %q", rendered)
+	assert.NotContains(t, r.rec.Text(), phrase, "the warning is never reply text")
+	last := ""
+	for _, ev := range r.rec.All() {
+		if ev.Type == domain.EventNotification {
+			last = ev.Message
+		}
+	}
+	assert.NotContains(t, last, phrase, "the warning is never the last message")
 }
