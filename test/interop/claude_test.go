@@ -45,8 +45,15 @@ func claudeRigOf(t *testing.T, row string) (*rig, *fakes.Server) {
 	r.setenv("CLAUDE_CODE_PLUGIN_CACHE_DIR", plugins)
 	writeFile(t, filepath.Join(plugins, "blocklist.json"),
 		fmt.Sprintf(`{"fetchedAt":%q,"plugins":[]}`, time.Now().UTC().Format(time.RFC3339)))
+	// Today's release has the model name the session in a side call per
+	// prompt; it is answered aside, so it takes no scripted reply.
+	srv.Aside(claudeTitleMarker, fakes.TextReply(fakes.Usage{Input: 50, Output: 4}, "Interop session"))
+	logEvidenceAtEnd(t, row, r)
 	return r, srv
 }
+
+// claudeTitleMarker is a phrase of the Claude adapter's title request.
+const claudeTitleMarker = "You are naming a coding session"
 
 // claudeGaps: the adapter advertises loadSession, resume and agentInfo.
 var claudeGaps = gapNotice(domain.CapTokenCounts)

@@ -57,8 +57,15 @@ trust_level = "trusted"
 `, codexModel, srv.URL(), r.workspace))
 	r.setenv("CODEX_HOME", codexHome)
 	r.setenv("FAKE_OPENAI_API_KEY", "fake-openai-key")
+	// Today's release has the model title the conversation in a side
+	// call; it is answered aside, so it takes no scripted reply.
+	srv.Aside(codexTitleMarker, fakes.TextReply(fakes.Usage{Input: 50, Output: 4}, "Interop session"))
+	logEvidenceAtEnd(t, row, r)
 	return r, srv
 }
+
+// codexTitleMarker is a phrase of codex-acp's title request.
+const codexTitleMarker = "generate a very short title for a conversation"
 
 // codexNative is the native binary the wrapper spawns.
 func codexNative(t *testing.T) string {

@@ -10,14 +10,21 @@ import (
 )
 
 // codex-acp starts the declared stdio servers when it creates the
-// conversation.
+// conversation: the old pin and today's release.
 func TestConfirmCodex(t *testing.T) {
-	confirmCase{
-		rig:       codexRig,
-		reply:     "Hello from Codex with a beacon.",
-		confirmed: true,
-		mcpClient: "codex-mcp-client/0.137.0",
-		gaps:      []domain.CapabilityLabel{domain.CapTokenCounts},
-		usage:     fakes.Usage{Input: 100, Output: 6},
-	}.run(t)
+	for _, c := range []struct{ row, mcpClient string }{
+		{"codex", "codex-mcp-client/0.137.0"},
+		{"codex-current", "codex-mcp-client/0.166.0"},
+	} {
+		t.Run(c.row, func(t *testing.T) {
+			confirmCase{
+				rig:       func(t *testing.T) (*rig, *fakes.Server) { return codexRigOf(t, c.row) },
+				reply:     "Hello from Codex with a beacon.",
+				confirmed: true,
+				mcpClient: c.mcpClient,
+				gaps:      []domain.CapabilityLabel{domain.CapTokenCounts},
+				usage:     fakes.Usage{Input: 100, Output: 6},
+			}.run(t)
+		})
+	}
 }

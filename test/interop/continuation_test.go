@@ -260,35 +260,40 @@ func continueWithLibrary(t *testing.T, r *rig, id string) *app.Session {
 	return sess
 }
 
-// TestClaudeContinuation: the Claude agent adapter continues a saved
-// session. Through session/resume with loadSession hidden (acpdrive's
-// fixed order never picks resume here: loadSession is true), and through
+// TestClaudeContinuation: the Claude agent adapter, the old pin and
+// today's release, continues a saved session. Through session/resume
+// with loadSession hidden (acpdrive's fixed order never picks resume
+// here: loadSession is true), and through
 // `acpdrive run --resume` (session/load, the route acpdrive picks; the CLI
 // is another process, so no hold). The library's session/load is
 // TestClaudeLoadHeld.
 func TestClaudeContinuation(t *testing.T) {
-	t.Run("session/resume with loadSession hidden", func(t *testing.T) {
-		r, srv := claudeRig(t)
-		continuationScript(srv)
-		id := saveWithLibrary(t, r)
+	for _, row := range []string{"claude", "claude-current"} {
+		t.Run(row, func(t *testing.T) {
+			t.Run("session/resume with loadSession hidden", func(t *testing.T) {
+				r, srv := claudeRigOf(t, row)
+				continuationScript(srv)
+				id := saveWithLibrary(t, r)
 
-		during, after := resumeHidden(t, r, id, "the adapter", "session/resume replays nothing")
-		for _, k := range replayed(t, append(during, after...), id) {
-			assert.NotContains(t, k, "message_chunk", "session/resume replays nothing")
-		}
-		assert.NotContains(t, r.logs.String(), holdLine, "no hold before session/resume")
-		closeAnswered(t, r, id)
-		continuedCallCarriesHistory(t, srv)
-	})
+				during, after := resumeHidden(t, r, id, "the adapter", "session/resume replays nothing")
+				for _, k := range replayed(t, append(during, after...), id) {
+					assert.NotContains(t, k, "message_chunk", "session/resume replays nothing")
+				}
+				assert.NotContains(t, r.logs.String(), holdLine, "no hold before session/resume")
+				closeAnswered(t, r, id)
+				continuedCallCarriesHistory(t, srv)
+			})
 
-	t.Run("cli --resume", func(t *testing.T) {
-		r, srv := claudeRig(t)
-		continuationScript(srv)
-		id := saveWithLibrary(t, r)
-		run := cliResume(t, r, id, func(shape []string) { replayThenTurn(t, shape, "notification:"+firstReply) })
-		assert.NotContains(t, run.Stderr, holdLine, "another process created the session: no hold")
-		continuedCallCarriesHistory(t, srv)
-	})
+			t.Run("cli --resume", func(t *testing.T) {
+				r, srv := claudeRigOf(t, row)
+				continuationScript(srv)
+				id := saveWithLibrary(t, r)
+				run := cliResume(t, r, id, func(shape []string) { replayThenTurn(t, shape, "notification:"+firstReply) })
+				assert.NotContains(t, run.Stderr, holdLine, "another process created the session: no hold")
+				continuedCallCarriesHistory(t, srv)
+			})
+		})
+	}
 }
 
 // TestClaudeLoadHeld: a library session saves a session (turn, stop with
@@ -395,51 +400,55 @@ func stopKeepsTail(t *testing.T) bool {
 	return inTranscript && inReplay && !t.Failed()
 }
 
-// TestCodexContinuation: codex-acp continues a saved session through
-// session/load (the route acpdrive picks), replaying the user message and
-// the agent's reply before its response; with loadSession hidden, through
-// session/resume.
+// TestCodexContinuation: codex-acp, the old pin and today's release,
+// continues a saved session through session/load (the route acpdrive
+// picks), replaying the user message and the agent's reply before its
+// response; with loadSession hidden, through session/resume.
 func TestCodexContinuation(t *testing.T) {
-	// The replay of the first turn: its agent reply becomes a message
-	// event before the continued turn starts (docs/behaviour.md#messages).
-	replayEvents := []string{"message_chunk*", "notification:" + firstReply}
+	for _, row := range []string{"codex", "codex-current"} {
+		t.Run(row, func(t *testing.T) {
+			// The replay of the first turn: its agent reply becomes a message
+			// event before the continued turn starts (docs/behaviour.md#messages).
+			replayEvents := []string{"message_chunk*", "notification:" + firstReply}
 
-	t.Run("session/load of a session a CLI run saved", func(t *testing.T) {
-		r, srv := codexRig(t)
-		continuationScript(srv)
-		id := saveWithCLI(t, r)
+			t.Run("session/load of a session a CLI run saved", func(t *testing.T) {
+				r, srv := codexRigOf(t, row)
+				continuationScript(srv)
+				id := saveWithCLI(t, r)
 
-		r.phase("load")
-		sess := continueWithLibrary(t, r, id)
-		assert.Equal(t, "session/load", sess.Route())
-		assertShape(t, append(replayEvents, continuedTurn...), r.shape())
-		during, after := continuedThrough(t, r, "session/load")
-		assert.Equal(t, []string{"user_message_chunk:" + firstPrompt, "agent_message_chunk:" + firstReply},
-			replayed(t, during, id), "the whole first turn is replayed before the response")
-		assert.Empty(t, replayed(t, after, id))
-		assert.NotContains(t, r.logs.String(), holdLine)
-		closeAnswered(t, r, id)
-		continuedCallCarriesHistory(t, srv)
-	})
+				r.phase("load")
+				sess := continueWithLibrary(t, r, id)
+				assert.Equal(t, "session/load", sess.Route())
+				assertShape(t, append(replayEvents, continuedTurn...), r.shape())
+				during, after := continuedThrough(t, r, "session/load")
+				assert.Equal(t, []string{"user_message_chunk:" + firstPrompt, "agent_message_chunk:" + firstReply},
+					replayed(t, during, id), "the whole first turn is replayed before the response")
+				assert.Empty(t, replayed(t, after, id))
+				assert.NotContains(t, r.logs.String(), holdLine)
+				closeAnswered(t, r, id)
+				continuedCallCarriesHistory(t, srv)
+			})
 
-	t.Run("session/resume with loadSession hidden", func(t *testing.T) {
-		r, srv := codexRig(t)
-		continuationScript(srv)
-		id := saveWithLibrary(t, r)
+			t.Run("session/resume with loadSession hidden", func(t *testing.T) {
+				r, srv := codexRigOf(t, row)
+				continuationScript(srv)
+				id := saveWithLibrary(t, r)
 
-		during, after := resumeHidden(t, r, id, "codex-acp")
-		assert.Empty(t, replayed(t, append(during, after...), id), "session/resume replays nothing")
-		closeAnswered(t, r, id)
-		continuedCallCarriesHistory(t, srv)
-	})
+				during, after := resumeHidden(t, r, id, "codex-acp")
+				assert.Empty(t, replayed(t, append(during, after...), id), "session/resume replays nothing")
+				closeAnswered(t, r, id)
+				continuedCallCarriesHistory(t, srv)
+			})
 
-	t.Run("cli --resume", func(t *testing.T) {
-		r, srv := codexRig(t)
-		continuationScript(srv)
-		id := saveWithCLI(t, r)
-		cliResume(t, r, id, func(shape []string) { assertShape(t, append(replayEvents, continuedTurn...), shape) })
-		continuedCallCarriesHistory(t, srv)
-	})
+			t.Run("cli --resume", func(t *testing.T) {
+				r, srv := codexRigOf(t, row)
+				continuationScript(srv)
+				id := saveWithCLI(t, r)
+				cliResume(t, r, id, func(shape []string) { assertShape(t, append(replayEvents, continuedTurn...), shape) })
+				continuedCallCarriesHistory(t, srv)
+			})
+		})
+	}
 }
 
 // minuteOf is the UTC minute t falls in.

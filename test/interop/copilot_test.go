@@ -38,6 +38,7 @@ func copilotRig(t *testing.T, args ...string) (*rig, *fakes.Server) {
 	r.setenv("COPILOT_PROVIDER_BASE_URL", srv.URL()+"/v1")
 	r.setenv("COPILOT_PROVIDER_API_KEY", "fake-copilot-key")
 	r.setenv("COPILOT_MODEL", copilotModel)
+	logEvidenceAtEnd(t, "copilot", r)
 	return r, srv
 }
 

@@ -33,9 +33,6 @@ type currentRow struct {
 	version string
 	usage   []fakes.Usage
 	want    func(u fakes.Usage) domain.Usage
-	// titleMarker is a phrase of the request the runtime sends to have
-	// the model name the session: a side call per prompt, answered aside.
-	titleMarker string
 	// sessCaps must be among the advertised session capabilities.
 	sessCaps []string
 	authCaps []string
@@ -50,19 +47,17 @@ func currentRows() []currentRow {
 		{
 			row: "claude-current", rig: claudeRigOf, measure: claudeMeasured,
 			agent: "@agentclientprotocol/claude-agent-acp", version: "0.101.0",
-			usage:       []fakes.Usage{{Input: 120, Output: 7, Cached: 30}, {Input: 210, Output: 17, Cached: 12}},
-			want:        func(u fakes.Usage) domain.Usage { return anthropicUsage(u) },
-			titleMarker: "You are naming a coding session",
-			sessCaps:    []string{"additionalDirectories", "close", "delete", "fork", "list", "resume", "systemPrompt"},
-			authCaps:    []string{"logout"},
+			usage:    []fakes.Usage{{Input: 120, Output: 7, Cached: 30}, {Input: 210, Output: 17, Cached: 12}},
+			want:     func(u fakes.Usage) domain.Usage { return anthropicUsage(u) },
+			sessCaps: []string{"additionalDirectories", "close", "delete", "fork", "list", "resume", "systemPrompt"},
+			authCaps: []string{"logout"},
 		},
 		{
 			row: "codex-current", rig: codexRigOf, measure: codexMeasured,
 			agent: "@agentclientprotocol/codex-acp", version: "2.6.0",
-			usage:       codexTurnUsage[:2],
-			want:        wantCodexUsage,
-			titleMarker: "generate a very short title for a conversation",
-			sessCaps:    []string{"close", "list", "resume", "systemPrompt", "title", "subagents"},
+			usage:    codexTurnUsage[:2],
+			want:     wantCodexUsage,
+			sessCaps: []string{"close", "list", "resume", "systemPrompt", "title", "subagents"},
 			// The fake provider's model is not in codex's catalogue.
 			notice: "Model metadata for `" + codexModel + "` not found",
 		},
@@ -75,7 +70,6 @@ func TestCurrentReleasesTwoMeasuredTurns(t *testing.T) {
 	for _, c := range currentRows() {
 		t.Run(c.row, func(t *testing.T) {
 			r, srv := c.rig(t, c.row)
-			srv.Aside(c.titleMarker, fakes.TextReply(fakes.Usage{Input: 50, Output: 4}, "Two questions"))
 			srv.Script(
 				fakes.TextReply(c.usage[0], "First ", "answer."),
 				fakes.TextReply(c.usage[1], "Second ", "answer."),

@@ -36,6 +36,7 @@ func geminiRig(t *testing.T, withKey bool) (*rig, *fakes.Server) {
 	if withKey {
 		r.setenv("GEMINI_API_KEY", "fake-gemini-key")
 	}
+	logEvidenceAtEnd(t, "gemini", r)
 	return r, srv
 }
 

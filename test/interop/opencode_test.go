@@ -53,6 +53,7 @@ func opencodeRig(t *testing.T, permission string) (*rig, *fakes.Server) {
 	r.setenv("OPENCODE_DISABLE_SHARE", "1")
 	r.setenv("OPENCODE_DISABLE_LSP_DOWNLOAD", "1")
 	r.setenv("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1")
+	logEvidenceAtEnd(t, "opencode", r)
 	return r, srv
 }
 

@@ -44,6 +44,7 @@ func qwenRig(t *testing.T, args ...string) (*rig, *fakes.Server) {
 	r.setenv("OPENAI_MODEL", qwenModel)
 	r.setenv("QWEN_CODE_NO_RELAUNCH", "true")
 	r.setenv("QWEN_USAGE_STATISTICS_ENABLED", "false")
+	logEvidenceAtEnd(t, "qwen", r)
 	return r, srv
 }
 
