@@ -35,7 +35,11 @@ func TestCancelClaudeCodex(t *testing.T) {
 			for _, ev := range r.rec.OfType(domain.EventRuntimeNotice) {
 				assert.NotContains(t, ev.Message, "Working on it", "the reply is no notice")
 			}
-			assert.Contains(t, r.rec.Text(), "Working on it", "the streamed start of the reply reached the caller")
+			var streamed string
+			for _, ev := range r.rec.OfType(domain.EventMessageChunk) {
+				streamed += ev.Message
+			}
+			assert.Contains(t, streamed, "Working on it", "the streamed start of the reply is message_chunk")
 		})
 	}
 }

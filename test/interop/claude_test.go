@@ -46,14 +46,20 @@ func claudeRigOf(t *testing.T, row string) (*rig, *fakes.Server) {
 	writeFile(t, filepath.Join(plugins, "blocklist.json"),
 		fmt.Sprintf(`{"fetchedAt":%q,"plugins":[]}`, time.Now().UTC().Format(time.RFC3339)))
 	// Today's release has the model name the session in a side call per
-	// prompt; it is answered aside, so it takes no scripted reply.
+	// prompt, and at times guess the user's next prompt after a turn; both
+	// are answered aside, so they take no scripted reply.
 	srv.Aside(claudeTitleMarker, fakes.TextReply(fakes.Usage{Input: 50, Output: 4}, "Interop session"))
+	srv.Aside(claudeSuggestionMarker, fakes.TextReply(fakes.Usage{Input: 50, Output: 2}, "go ahead"))
 	logEvidenceAtEnd(t, row, r)
 	return r, srv
 }
 
-// claudeTitleMarker is a phrase of the Claude adapter's title request.
-const claudeTitleMarker = "You are naming a coding session"
+// claudeTitleMarker and claudeSuggestionMarker are phrases of the Claude
+// adapter's title request and of its next-prompt suggestion request.
+const (
+	claudeTitleMarker      = "You are naming a coding session"
+	claudeSuggestionMarker = "[SUGGESTION MODE:"
+)
 
 // claudeGaps: the adapter advertises loadSession, resume and agentInfo.
 var claudeGaps = gapNotice(domain.CapTokenCounts)

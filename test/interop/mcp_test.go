@@ -397,3 +397,48 @@ func TestMCPReferenceAgentWithholdsHTTP(t *testing.T) {
 		check(t, hs, agentLog)
 	})
 }
+
+// TestMCPClaudeCurrentHTTPServer: today's Claude adapter (0.101.0) gets
+// the same HTTP server on session/new and "tool servers" stays delivered;
+// Claude Code connects to it (initialize, every HTTP request carrying the
+// header). What it does before initialize (a server/discover call) and how
+// it offers the tool to the model (deferred behind its ToolSearch tool)
+// are its own. A tool call is not scripted: in its default mode, auto,
+// the adapter has a classifier model call decide on consent, and the
+// runtime's asking mode is set through a session mode, not here.
+func TestMCPClaudeCurrentHTTPServer(t *testing.T) {
+	r, srv := claudeRigOf(t, "claude-current")
+	hs := startHTTPMCPServer(t, r.root)
+	cfg := filepath.Join(r.root, "cfg", "mcp.json")
+	writeMCPConfig(t, cfg, map[string]mcpServerDecl{
+		"interop": {Type: "http", URL: hs.URL, Headers: map[string]string{"X-Interop": "claude"}},
+	})
+	srv.Script(fakes.TextReply(fakes.Usage{Input: 100, Output: 4}, "Nothing to note."))
+	sess := r.mustStart(withMCP(cfg))
+	assert.Equal(t, []domain.CapabilityLabel{domain.CapTokenCounts}, sess.Capabilities().Gaps(), "the http server was delivered")
+	require.Equal(t, completed, outcomeOf(r.turn(sess, "say nothing")))
+	assert.Equal(t, "Nothing to note.", sess.LastMessage().Text)
+	r.stop(sess)
+
+	raw, err := json.Marshal(sessionNewMCPServers(t, r))
+	require.NoError(t, err)
+	assert.JSONEq(t, `[{"type":"http","name":"interop","url":"`+hs.URL+`","headers":[{"name":"X-Interop","value":"claude"}]}]`, string(raw))
+	recs := readMCPLog(t, hs.Log)
+	methods := mcpMethods(recs)
+	assert.Contains(t, methods, "initialize", "Claude Code connected: %v", methods)
+	assert.Contains(t, methods, "notifications/initialized", "%v", methods)
+	var httpReqs int
+	for _, rec := range recs {
+		assert.Equal(t, "http", rec.Transport)
+		switch {
+		case rec.Kind == "http":
+			httpReqs++
+			assert.Equal(t, map[string]string{"X-Interop": "claude"}, rec.Headers, "the configured header reaches the server")
+		case rec.Method == "initialize":
+			assert.Equal(t, "claude-code/2.1.318", rec.Client)
+		}
+	}
+	assert.Positive(t, httpReqs)
+	assert.Empty(t, mcpCalls(recs), "no tool was called")
+	t.Logf("MCP methods Claude Code sent: %v", methods)
+}
