@@ -272,3 +272,62 @@ func assertNoticesRendered(t *testing.T, r *rig, phrase string, min int) {
 	}
 	assert.NotContains(t, last, phrase, "the warning is never the last message")
 }
+
+// TestCurrentReleasesCLI: `acpdrive run --json` with the measurement
+// sources the CLI ships, two prompts, on today's releases: one start, each
+// turn_result carries the fake server's figures, no event line without
+// content, and a runtime notice is never reply text.
+func TestCurrentReleasesCLI(t *testing.T) {
+	for _, c := range currentRows() {
+		t.Run(c.row, func(t *testing.T) {
+			r, srv := c.rig(t, c.row)
+			r.measure = true
+			srv.Script(
+				fakes.TextReply(c.usage[0], "First ", "answer."),
+				fakes.TextReply(c.usage[1], "Second ", "answer."),
+			)
+			run := r.cli("first question", "second question")
+			require.Equal(t, 0, run.Code, run.Stderr)
+			require.Len(t, run.Results, 2)
+			for i, res := range run.Results {
+				require.NotNil(t, res.Usage, "turn %d measured", i+1)
+				assert.Equal(t, c.want(c.usage[i]), *res.Usage, "turn %d: the fake server's figures", i+1)
+			}
+			require.NotNil(t, run.Run)
+			assert.Equal(t, 2, run.Run.MeasuredTurns)
+			assert.Empty(t, run.Run.CapabilityGaps)
+			assert.Equal(t, 1, strings.Count(run.Stderr, `msg="agent process started"`), "one start")
+			assert.NotContains(t, run.Stderr, "relaunched")
+			var reply strings.Builder
+			var notices []string
+			for _, ev := range run.Events {
+				switch ev.Type {
+				case domain.EventSessionStarted, domain.EventTurnCompleted, domain.EventTokenUsage:
+				default:
+					assert.NotEmpty(t, ev.Message, "no event without content: %+v", ev)
+				}
+				switch ev.Type {
+				case domain.EventMessageChunk:
+					reply.WriteString(ev.Message)
+				case domain.EventRuntimeNotice:
+					require.NotNil(t, ev.Notice, "a runtime notice says where it came from")
+					notices = append(notices, ev.Message)
+				}
+			}
+			assert.Equal(t, "First answer.Second answer.", reply.String(), "the reply is only the reply")
+			for _, n := range notices {
+				assert.NotContains(t, reply.String(), n)
+			}
+			if c.notice != "" {
+				var carried int
+				for _, n := range notices {
+					if strings.Contains(n, c.notice) {
+						carried++
+					}
+				}
+				assert.Equal(t, 2, carried, "the warning of each turn is a runtime_notice: %q", notices)
+			}
+			t.Logf("%s --json notices: %q", c.row, notices)
+		})
+	}
+}
