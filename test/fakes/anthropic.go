@@ -54,7 +54,7 @@ func (anthropic) toolID(reply Reply, n int) string {
 	return fmt.Sprintf("toolu_fake_%d", n)
 }
 
-func (a anthropic) stream(w http.ResponseWriter, _ *http.Request, body []byte, reply Reply, n int) {
+func (a anthropic) stream(w http.ResponseWriter, r *http.Request, body []byte, reply Reply, n int) {
 	var req anthropicRequest
 	_ = json.Unmarshal(body, &req)
 	msgID := fmt.Sprintf("msg_fake_%d", n)
@@ -77,9 +77,12 @@ func (a anthropic) stream(w http.ResponseWriter, _ *http.Request, body []byte, r
 	if len(reply.Text) > 0 {
 		e.event("content_block_start", obj{"type": "content_block_start", "index": index,
 			"content_block": obj{"type": "text", "text": ""}})
-		for _, t := range reply.Text {
+		for i, t := range reply.Text {
 			e.event("content_block_delta", obj{"type": "content_block_delta", "index": index,
 				"delta": obj{"type": "text_delta", "text": t}})
+			if i == 0 && !held(r, reply) {
+				return
+			}
 		}
 		e.event("content_block_stop", obj{"type": "content_block_stop", "index": index})
 		index++

@@ -39,9 +39,24 @@ type Reply struct {
 	// retry-after-ms on a failed call).
 	Header http.Header
 	// Hold, when set, stops the stream after its first text chunk until
-	// Hold is closed or the client goes away (the Chat Completions fake
-	// only): a model call still running, for cancelling mid-turn.
+	// Hold is closed or the client goes away (the Chat Completions,
+	// Anthropic and OpenAI Responses fakes): a model call still running,
+	// for cancelling mid-turn.
 	Hold <-chan struct{}
+}
+
+// held waits, when the reply is held, until the hold is released (true)
+// or the client went away (false); an unheld reply goes on at once.
+func held(r *http.Request, reply Reply) bool {
+	if reply.Hold == nil {
+		return true
+	}
+	select {
+	case <-reply.Hold:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
 }
 
 // ToolCall is a tool call the model makes.

@@ -38,7 +38,7 @@ type openaiRequest struct {
 	Model string `json:"model"`
 }
 
-func (openai) stream(w http.ResponseWriter, _ *http.Request, body []byte, reply Reply, n int) {
+func (openai) stream(w http.ResponseWriter, r *http.Request, body []byte, reply Reply, n int) {
 	var req openaiRequest
 	_ = json.Unmarshal(body, &req)
 	respID := fmt.Sprintf("resp_fake_%d", n)
@@ -57,9 +57,12 @@ func (openai) stream(w http.ResponseWriter, _ *http.Request, body []byte, reply 
 		msgID := fmt.Sprintf("msg_fake_%d", n)
 		e.event("response.output_item.added", obj{"type": "response.output_item.added", "output_index": index,
 			"item": obj{"type": "message", "id": msgID, "role": "assistant", "status": "in_progress", "content": []obj{}}})
-		for _, t := range reply.Text {
+		for i, t := range reply.Text {
 			e.event("response.output_text.delta", obj{"type": "response.output_text.delta",
 				"item_id": msgID, "output_index": index, "content_index": 0, "delta": t})
+			if i == 0 && !held(r, reply) {
+				return
+			}
 		}
 		item := obj{"type": "message", "id": msgID, "role": "assistant", "status": "completed",
 			"content": []obj{{"type": "output_text", "text": strings.Join(reply.Text, ""), "annotations": []obj{}}}}
