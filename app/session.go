@@ -126,6 +126,9 @@ func (s *Session) firstTurnNotices() {
 	if notice := s.agent.ToolServers.Notice(); notice != "" {
 		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: notice})
 	}
+	if p := s.agent.Posture; p != nil {
+		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: domain.MsgSessionPosturePrefix + p.Text()})
+	}
 }
 
 // measure asks the meter for the turn's figures and applies its decision.
