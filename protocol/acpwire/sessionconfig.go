@@ -19,7 +19,9 @@ const (
 
 // System prompt modes on the wire.
 const (
-	SystemPromptAppend   = "append"
+	// SystemPromptAppend adds the text after the runtime's own prompt.
+	SystemPromptAppend = "append"
+	// SystemPromptOverride replaces the runtime's own prompt.
 	SystemPromptOverride = "override"
 )
 
