@@ -118,7 +118,7 @@ func makeCall(ctx context.Context, client configClient, id string, c domain.Conf
 // (docs/behaviour.md#session-configuration).
 func (s *Session) admitSessionConfig() error {
 	adv := s.agent.Advertised
-	return domain.CheckSystemPrompt(s.opts.Settings.Session, adv.SystemPromptModes,
+	return domain.CheckBeforeSession(s.opts.Settings.Session, adv.SystemPromptModes,
 		slices.Contains(adv.SessionMarkers, "additionalDirectories"))
 }
 

@@ -70,7 +70,7 @@ func TestSessionConfigIsAppliedAndVerifiedBeforeThePrompt(t *testing.T) {
 			calls:   []string{"session/set_mode", "session/set_model"},
 			params:  []string{`{"modeId":"read-only"}`, `{"modelId":"gpt-b"}`},
 			posture: domain.SessionPosture{Mode: "read-only", Model: "gpt-b"}},
-		{name: "nothing asked: the posture is still visible", scenario: "session-config",
+		{name: "nothing asked: the posture is still recorded", scenario: "session-config",
 			posture: domain.SessionPosture{Mode: "auto", Model: "default", Config: []domain.ConfigSetting{
 				{ID: "mode", Value: "auto"}, {ID: "model", Value: "default"}, {ID: "effort", Value: "default"}, {ID: "fast", Value: "false"}}}},
 	}
@@ -104,6 +104,12 @@ func TestSessionConfigIsAppliedAndVerifiedBeforeThePrompt(t *testing.T) {
 			var notices []string
 			for _, ev := range h.rec.OfType(domain.EventNotification) {
 				notices = append(notices, ev.Message)
+			}
+			if !c.cfg.Applies() {
+				for _, n := range notices {
+					assert.NotContains(t, n, domain.MsgSessionPosturePrefix, "an unconfigured session announces nothing")
+				}
+				return
 			}
 			assert.Contains(t, notices, domain.MsgSessionPosturePrefix+c.posture.Text())
 		})

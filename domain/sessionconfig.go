@@ -320,12 +320,12 @@ func VerifySessionConfig(c SessionConfig, state SessionOffer) error {
 	return nil
 }
 
-// CheckSystemPrompt decides, before any session is created, whether the
+// CheckBeforeSession decides, before any session is created, whether the
 // runtime can take c's system prompt and additional directories: modes are
 // the system prompt modes it advertises (nil: no systemPrompt capability),
 // dirs whether it advertises additionalDirectories. A refusal is
 // KindAgentNotFound and names what the runtime offers.
-func CheckSystemPrompt(c SessionConfig, modes []string, dirs bool) error {
+func CheckBeforeSession(c SessionConfig, modes []string, dirs bool) error {
 	if len(c.AdditionalDirectories) > 0 && !dirs {
 		return refusal("additional directories: the runtime does not advertise sessionCapabilities.additionalDirectories")
 	}

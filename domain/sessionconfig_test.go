@@ -123,7 +123,7 @@ func TestVerifySessionConfig(t *testing.T) {
 	}
 }
 
-func TestCheckSystemPrompt(t *testing.T) {
+func TestCheckBeforeSession(t *testing.T) {
 	both := []string{"append", "override"}
 	cases := []struct {
 		name  string
@@ -147,7 +147,7 @@ func TestCheckSystemPrompt(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := domain.CheckSystemPrompt(c.cfg, c.modes, c.dirs)
+			err := domain.CheckBeforeSession(c.cfg, c.modes, c.dirs)
 			if c.err == "" {
 				require.NoError(t, err)
 				return
