@@ -32,14 +32,17 @@ type askingRow struct {
 	rig  func(t *testing.T, row string) (*rig, *fakes.Server)
 	mode string
 	tool func(r *rig) *fakes.ToolCall
+	// titleMarker is a phrase of the side call that names the session,
+	// answered aside so that it never takes a scripted reply.
+	titleMarker string
 }
 
 func askingRows() []askingRow {
 	return []askingRow{
-		{row: "claude-current", rig: claudeRigOf, mode: "default", tool: func(*rig) *fakes.ToolCall {
+		{row: "claude-current", rig: claudeRigOf, mode: "default", titleMarker: "You are naming a coding session", tool: func(*rig) *fakes.ToolCall {
 			return &fakes.ToolCall{ID: "toolu_interop_1", Name: "Bash", Args: map[string]any{"command": "echo interop > out.txt", "description": "Write out.txt"}}
 		}},
-		{row: "codex-current", rig: codexRigOf, mode: "read-only", tool: func(r *rig) *fakes.ToolCall {
+		{row: "codex-current", rig: codexRigOf, mode: "read-only", titleMarker: "generate a very short title for a conversation", tool: func(r *rig) *fakes.ToolCall {
 			return &fakes.ToolCall{ID: "call_interop_1", Name: "exec_command", Args: map[string]any{
 				"cmd": "echo interop > out.txt", "workdir": r.workspace,
 				"sandbox_permissions": "require_escalated", "justification": "write out.txt",
@@ -55,6 +58,7 @@ func TestAskingModeRefusesTheWrite(t *testing.T) {
 	for _, c := range askingRows() {
 		t.Run(c.row, func(t *testing.T) {
 			r, srv := c.rig(t, c.row)
+			srv.Aside(c.titleMarker, fakes.TextReply(fakes.Usage{Input: 50, Output: 4}, "Write a file"))
 			srv.Script(
 				fakes.Reply{Text: []string{"Let me write the file."}, Tool: c.tool(r), Usage: fakes.Usage{Input: 100, Output: 9}},
 				fakes.TextReply(fakes.Usage{Input: 130, Output: 6}, "I did not ", "write the file."),
@@ -89,6 +93,35 @@ func TestAskingModeRefusesTheWrite(t *testing.T) {
 			// The mode was set before the prompt, through the option.
 			methods := r.wire.methodsOut()
 			assert.Less(t, indexOfMethod(methods, "session/set_config_option"), indexOfMethod(methods, "session/prompt"), "%v", methods)
+		})
+	}
+}
+
+// TestAskingModeRefusesTheWriteCLI: the same through `acpdrive run
+// --mode`: the posture is announced, the request refused, nothing written.
+func TestAskingModeRefusesTheWriteCLI(t *testing.T) {
+	for _, c := range askingRows() {
+		t.Run(c.row, func(t *testing.T) {
+			r, srv := c.rig(t, c.row)
+			srv.Aside(c.titleMarker, fakes.TextReply(fakes.Usage{Input: 50, Output: 4}, "Write a file"))
+			srv.Script(
+				fakes.Reply{Text: []string{"Let me write the file."}, Tool: c.tool(r), Usage: fakes.Usage{Input: 100, Output: 9}},
+				fakes.TextReply(fakes.Usage{Input: 130, Output: 6}, "I did not ", "write the file."),
+			)
+			srv.SetFallback(fakes.TextReply(fakes.Usage{Input: 10, Output: 2}, "ok"))
+			run := r.cliWith([]string{"--mode", c.mode}, "write interop into out.txt")
+			require.NotNil(t, run.Run, "the session started: %s", run.Stderr)
+			var posture, refusal bool
+			for _, ev := range run.Events {
+				if ev.Type != domain.EventNotification {
+					continue
+				}
+				posture = posture || strings.HasPrefix(ev.Message, domain.MsgSessionPosturePrefix+"mode "+c.mode+";")
+				refusal = refusal || strings.Contains(ev.Message, "refused a permission request")
+			}
+			assert.True(t, posture, "the posture was announced: %v", run.shape(r))
+			assert.True(t, refusal, "the request was refused: %v", run.shape(r))
+			assertNotWritten(t, r)
 		})
 	}
 }
@@ -132,6 +165,7 @@ func TestClaudeModelAndSystemPrompt(t *testing.T) {
 	for _, mode := range []string{domain.SystemPromptAppend, domain.SystemPromptOverride} {
 		t.Run(mode, func(t *testing.T) {
 			r, srv := claudeRigOf(t, "claude-current")
+			srv.Aside("You are naming a coding session", fakes.TextReply(fakes.Usage{Input: 50, Output: 4}, "Greeting"))
 			srv.SetFallback(fakes.TextReply(fakes.Usage{Input: 10, Output: 2}, "Title"))
 			srv.Script(fakes.TextReply(fakes.Usage{Input: 100, Output: 5}, "Hello."))
 			sess := r.mustStart(withSessionConfig(domain.SessionConfig{Model: "sonnet", SystemPrompt: marker, SystemPromptMode: mode}))
