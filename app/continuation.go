@@ -135,6 +135,7 @@ type continuation struct {
 	readTimeout time.Duration
 
 	control NegativeControl
+	answer  acpwire.ContinueSessionResponse // the continuation call's answer
 }
 
 // continueSession runs the negative control and then the continuation
@@ -152,8 +153,9 @@ func (c *continuation) continueSession(ctx context.Context, route string, req ac
 		defer c.stream.watchReplay(nil)
 	}
 	callCtx, cancel := context.WithTimeout(ctx, c.readTimeout)
-	err := c.client.Continue(callCtx, route, req)
+	answer, err := c.client.ContinueWith(callCtx, route, req)
 	cancel()
+	c.answer = answer
 	if err != nil {
 		c.logControlComparison(route, req.SessionID, err)
 		return fmt.Errorf("%s failed: %w", route, err)

@@ -126,6 +126,12 @@ func (s *Session) firstTurnNotices() {
 	if notice := s.agent.ToolServers.Notice(); notice != "" {
 		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: notice})
 	}
+	if p := s.agent.Posture; p != nil && s.opts.Settings.Session.Applies() {
+		// Only a configured session announces its posture: an unconfigured
+		// one shows it in the record and the result alone
+		// (docs/behaviour.md#session-configuration).
+		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: domain.MsgSessionPosturePrefix + p.Text()})
+	}
 }
 
 // measure asks the meter for the turn's figures and applies its decision.

@@ -369,6 +369,7 @@ func agentInfo(resp acpwire.InitializeResponse) domain.AgentInfo {
 	if d := sc.Details(); len(d) > 0 {
 		info.Advertised.SessionDetails = d
 	}
+	info.Advertised.SystemPromptModes = sc.SystemPromptModes()
 	info.Advertised.AuthCapabilities = acpwire.ObjectKeys(ac.Auth)
 	info.Advertised.Providers = len(ac.Providers) > 0 && string(ac.Providers) != "null"
 	info.Advertised.ProviderKeys = acpwire.ObjectKeys(ac.Providers)
@@ -386,6 +387,9 @@ func agentInfo(resp acpwire.InitializeResponse) domain.AgentInfo {
 // on its own account: any error, timeout or unconfirmed load lowers
 // "session continuation" and falls back to session/new.
 func (s *Session) resolve(ctx context.Context) error {
+	if err := s.admitSessionConfig(); err != nil {
+		return err
+	}
 	id := s.opts.ResumeSessionID
 	route := ContinuationRoute(s.agent.Advertised)
 	if id != "" && route == "" {
@@ -397,7 +401,8 @@ func (s *Session) resolve(ctx context.Context) error {
 			stream: s.stream, readTimeout: s.opts.Settings.EffectiveReadTimeout(),
 		}
 		began := s.clock.Now()
-		err := c.continueSession(ctx, route, acpwire.LoadSessionRequest{SessionID: id, CWD: s.opts.Workspace, MCPServers: acpwire.EncodeMCPServers(s.servers)})
+		err := c.continueSession(ctx, route, acpwire.LoadSessionRequest{SessionID: id, CWD: s.opts.Workspace, MCPServers: acpwire.EncodeMCPServers(s.servers),
+			AdditionalDirectories: s.opts.Settings.Session.AdditionalDirectories, SystemPrompt: s.systemPrompt()})
 		s.obs.step(route, "", began, s.clock.Now(), err)
 		s.control = c.control
 		if err == nil {
@@ -405,7 +410,8 @@ func (s *Session) resolve(ctx context.Context) error {
 			s.adopt(id)
 			s.meter.opened(id, true)
 			s.log.Info("agent session continued", "route", route, "session_id", id, "agent_pid", s.PID())
-			return nil
+			a := c.answer
+			return s.configure(ctx, sessionOffer(a.Modes, a.ConfigOptions, a.Models))
 		}
 		if ctx.Err() != nil {
 			return domain.WrapError(domain.KindTurnCancelled, msgStartCancelled, ctx.Err())
@@ -424,7 +430,8 @@ func (s *Session) resolve(ctx context.Context) error {
 func (s *Session) createSession(ctx context.Context) error {
 	s.route = acpwire.MethodSessionNew
 	callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.EffectiveReadTimeout())
-	resp, err := s.rt.client.NewSession(callCtx, acpwire.NewSessionRequest{CWD: s.opts.Workspace, MCPServers: acpwire.EncodeMCPServers(s.servers)})
+	resp, err := s.rt.client.NewSession(callCtx, acpwire.NewSessionRequest{CWD: s.opts.Workspace, MCPServers: acpwire.EncodeMCPServers(s.servers),
+		AdditionalDirectories: s.opts.Settings.Session.AdditionalDirectories, SystemPrompt: s.systemPrompt()})
 	cancel()
 	if err != nil {
 		return s.startupError(ctx, acpwire.MethodSessionNew, err)
@@ -441,5 +448,5 @@ func (s *Session) createSession(ctx context.Context) error {
 		s.opts.Creations.Remember(resp.SessionID, s.clock.Now())
 	}
 	s.log.Info("agent session created", "session_id", resp.SessionID, "agent_pid", s.PID())
-	return nil
+	return s.configure(ctx, sessionOffer(resp.Modes, resp.ConfigOptions, resp.Models))
 }

@@ -69,6 +69,7 @@ func verify(ctx context.Context, opts Options) error {
 	vo.OnEvent, vo.OnAgentText, vo.OnReadIdle, vo.Observers = func(domain.Event) {}, nil, nil, nil
 	vo.ResumeSessionID, vo.VerifyCredential, vo.MeasurementSources = "", false, nil
 	vo.Settings.MCPConfigPath, vo.Settings.ConfirmToolServers = "", false
+	vo.Settings.Session = domain.SessionConfig{} // a verification configures nothing
 	vo.Logger = opts.Logger.With("session_kind", "credential_verification")
 	s := newSession(vo, nil)
 

@@ -135,6 +135,8 @@ func (l *loader) agentKey(path string, e kv) {
 		if n := resolve(e.val); !isNull(n) && n.Kind != yaml.MappingNode {
 			l.wrongType(path, n, "a mapping")
 		}
+	case "mode", "model", "config_options", "additional_directories", "system_prompt", "system_prompt_mode":
+		l.sessionKey(path, e)
 	default:
 		l.add(domain.SeverityWarning, CheckUnknownKey, path, e.at, "the agent block has no such key; it is ignored")
 	}

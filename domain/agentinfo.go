@@ -19,6 +19,10 @@ type AgentInfo struct {
 	// when the session did not ask for it or delivers no servers
 	// (docs/behaviour.md#tool-server-confirmation).
 	ToolServers *ToolServerCheck `json:"tool_servers,omitempty"`
+	// Posture is where the session's mode, model and options stand once
+	// its configuration was applied; nil when the runtime reports none
+	// (docs/behaviour.md#session-configuration).
+	Posture *SessionPosture `json:"session_config,omitempty"`
 }
 
 // Advertised is the capability set a runtime advertised in its handshake.
@@ -37,6 +41,10 @@ type Advertised struct {
 	// SessionDetails holds, per session capability whose value is more
 	// than an empty marker, that value in compact JSON.
 	SessionDetails map[string]string `json:"session_details,omitempty"`
+	// SystemPromptModes lists the system prompt modes
+	// sessionCapabilities.systemPrompt advertises ("append", then those of
+	// its mode object); nil when it is not advertised.
+	SystemPromptModes []string `json:"system_prompt_modes,omitempty"`
 	// AuthCapabilities lists the keys of agentCapabilities.auth (such as
 	// logout), sorted.
 	AuthCapabilities []string `json:"auth_capabilities,omitempty"`

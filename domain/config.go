@@ -102,6 +102,10 @@ type Config struct {
 	SSHPassEnv []string
 	// SSHConfig is worker.ssh_config: an alternate ssh client config (-F).
 	SSHConfig string
+	// Session is agent.mode, agent.model, agent.config_options,
+	// agent.additional_directories, agent.system_prompt and
+	// agent.system_prompt_mode (docs/behaviour.md#session-configuration).
+	Session SessionConfig
 }
 
 // DefaultConfig returns the configuration defaults. Command is left empty:
@@ -242,7 +246,8 @@ func MCPConfigWrongTypeMessage(found string) string {
 // agent.stop_grace_ms.non_positive,
 // agent-client-protocol.mcp_config.wrong_type (errors), then
 // worker.ssh_strict_host_key_checking.invalid, agent.effort.not_forwarded,
-// agent.kind.no_usage_reporting, agent.kind.no_cost_estimate (warnings).
+// agent.kind.no_usage_reporting, agent.kind.no_cost_estimate (warnings),
+// then the session configuration's errors (SessionConfig.Validate).
 //
 // An empty Kind counts as agent-client-protocol. An agent.command is
 // missing when it has no word or only blank words. An empty
@@ -281,7 +286,7 @@ func (c Config) Validate() []Finding {
 	if c.Remote() && c.TokenRatesPriced {
 		fs = append(fs, Finding{Severity: SeverityWarning, Check: CheckNoCostEstimate, Message: MsgNoCostEstimate})
 	}
-	return fs
+	return append(fs, c.Session.Validate()...)
 }
 
 // FindingsError returns the messages of the error findings among fs, in order,

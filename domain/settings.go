@@ -52,6 +52,10 @@ type SessionSettings struct {
 	// VerificationBound bounds a credential-verification session; zero,
 	// negative or more than MaxVerificationBound means MaxVerificationBound.
 	VerificationBound time.Duration
+	// Session is the session's own configuration: mode, model, options,
+	// additional directories and system prompt, applied and verified before
+	// the first prompt (docs/behaviour.md#session-configuration).
+	Session SessionConfig
 }
 
 // MaxVerificationBound is the longest a credential-verification session may
@@ -78,6 +82,7 @@ func (c Config) SessionSettings() SessionSettings {
 		ConfirmToolServersTimeout: c.ConfirmToolServersTimeout,
 		MCPConfigPath:             c.MCPConfig,
 		Hosts:                     append([]string(nil), c.SSHHosts...),
+		Session:                   c.Session.clone(),
 	}
 }
 
@@ -126,7 +131,7 @@ func (s SessionSettings) Validate() []Finding {
 	if s.StopGrace <= 0 {
 		fs = append(fs, Finding{Severity: SeverityError, Check: CheckStopGraceNonPositive, Message: MsgStopGraceNonPositive})
 	}
-	return fs
+	return append(fs, s.Session.Validate()...)
 }
 
 // ErrHostUnreachable marks a start that failed because the transport could

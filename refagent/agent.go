@@ -63,8 +63,9 @@ type agent struct {
 	turns       int
 	nextReqID   int64
 	pending     map[string]*pendingCall
-	sent        map[string]string // request id → method, of every request the agent sent
-	calls       map[string]int    // method → number of requests received
+	sent        map[string]string       // request id → method, of every request the agent sent
+	calls       map[string]int          // method → number of requests received
+	configs     map[string]*configState // session id → configuration (Script.SessionConfig)
 }
 
 func newAgent(script *Script, stdout, stderr io.Writer) *agent {
@@ -392,6 +393,13 @@ func (a *agent) handleRequest(m *inMsg) {
 		a.handleContinue(m, a.caps.resume, nil)
 	case "session/close":
 		a.handleClose(m)
+	case "session/set_config_option", "session/set_mode", "session/set_model":
+		r := a.reply(m.Method)
+		if a.script.SessionConfig != nil && r == nil {
+			a.handleConfigCall(m)
+			return
+		}
+		a.serveOther(m, r)
 	default:
 		a.handleOther(m)
 	}
@@ -462,9 +470,11 @@ func (a *agent) handleNew(m *inMsg) {
 			id = res.SessionID
 		}
 	}
-	a.serve(m, r, &stepCtx{session: id},
-		func() (any, *RPCError) { return newSessionResult{SessionID: id}, nil },
-		func() { a.register(id) })
+	def := func() (any, *RPCError) { return newSessionResult{SessionID: id}, nil }
+	if a.script.SessionConfig != nil {
+		def = func() (any, *RPCError) { return a.configAnswer(id, true), nil }
+	}
+	a.serve(m, r, &stepCtx{session: id}, def, func() { a.register(id) })
 }
 
 func orEmpty(raw json.RawMessage) json.RawMessage {
@@ -517,9 +527,11 @@ func (a *agent) handleContinue(m *inMsg, advertised bool, def *Reply) {
 	if r == nil {
 		r = def
 	}
-	a.serve(m, r, &stepCtx{session: id},
-		func() (any, *RPCError) { return emptyObject, nil },
-		func() { a.register(id) })
+	answer := func() (any, *RPCError) { return emptyObject, nil }
+	if a.script.SessionConfig != nil {
+		answer = func() (any, *RPCError) { return a.configAnswer(id, false), nil }
+	}
+	a.serve(m, r, &stepCtx{session: id}, answer, func() { a.register(id) })
 }
 
 func (a *agent) handleClose(m *inMsg) {
@@ -541,8 +553,10 @@ func (a *agent) handleClose(m *inMsg) {
 
 // handleOther serves every other request: scripted, else the built-in
 // default, else -32601.
-func (a *agent) handleOther(m *inMsg) {
-	r := a.reply(m.Method)
+func (a *agent) handleOther(m *inMsg) { a.serveOther(m, a.reply(m.Method)) }
+
+// serveOther is handleOther with the scripted reply r already taken.
+func (a *agent) serveOther(m *inMsg, r *Reply) {
 	sid, _ := sessionIDParam(m.Params)
 	var def func() (any, *RPCError)
 	switch m.Method {

@@ -295,6 +295,8 @@ func ptrInt(n int) *int { return &n }
 
 // startupScenarios are the scenarios that change more than the default turn.
 var startupScenarios = map[string]scenario{
+	"session-config": sessionConfigScenario(),
+	"session-modes":  sessionModesScenario(),
 	"wrong-version": {"initialize answers protocolVersion 2.", func(s *Script) {
 		s.Initialize = &Initialize{ProtocolVersion: ptrInt(2)}
 	}},

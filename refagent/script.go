@@ -61,6 +61,10 @@ type Script struct {
 	// StringRequestIDs makes the agent's own requests carry string ids
 	// ("r-0", "r-1", …) instead of integers (0, 1, …).
 	StringRequestIDs bool `json:"stringRequestIds,omitempty"`
+
+	// SessionConfig makes sessions offer modes, options and models and
+	// keep them per session; see ConfigOffer.
+	SessionConfig *ConfigOffer `json:"sessionConfig,omitempty"`
 }
 
 // Cancel modes of [Script.Cancel] and [Turn.Cancel].

@@ -61,6 +61,12 @@ type runResultLine struct {
 	// when --confirm-tool-servers asked for it on a local launch
 	// (docs/behaviour.md#tool-server-confirmation).
 	ToolServers *domain.ToolServerCheck `json:"tool_servers,omitempty"`
+	// Mode and Config are the session's mode and every configuration
+	// option's value once its configuration was applied; absent when the
+	// runtime reports none (docs/behaviour.md#session-configuration).
+	Mode   string            `json:"mode,omitempty"`
+	Model  string            `json:"model,omitempty"`
+	Config map[string]string `json:"config,omitempty"`
 }
 
 // printer renders a run either as JSON lines or for a person.
@@ -333,6 +339,8 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 		line := runResultLine{Type: "run_result", SessionID: sess.ID(), AgentPID: sess.PID(), CapabilityGaps: gaps, Turns: turns,
 			Host: p.host, Survivors: survivors, MeasuredTurns: end.budget.Measured, Stopped: end.stopped, Notice: end.notice,
 			ToolServers: sess.AgentInfo().ToolServers}
+		line.Mode, line.Config = postureFields(sess.Posture())
+		line.Model = sess.Posture().Model
 		if end.budget.Measured > 0 {
 			used := end.budget.Used
 			line.Usage = &used
@@ -350,6 +358,9 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 	}
 	if c := sess.AgentInfo().ToolServers; c != nil {
 		fmt.Fprintf(p.out, "; tool servers: %s", toolServersText(c))
+	}
+	if pt := sess.Posture(); !pt.IsZero() {
+		fmt.Fprintf(p.out, "; %s", pt.Text())
 	}
 	if end.budget.Measured > 0 {
 		used := end.budget.Used

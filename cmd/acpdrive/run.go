@@ -45,6 +45,8 @@ type runFlags struct {
 	sshTransport string
 	sshConfig    string
 
+	session sessionFlags
+
 	set map[string]bool // flags given on the command line
 }
 
@@ -69,6 +71,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.confirmToolServers, "confirm-tool-servers", false, "declare acpdrive's own beacon beside the MCP servers and report whether the runtime starts it (agent-client-protocol.confirm_tool_servers)")
 	fs.DurationVar(&f.confirmToolServersTimeout, "confirm-tool-servers-timeout", domain.DefaultConfirmToolServersTimeout, "how long after the session is created the runtime has to start the beacon")
 	fs.StringVar(&f.logLevel, "log-level", "", "write structured logs to stderr at this level (debug, info, warn, error)")
+	f.session.register(fs)
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) {
@@ -188,6 +191,9 @@ func (f runFlags) config() (domain.Config, error) {
 	}
 	if f.sshTransport != "openssh" && f.sshTransport != "native" {
 		return cfg, fmt.Errorf("--ssh-transport %q: want openssh or native", f.sshTransport)
+	}
+	if err := f.session.apply(&cfg); err != nil {
+		return cfg, err
 	}
 	var errs []error
 	for _, finding := range cfg.Validate() {

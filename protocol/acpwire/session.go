@@ -221,6 +221,10 @@ type InitializeResponse struct {
 type NewSessionRequest struct {
 	CWD        string            `json:"cwd"`
 	MCPServers []json.RawMessage `json:"mcpServers"`
+	// AdditionalDirectories and SystemPrompt are sent only when set
+	// (docs/behaviour.md#session-configuration).
+	AdditionalDirectories []string      `json:"additionalDirectories,omitempty"`
+	SystemPrompt          *SystemPrompt `json:"systemPrompt,omitempty"`
 }
 
 // NewSessionResponse is the result of session/new.
@@ -263,6 +267,10 @@ type LoadSessionRequest struct {
 	SessionID  string            `json:"sessionId"`
 	CWD        string            `json:"cwd"`
 	MCPServers []json.RawMessage `json:"mcpServers"`
+	// AdditionalDirectories and SystemPrompt are sent only when set
+	// (docs/behaviour.md#session-configuration).
+	AdditionalDirectories []string      `json:"additionalDirectories,omitempty"`
+	SystemPrompt          *SystemPrompt `json:"systemPrompt,omitempty"`
 }
 
 // SessionIDParams is the params of session/close, session/delete and
