@@ -53,9 +53,9 @@ func newSession(opts Options, obs *observation) *Session {
 	log := opts.Logger.With("component", "acp_session")
 	s := &Session{
 		opts: opts, log: log, clock: opts.Clock, obs: obs,
-		rt:    newRuntime(log, opts.Clock, opts.DrainBound),
-		turns: newTurnEngine(opts.Clock, log),
-		meter: newMeter(opts.MeasurementSources, log),
+		rt:     newRuntime(log, opts.Clock, opts.DrainBound),
+		turns:  newTurnEngine(opts.Clock, log),
+		meter:  newMeter(opts.MeasurementSources, log),
 		caps:   newCapRecord(log),
 		ledger: &ledger{},
 	}
