@@ -67,6 +67,14 @@ type Config struct {
 	// ceiling; zero means unlimited. This kind only reads it to warn when
 	// no usage can be reported against it (CheckNoUsageReporting).
 	MaxTokens int64
+	// MaxCost is agent.max_cost: the run stops before the next prompt
+	// once its turns cost this much in the runtime's currency; zero means
+	// unlimited (docs/behaviour.md#token-accounting).
+	MaxCost float64
+	// MaxContextFraction is agent.max_context_fraction: the run stops
+	// before the next prompt once the context window's used/size reaches
+	// it; zero means unlimited.
+	MaxContextFraction float64
 	// MCPConfig is agent-client-protocol.mcp_config: the operator's MCP
 	// server configuration file; "" when absent. The WORKFLOW.md loader
 	// (package config) resolves a relative path against the WORKFLOW.md
