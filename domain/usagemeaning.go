@@ -26,7 +26,10 @@ type WireUsage struct {
 	TotalTokens       *int64 `json:"totalTokens"`
 }
 
-// Usage returns the figure in the one meaning of every counter. ok is false when a counter that defines a figure (input,
+// Usage returns the figure in the one meaning of every counter. A runtime
+// whose totalTokens is inputTokens + outputTokens while it reports cached
+// tokens counts them inside inputTokens (OpenAI's meaning): they are taken
+// out of the input. ok is false when a counter that defines a figure (input,
 // output) is missing or a counter is negative: such a usage measures
 // nothing. Total is always the sum (Usage.Sum); wireTotal is the
 // runtime's own totalTokens (0 when it sent none), for a cross-check.
@@ -48,6 +51,12 @@ func (w WireUsage) Usage() (u Usage, wireTotal int64, ok bool) {
 	if u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadTokens < 0 || u.CacheWriteTokens < 0 ||
 		u.ReasoningTokens < 0 || val(w.TotalTokens) < 0 {
 		return Usage{}, 0, false
+	}
+	cached := u.CacheReadTokens + u.CacheWriteTokens
+	if total := val(w.TotalTokens); cached > 0 && total != u.Sum() && total == u.InputTokens+u.OutputTokens && u.InputTokens >= cached {
+		// The runtime's total says its input counts the cached tokens
+		// (OpenAI's meaning, Copilot CLI's prompt result): take them out.
+		u.InputTokens -= cached
 	}
 	u.TotalTokens = u.Sum()
 	return u, val(w.TotalTokens), true

@@ -24,6 +24,8 @@ func TestWireUsage(t *testing.T) {
 			domain.Usage{InputTokens: 724, OutputTokens: 61, CacheReadTokens: 1009, ReasoningTokens: 29, TotalTokens: 1794}, 1794, true},
 		{"a wrong total: the sum wins", domain.WireUsage{InputTokens: i64(10), OutputTokens: i64(5), TotalTokens: i64(99)},
 			domain.Usage{InputTokens: 10, OutputTokens: 5, TotalTokens: 15}, 99, true},
+		{"copilot: input includes cache, as its total shows", domain.WireUsage{InputTokens: i64(120), OutputTokens: i64(12), CachedReadTokens: i64(40), CachedWriteTokens: i64(0), ThoughtTokens: i64(0), TotalTokens: i64(132)},
+			domain.Usage{InputTokens: 80, OutputTokens: 12, CacheReadTokens: 40, TotalTokens: 132}, 132, true},
 		{"no total", domain.WireUsage{InputTokens: i64(10), OutputTokens: i64(5)}, domain.Usage{InputTokens: 10, OutputTokens: 5, TotalTokens: 15}, 0, true},
 		{"no output", domain.WireUsage{InputTokens: i64(10), TotalTokens: i64(10)}, domain.Usage{}, 0, false},
 		{"no input", domain.WireUsage{OutputTokens: i64(10)}, domain.Usage{}, 0, false},

@@ -140,21 +140,25 @@ func TestUsageWireFiveRuntimes(t *testing.T) {
 		rig     func(t *testing.T) (*rig, *fakes.Server)
 		measure func(r *rig) optFn
 		reply   fakes.Usage
+		aside   string // the marker of a side call (the session title) answered aside
 	}{
-		{"claude", func(t *testing.T) (*rig, *fakes.Server) { return claudeRigOf(t, "claude-current") }, claudeMeasured, m.asAnthropic()},
-		{"codex", func(t *testing.T) (*rig, *fakes.Server) { return codexRigOf(t, "codex-current") }, codexMeasured, m.asOpenAI()},
-		{"gemini", func(t *testing.T) (*rig, *fakes.Server) { return geminiRig(t, true) }, geminiSource, m.asOpenAI()},
+		{"claude", func(t *testing.T) (*rig, *fakes.Server) { return claudeRigOf(t, "claude-current") }, claudeMeasured, m.asAnthropic(), "You are naming a coding session"},
+		{"codex", func(t *testing.T) (*rig, *fakes.Server) { return codexRigOf(t, "codex-current") }, codexMeasured, m.asOpenAI(), "generate a very short title for a conversation"},
+		{"gemini", func(t *testing.T) (*rig, *fakes.Server) { return geminiRig(t, true) }, geminiSource, m.asOpenAI(), ""},
 		{"qwen", func(t *testing.T) (*rig, *fakes.Server) { return qwenRig(t) }, func(r *rig) optFn {
 			return sources(qwen_measure.New(qwen_measure.Options{Logger: slog.New(slog.NewTextHandler(r.logs, nil)), Home: r.home}))
-		}, m.asOpenAI()},
+		}, m.asOpenAI(), ""},
 		{"copilot", func(t *testing.T) (*rig, *fakes.Server) { return copilotRig(t) }, func(r *rig) optFn {
 			return sources(copilot_measure.New(copilot_measure.Options{Logger: slog.New(slog.NewTextHandler(r.logs, nil)),
 				StateDir: filepath.Join(r.home, ".copilot")}))
-		}, m.asOpenAI()},
+		}, m.asOpenAI(), ""},
 	}
 	for _, row := range rows {
 		t.Run(row.name, func(t *testing.T) {
 			r, srv := row.rig(t)
+			if row.aside != "" {
+				srv.Aside(row.aside, fakes.TextReply(fakes.Usage{Input: 50, Output: 4}, "One question"))
+			}
 			srv.Script(fakes.TextReply(row.reply, "Answer."))
 			sess := r.mustStart(row.measure(r))
 			res := r.turn(sess, "one question")
