@@ -55,8 +55,8 @@ func decodeWireUsage(raw json.RawMessage, log *slog.Logger) *domain.WireUsage {
 }
 
 // quotaMeta is the part of a prompt result's _meta that carries per-model
-// figures (the Claude adapter's quota.model_usage; its counters are named
-// like codex-acp's).
+// figures (quota.model_usage, as the Claude adapter and codex-acp 2.x
+// attach it).
 type quotaMeta struct {
 	Quota *struct {
 		ModelUsage []struct {
@@ -65,6 +65,7 @@ type quotaMeta struct {
 				InputTokens           int64 `json:"inputTokens"`
 				CachedInputTokens     int64 `json:"cachedInputTokens"`
 				CachedWriteTokens     int64 `json:"cachedWriteTokens"`
+				CacheWriteInputTokens int64 `json:"cacheWriteInputTokens"` // codex-acp's name
 				OutputTokens          int64 `json:"outputTokens"`
 				ReasoningOutputTokens int64 `json:"reasoningOutputTokens"`
 			} `json:"token_count"`
@@ -88,7 +89,7 @@ func modelBreakdown(meta json.RawMessage) []domain.ModelUsage {
 	for _, r := range q.Quota.ModelUsage {
 		tc := r.TokenCount
 		u := domain.Usage{InputTokens: tc.InputTokens, CacheReadTokens: tc.CachedInputTokens,
-			CacheWriteTokens: tc.CachedWriteTokens, OutputTokens: tc.OutputTokens, ReasoningTokens: tc.ReasoningOutputTokens}
+			CacheWriteTokens: tc.CachedWriteTokens + tc.CacheWriteInputTokens, OutputTokens: tc.OutputTokens, ReasoningTokens: tc.ReasoningOutputTokens}
 		u.TotalTokens = u.Sum()
 		out = append(out, domain.ModelUsage{Model: r.Model, Usage: u})
 	}
