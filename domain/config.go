@@ -221,7 +221,7 @@ const (
 	// MsgEffortNotForwarded is the CheckEffortNotForwarded message.
 	MsgEffortNotForwarded = `agent-client-protocol.effort has no effect: agent kind "agent-client-protocol" passes no reasoning level to its agent; where the agent takes a reasoning option on its command line, write it in agent.command`
 	// MsgNoUsageReporting is the CheckNoUsageReporting message.
-	MsgNoUsageReporting = `agent.max_tokens is set but agent kind "agent-client-protocol" reports no token usage for the sessions this configuration produces: the per-issue token ceiling can never be reached for it`
+	MsgNoUsageReporting = `agent.max_tokens is set but agent kind "agent-client-protocol" has no journal source for the sessions this configuration produces (SSH): only a runtime that reports usage in its prompt results can be measured, and for any other the per-issue token ceiling can never be reached`
 	// MsgNoCostEstimate is the CheckNoCostEstimate message.
 	MsgNoCostEstimate = `token_rates prices agent kind "agent-client-protocol", which reports no token usage for the sessions this configuration produces: no cost can be estimated for it`
 )
