@@ -18,6 +18,22 @@ type ledger struct {
 	turnCost bool                 // a cost arrived during the running turn
 	context  *domain.ContextUsage // the latest context use during the running turn
 	wire     bool                 // some turn was measured from the protocol
+	running  *domain.Usage        // the last running total a prompt result carried
+}
+
+// turnOfRunningTotal is the turn's share of a running total the protocol
+// carried: the difference from the previous one (the first is the turn's
+// own). ok is false when a counter fell (not a running total after all):
+// the value is then taken as the turn's own and becomes the new baseline.
+func (l *ledger) turnOfRunningTotal(total domain.Usage) (domain.Usage, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	prev := l.running
+	l.running = &total
+	if prev == nil {
+		return total, true
+	}
+	return total.Sub(*prev)
 }
 
 // observe reads one emitted event.

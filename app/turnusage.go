@@ -19,6 +19,7 @@ const (
 	msgCrossCheck         = "turn measured by the protocol and by a journal"
 	msgCrossCheckDisagree = "the journal's figure for the turn disagrees with the protocol's beyond the tolerance; the protocol's is kept"
 	msgCostCurrency       = "the session's cost changed currency; the turn's cost is not reported"
+	msgRunningTotalFell   = "the runtime's running total of usage fell; the prompt result's figure is taken as the turn's"
 )
 
 // measure settles the turn's figures (docs/behaviour.md#token-accounting):
@@ -28,6 +29,16 @@ const (
 // usage_update and emits one token_usage event for a measured turn.
 func (s *Session) measure(ctx context.Context, res *domain.TurnResult) {
 	wire := res.Usage != nil
+	if wire && domain.WireUsageIsRunningTotal(s.agent.Name) {
+		// docs/behaviour.md#token-accounting: this runtime's prompt result
+		// carries the session's running total.
+		u, ok := s.ledger.turnOfRunningTotal(*res.Usage)
+		if !ok {
+			s.log.Debug(msgRunningTotalFell, "agent_name", s.agent.Name)
+			u = *res.Usage
+		}
+		res.Usage = &u
+	}
 	if wire {
 		if s.ledger.measuredFromWire() {
 			s.caps.measuredByProtocol()

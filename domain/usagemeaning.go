@@ -1,5 +1,7 @@
 package domain
 
+import "strings"
+
 // Where a turn's figures came from (Usage.Source, the token_usage event's
 // source; docs/behaviour.md#token-accounting). A journal source names
 // itself (its ports.MeasurementSource name).
@@ -60,6 +62,30 @@ func (w WireUsage) Usage() (u Usage, wireTotal int64, ok bool) {
 	}
 	u.TotalTokens = u.Sum()
 	return u, val(w.TotalTokens), true
+}
+
+// WireUsageIsRunningTotal reports whether the runtime named agentName
+// (the handshake's agentInfo.name) reports the session's running total in
+// each prompt result: the turn's figure is then the difference from the
+// previous turn's (docs/behaviour.md#token-accounting).
+// Copilot CLI ("Copilot") is the one known: its second turn's result
+// carries both turns' figures.
+func WireUsageIsRunningTotal(agentName string) bool {
+	return strings.EqualFold(agentName, "Copilot")
+}
+
+// Sub returns the figure-by-figure difference u − v and whether no
+// figure went below zero (v is an earlier running total of u).
+func (u Usage) Sub(v Usage) (Usage, bool) {
+	d := Usage{
+		InputTokens: u.InputTokens - v.InputTokens, OutputTokens: u.OutputTokens - v.OutputTokens,
+		CacheReadTokens: u.CacheReadTokens - v.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens - v.CacheWriteTokens,
+		ReasoningTokens: u.ReasoningTokens - v.ReasoningTokens, ToolUseTokens: u.ToolUseTokens - v.ToolUseTokens,
+	}
+	d.TotalTokens = d.Sum()
+	ok := d.InputTokens >= 0 && d.OutputTokens >= 0 && d.CacheReadTokens >= 0 && d.CacheWriteTokens >= 0 &&
+		d.ReasoningTokens >= 0 && d.ToolUseTokens >= 0
+	return d, ok
 }
 
 // Sum is the total of the one meaning: input (cached input excluded) +

@@ -108,3 +108,14 @@ func TestCostAndContextBudgets(t *testing.T) {
 	assert.Equal(t, "0 / 999", domain.ContextText(domain.ContextUsage{Size: 999}))
 	assert.Equal(t, "0.0100 USD", domain.CostText(domain.Cost{Amount: 0.0100088, Currency: "USD"}))
 }
+
+func TestRunningTotal(t *testing.T) {
+	assert.True(t, domain.WireUsageIsRunningTotal("Copilot"))
+	assert.False(t, domain.WireUsageIsRunningTotal("@agentclientprotocol/claude-agent-acp"))
+	d, ok := domain.Usage{InputTokens: 310, OutputTokens: 30, CacheReadTokens: 120, ReasoningTokens: 7}.Sub(
+		domain.Usage{InputTokens: 160, OutputTokens: 21, CacheReadTokens: 70, ReasoningTokens: 6})
+	assert.True(t, ok)
+	assert.Equal(t, domain.Usage{InputTokens: 150, OutputTokens: 9, CacheReadTokens: 50, ReasoningTokens: 1, TotalTokens: 209}, d)
+	_, ok = domain.Usage{InputTokens: 1}.Sub(domain.Usage{InputTokens: 2})
+	assert.False(t, ok, "a counter that fell is no running total")
+}
