@@ -24,6 +24,14 @@ func wireLines(t *testing.T, stdout string) []map[string]any {
 	return out
 }
 
+// wireRun is the run_result line of a --json run.
+func wireRun(t *testing.T, stdout string) map[string]any {
+	t.Helper()
+	runs := linesOf(wireLines(t, stdout), "run_result")
+	require.Len(t, runs, 1, stdout)
+	return runs[0]
+}
+
 func linesOf(lines []map[string]any, typ string) []map[string]any {
 	var out []map[string]any
 	for _, l := range lines {
@@ -84,7 +92,7 @@ func TestRunMeasuresFromThePromptResult(t *testing.T) {
 	require.Len(t, results, 2)
 	assert.Equal(t, claudeFigures, results[0]["usage"])
 	assert.Equal(t, "acp_prompt_result", results[0]["source"])
-	run := runResult(t, stdout)
+	run := wireRun(t, stdout)
 	assert.Equal(t, float64(2), run["measured_turns"])
 	assert.Equal(t, float64(3014+1794), run["usage"].(map[string]any)["total_tokens"])
 	assert.NotContains(t, run["capability_gaps"], "token counts", "the protocol delivers token counts")
@@ -108,7 +116,7 @@ func TestRunWireUsageUnusable(t *testing.T) {
 			require.Len(t, res, 1)
 			assert.Equal(t, "turn_completed", res[0]["outcome"])
 			assert.Nil(t, res[0]["usage"])
-			assert.Contains(t, runResult(t, stdout)["capability_gaps"], "token counts")
+			assert.Contains(t, wireRun(t, stdout)["capability_gaps"], "token counts")
 		})
 	}
 }
@@ -143,7 +151,7 @@ func TestRunCostPerTurn(t *testing.T) {
 	require.Len(t, events, 3)
 	assert.Equal(t, usd(0.5), events[1]["cost"])
 
-	run := runResult(t, stdout)
+	run := wireRun(t, stdout)
 	assert.Equal(t, []any{usd(0.75)}, run["cost"], "per currency, never summed across currencies")
 }
 
@@ -167,7 +175,7 @@ func TestRunCeilings(t *testing.T) {
 			args := append(append([]string{"run", "--json"}, c.flags...), first, "#usage-wire")
 			stdout, stderr, code := runIn(t, t.TempDir(), args...)
 			assert.Equal(t, 1, code, stderr)
-			run := runResult(t, stdout)
+			run := wireRun(t, stdout)
 			assert.Equal(t, float64(1), run["turns"], "the second prompt is never sent")
 			assert.Equal(t, c.stopped, run["stopped"])
 		})
@@ -176,7 +184,7 @@ func TestRunCeilings(t *testing.T) {
 		stdout, stderr, code := runIn(t, t.TempDir(), "run", "--json", "--max-cost", "1", "--max-context-fraction", "0.61",
 			"--max-tokens", "10000", first, "#usage-wire")
 		require.Equal(t, 0, code, stderr)
-		run := runResult(t, stdout)
+		run := wireRun(t, stdout)
 		assert.Equal(t, float64(2), run["turns"])
 		assert.Nil(t, run["stopped"])
 		assert.Nil(t, run["notice"])
@@ -184,7 +192,7 @@ func TestRunCeilings(t *testing.T) {
 	t.Run("unbounded", func(t *testing.T) {
 		stdout, stderr, code := runIn(t, t.TempDir(), "run", "--json", "--max-cost", "1", "--max-context-fraction", "0.5", "hello")
 		require.Equal(t, 0, code, stderr)
-		run := runResult(t, stdout)
+		run := wireRun(t, stdout)
 		assert.Equal(t, "run reported no cost, cost ceiling could not bound it; run reported no context window, context ceiling could not bound it", run["notice"])
 	})
 	t.Run("bad values", func(t *testing.T) {
