@@ -285,7 +285,7 @@ func TestClaudeContinuation(t *testing.T) {
 		r, srv := claudeRig(t)
 		continuationScript(srv)
 		id := saveWithLibrary(t, r)
-		run := cliResume(t, r, id, func(shape []string) { replayThenTurn(t, shape, "notification:"+firstReply) })
+		run := cliResume(t, r, id, []string{}, func(shape []string) { replayThenTurn(t, shape, "notification:"+firstReply) })
 		assert.NotContains(t, run.Stderr, holdLine, "another process created the session: no hold")
 		continuedCallCarriesHistory(t, srv)
 	})
@@ -437,7 +437,7 @@ func TestCodexContinuation(t *testing.T) {
 		r, srv := codexRig(t)
 		continuationScript(srv)
 		id := saveWithCLI(t, r)
-		cliResume(t, r, id, func(shape []string) { assertShape(t, append(replayEvents, continuedTurn...), shape) })
+		cliResume(t, r, id, []string{"token counts"}, func(shape []string) { assertShape(t, append(replayEvents, continuedTurn...), shape) })
 		continuedCallCarriesHistory(t, srv)
 	})
 }
