@@ -251,6 +251,7 @@ func (mt *meter) opened(sessionID string, continued bool) {
 type turnFigures struct {
 	usage   *domain.Usage
 	model   string
+	source  string // the source's name
 	dropped bool
 }
 
@@ -296,7 +297,7 @@ func (mt *meter) turnEnded(ctx context.Context, sessionID string, budget time.Du
 	mt.mu.Lock()
 	mt.measured = true
 	mt.mu.Unlock()
-	return turnFigures{usage: &usage, model: model}
+	return turnFigures{usage: &usage, model: model, source: src.Name()}
 }
 
 // drop releases the armed source and stops using it.

@@ -135,7 +135,12 @@ func (c v1Call) result() domain.TurnResult {
 	case resp.StopReason == "":
 		return domain.FailedResult(domain.NewError(domain.KindTurnOutcomeUnknown, domain.MsgPromptUndecodable))
 	}
-	return domain.Disposition(resp.StopReason, domain.OverrideNone, "")
+	res := domain.Disposition(resp.StopReason, domain.OverrideNone, "")
+	if f := ingestWireUsage(decodeWireUsage(resp.Usage, c.log), domain.SourcePromptResult, c.log); f != nil {
+		res.Usage, res.Source = &f.usage, f.source
+		res.Breakdown = modelBreakdown(resp.Meta)
+	}
+	return res
 }
 
 func isCallError(err error) bool {

@@ -40,6 +40,15 @@ func (r *capRecord) measuredInPlace(remote bool) {
 	r.mu.Unlock()
 }
 
+// measuredByProtocol records that the protocol carried a turn's figure:
+// token counts is then delivered by the protocol, whatever the start
+// assumed (docs/behaviour.md#token-accounting).
+func (r *capRecord) measuredByProtocol() {
+	r.mu.Lock()
+	r.caps.MeasuredByProtocol()
+	r.mu.Unlock()
+}
+
 // lower lowers an entry. Once the once-per-session notice went out, a
 // lowering is logged at Warn instead of producing a second notice.
 func (r *capRecord) lower(label domain.CapabilityLabel) {

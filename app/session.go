@@ -28,6 +28,7 @@ type Session struct {
 	meter  *meter
 	caps   *capRecord
 	obs    *observation // nil observes nothing
+	ledger *ledger      // cost and context from usage_update
 
 	// Set while the session starts; read-only afterwards.
 	agent   domain.AgentInfo
@@ -52,17 +53,16 @@ func newSession(opts Options, obs *observation) *Session {
 	log := opts.Logger.With("component", "acp_session")
 	s := &Session{
 		opts: opts, log: log, clock: opts.Clock, obs: obs,
-		rt:    newRuntime(log, opts.Clock, opts.DrainBound),
-		turns: newTurnEngine(opts.Clock, log),
-		meter: newMeter(opts.MeasurementSources, log),
-		caps:  newCapRecord(log),
+		rt:     newRuntime(log, opts.Clock, opts.DrainBound),
+		turns:  newTurnEngine(opts.Clock, log),
+		meter:  newMeter(opts.MeasurementSources, log),
+		caps:   newCapRecord(log),
+		ledger: &ledger{},
 	}
-	sink := opts.OnEvent
-	if obs != nil {
-		sink = func(ev domain.Event) {
-			opts.OnEvent(ev)
-			obs.event(ev)
-		}
+	sink := func(ev domain.Event) {
+		s.ledger.observe(ev)
+		opts.OnEvent(ev)
+		obs.event(ev)
 	}
 	s.stream = newEventStream(opts.Clock, log, sink, opts.OnAgentText, s.rt.pid)
 	s.stream.activity = s.turns.touch
@@ -87,6 +87,7 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	defer s.turns.gate.Unlock()
 
 	s.stream.flush()
+	s.ledger.begin()
 	s.stream.emit(domain.Event{Type: domain.EventSessionStarted, SessionID: s.ID(), Message: domain.MsgSessionStarted})
 	if first {
 		s.firstTurnNotices()
@@ -131,18 +132,6 @@ func (s *Session) firstTurnNotices() {
 		// one shows it in the record and the result alone
 		// (docs/behaviour.md#session-configuration).
 		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: domain.MsgSessionPosturePrefix + p.Text()})
-	}
-}
-
-// measure asks the meter for the turn's figures and applies its decision.
-func (s *Session) measure(ctx context.Context, res *domain.TurnResult) {
-	f := s.meter.turnEnded(ctx, s.ID(), s.opts.Settings.EffectiveReadTimeout(), *res)
-	if f.dropped {
-		s.caps.lower(domain.CapTokenCounts)
-	}
-	if f.usage != nil {
-		res.Usage, res.Model = f.usage, f.model
-		s.stream.emit(domain.Event{Type: domain.EventTokenUsage, Usage: f.usage, Model: f.model})
 	}
 }
 

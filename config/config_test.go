@@ -30,7 +30,7 @@ func warnF(check, msg string) domain.Finding {
 var (
 	cmdRequired = errorF("agent.command.required", `agent.command is required for agent kind "agent-client-protocol"`)
 	effortWarn  = warnF("agent.effort.not_forwarded", `agent-client-protocol.effort has no effect: agent kind "agent-client-protocol" passes no reasoning level to its agent; where the agent takes a reasoning option on its command line, write it in agent.command`)
-	usageWarn   = warnF("agent.kind.no_usage_reporting", `agent.max_tokens is set but agent kind "agent-client-protocol" reports no token usage for the sessions this configuration produces: the per-issue token ceiling can never be reached for it`)
+	usageWarn   = warnF("agent.kind.no_usage_reporting", `agent.max_tokens is set but agent kind "agent-client-protocol" has no journal source for the sessions this configuration produces (SSH): only a runtime that reports usage in its prompt results can be measured, and for any other the per-issue token ceiling can never be reached`)
 	costWarn    = warnF("agent.kind.no_cost_estimate", `token_rates prices agent kind "agent-client-protocol", which reports no token usage for the sessions this configuration produces: no cost can be estimated for it`)
 )
 

@@ -129,6 +129,14 @@ func (l *loader) agentKey(path string, e kv) {
 		if v, err := l.integer(path, e.val); err == nil {
 			c.MaxTokens = v
 		}
+	case "max_cost":
+		if v, err := l.fraction(path, e.val, false); err == nil {
+			c.MaxCost = v
+		}
+	case "max_context_fraction":
+		if v, err := l.fraction(path, e.val, true); err == nil {
+			c.MaxContextFraction = v
+		}
 	case "max_sessions":
 		_, _ = l.integer(path, e.val) // the orchestrator's; checked, not used
 	case "max_concurrent_agents_by_state":

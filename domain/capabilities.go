@@ -121,6 +121,15 @@ func (c *Capabilities) Lower(label CapabilityLabel) (changed bool) {
 	return true
 }
 
+// MeasuredByProtocol sets token counts to CapProtocol: a turn's end
+// carried its usage on the wire (docs/behaviour.md#token-accounting). It
+// is the one entry a record raises, since what the protocol delivers is
+// learnt only when a turn ends.
+func (c *Capabilities) MeasuredByProtocol() {
+	i, _ := capIndex(CapTokenCounts)
+	c.levels[i] = levelProtocol
+}
+
 // Confirm records that the entry was observed to work, not only assumed
 // (the tool-server confirmation, docs/behaviour.md#tool-server-confirmation),
 // and reports whether it did. An entry at gap cannot be confirmed; lowering

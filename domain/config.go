@@ -67,6 +67,14 @@ type Config struct {
 	// ceiling; zero means unlimited. This kind only reads it to warn when
 	// no usage can be reported against it (CheckNoUsageReporting).
 	MaxTokens int64
+	// MaxCost is agent.max_cost: the run stops before the next prompt
+	// once its turns cost this much in the runtime's currency; zero means
+	// unlimited (docs/behaviour.md#token-accounting).
+	MaxCost float64
+	// MaxContextFraction is agent.max_context_fraction: the run stops
+	// before the next prompt once the context window's used/size reaches
+	// it; zero means unlimited.
+	MaxContextFraction float64
 	// MCPConfig is agent-client-protocol.mcp_config: the operator's MCP
 	// server configuration file; "" when absent. The WORKFLOW.md loader
 	// (package config) resolves a relative path against the WORKFLOW.md
@@ -217,7 +225,7 @@ const (
 	// MsgEffortNotForwarded is the CheckEffortNotForwarded message.
 	MsgEffortNotForwarded = `agent-client-protocol.effort has no effect: agent kind "agent-client-protocol" passes no reasoning level to its agent; where the agent takes a reasoning option on its command line, write it in agent.command`
 	// MsgNoUsageReporting is the CheckNoUsageReporting message.
-	MsgNoUsageReporting = `agent.max_tokens is set but agent kind "agent-client-protocol" reports no token usage for the sessions this configuration produces: the per-issue token ceiling can never be reached for it`
+	MsgNoUsageReporting = `agent.max_tokens is set but agent kind "agent-client-protocol" has no journal source for the sessions this configuration produces (SSH): only a runtime that reports usage in its prompt results can be measured, and for any other the per-issue token ceiling can never be reached`
 	// MsgNoCostEstimate is the CheckNoCostEstimate message.
 	MsgNoCostEstimate = `token_rates prices agent kind "agent-client-protocol", which reports no token usage for the sessions this configuration produces: no cost can be estimated for it`
 )

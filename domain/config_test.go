@@ -116,7 +116,7 @@ func TestConfigValidate(t *testing.T) {
 	effortWarn := domain.Finding{Severity: domain.SeverityWarning, Check: "agent.effort.not_forwarded",
 		Message: `agent-client-protocol.effort has no effect: agent kind "agent-client-protocol" passes no reasoning level to its agent; where the agent takes a reasoning option on its command line, write it in agent.command`}
 	usageWarn := domain.Finding{Severity: domain.SeverityWarning, Check: "agent.kind.no_usage_reporting",
-		Message: `agent.max_tokens is set but agent kind "agent-client-protocol" reports no token usage for the sessions this configuration produces: the per-issue token ceiling can never be reached for it`}
+		Message: `agent.max_tokens is set but agent kind "agent-client-protocol" has no journal source for the sessions this configuration produces (SSH): only a runtime that reports usage in its prompt results can be measured, and for any other the per-issue token ceiling can never be reached`}
 	costWarn := domain.Finding{Severity: domain.SeverityWarning, Check: "agent.kind.no_cost_estimate",
 		Message: `token_rates prices agent kind "agent-client-protocol", which reports no token usage for the sessions this configuration produces: no cost can be estimated for it`}
 	remote := func(c *domain.Config) { c.SSHHosts = []string{"build-1"} }

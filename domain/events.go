@@ -92,26 +92,26 @@ const MessageCap = 500
 // ellipsis ends a string cut by TruncateRunes.
 const ellipsis = "…"
 
-// Usage is one turn's token figures as a measurement source read them
-// (docs/behaviour.md#token-accounting). A figure the runtime does not
-// record is zero; Total is the runtime's own total when it records one,
-// else the sum the source documents.
+// Usage is one turn's token figures in the one meaning of every counter
+// (docs/behaviour.md#token-accounting), whatever source measured them: a
+// figure the runtime does not record is zero; Total is Sum.
 type Usage struct {
-	// InputTokens is the number of prompt tokens (cache reads included
-	// where the runtime counts them so; the source documents which).
+	// InputTokens is the number of prompt tokens not read from or
+	// written to a cache (the protocol's inputTokens).
 	InputTokens int64 `json:"input_tokens"`
-	// OutputTokens is the number of generated tokens.
+	// OutputTokens is the number of generated tokens, reasoning included.
 	OutputTokens int64 `json:"output_tokens"`
 	// CacheReadTokens is the number of input tokens read from a cache.
 	CacheReadTokens int64 `json:"cache_read_tokens"`
 	// CacheWriteTokens is the number of input tokens written to a cache.
 	CacheWriteTokens int64 `json:"cache_write_tokens"`
-	// ReasoningTokens is the number of reasoning ("thoughts") tokens.
+	// ReasoningTokens is the part of OutputTokens spent reasoning
+	// ("thoughts").
 	ReasoningTokens int64 `json:"reasoning_tokens"`
 	// ToolUseTokens is the number of tool-use prompt tokens, where the
 	// runtime records them.
 	ToolUseTokens int64 `json:"tool_use_tokens"`
-	// TotalTokens is the total the source reports.
+	// TotalTokens is input + cache read + cache write + output + tool use.
 	TotalTokens int64 `json:"total_tokens"`
 }
 
@@ -144,6 +144,15 @@ type Event struct {
 	Usage *Usage `json:"usage,omitempty"`
 	// Model is set on token_usage.
 	Model string `json:"model,omitempty"`
+	// Source is set on token_usage: what measured the turn
+	// (docs/behaviour.md#token-accounting).
+	Source string `json:"source,omitempty"`
+	// Cost is set on token_usage when the runtime reports a cumulative
+	// session cost: the turn's share of it.
+	Cost *Cost `json:"cost,omitempty"`
+	// Breakdown is set on token_usage when the runtime attaches per-model
+	// figures (side calls included); never the turn's figure.
+	Breakdown []ModelUsage `json:"breakdown,omitempty"`
 	// ToolName is the normalized tool kind on tool_result.
 	ToolName string `json:"tool_name,omitempty"`
 	// ToolDurationMS is the tool call's duration on tool_result.

@@ -68,6 +68,18 @@ type TurnResult struct {
 	Usage *Usage
 	// Model is the model the figures are attributed to.
 	Model string
+	// Source names what measured Usage (SourcePromptResult,
+	// SourceStateUpdate, or a journal source's name); "" when unmeasured.
+	Source string
+	// Breakdown is the runtime's per-model figures for the turn, side
+	// calls included, when it attaches them; never the turn's figure.
+	Breakdown []ModelUsage
+	// Cost is the turn's cost from the session's cumulative cost, nil
+	// when the runtime reports none (docs/behaviour.md#token-accounting).
+	Cost *Cost
+	// Context is the context window's use at the turn's end, nil when the
+	// runtime reports none.
+	Context *ContextUsage
 }
 
 // Message returns the error's message, or "" when there is no error.

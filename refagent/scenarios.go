@@ -24,6 +24,9 @@ func text(s string) Step { return Step{Step: StepText, Text: s} }
 
 func stop(reason string) Step { return Step{Step: StepStop, StopReason: reason} }
 
+// defaultWireUsage is the usage the "usage-wire" turn reports by default.
+const defaultWireUsage = `{"inputTokens":1733,"outputTokens":61,"cachedReadTokens":1009,"cachedWriteTokens":211,"totalTokens":3014}`
+
 // ansiStartupStderr is what exit-before-init writes: coloured, like a
 // runtime's own crash banner.
 const ansiStartupStderr = "\x1b[1;31merror:\x1b[0m reference agent failed to start\n" +
@@ -38,6 +41,11 @@ func builtinTurns() map[string]*Turn {
 			Steps:       []Step{{Step: StepEcho}},
 		},
 		"tools": toolsTurn(),
+		"usage-wire": {
+			Description: "A chunk, then end_turn with a usage object in the result (the Claude adapter's figures: " + defaultWireUsage +
+				"); an argument {\"usage\":…,\"used\":…,\"size\":…,\"cost\":…,\"meta\":…} replaces the usage and sends a usage_update first.",
+			Steps: []Step{text("Measured answer."), {Step: StepStop, Usage: json.RawMessage(defaultWireUsage), FromArgument: true}},
+		},
 		"meta": {
 			Description: "Echo the prompt's _meta object (compact JSON, {} when it has none) as one agent message (messageId m-<turn>), then end_turn.",
 			Steps:       []Step{{Step: StepEcho, Of: "meta", Chunks: 1}},

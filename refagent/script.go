@@ -230,7 +230,7 @@ const (
 	StepExit              = "exit"              // end the process: code, stderr
 	StepSpawn             = "spawn"             // start a descendant holding stdout/stderr: command
 	StepWaitCancel        = "waitCancel"        // wait until the turn is cancelled
-	StepStop              = "stop"              // answer the prompt {"stopReason":…}: stopReason, meta
+	StepStop              = "stop"              // answer the prompt {"stopReason":…}: stopReason, usage, meta, fromArgument
 	StepError             = "error"             // answer the prompt with a JSON-RPC error: error
 	StepResult            = "result"            // answer the prompt with a raw result: result
 	StepNoResponse        = "noResponse"        // never answer the prompt
@@ -369,10 +369,32 @@ type Step struct {
 	StopReason string `json:"stopReason,omitempty"`
 	// Meta is a stop step's result _meta object.
 	Meta json.RawMessage `json:"meta,omitempty"`
+	// Usage is a stop step's result usage object (ACP's end-turn token
+	// usage: inputTokens, outputTokens, cachedReadTokens,
+	// cachedWriteTokens, thoughtTokens, totalTokens), verbatim. A stop step
+	// with fromArgument reads the turn's argument as a [UsageReport]
+	// instead.
+	Usage json.RawMessage `json:"usage,omitempty"`
 	// Error is an error step's JSON-RPC error (default -32603 "Internal error").
 	Error *RPCError `json:"error,omitempty"`
 	// Result is a result step's raw result (e.g. 42, which no client can decode).
 	Result json.RawMessage `json:"result,omitempty"`
+}
+
+// UsageReport is the argument of a stop step with fromArgument (the
+// built-in turn "usage-wire"): the usage its answer carries and, when Used,
+// Size or Cost is set, a usage_update sent before the answer. An argument
+// that is not such a JSON object leaves the step's own fields in force.
+type UsageReport struct {
+	// Usage is the result's usage object, verbatim.
+	Usage json.RawMessage `json:"usage,omitempty"`
+	// Used and Size are the usage_update's context figures.
+	Used uint64 `json:"used,omitempty"`
+	Size uint64 `json:"size,omitempty"`
+	// Cost is the usage_update's cumulative cost object.
+	Cost json.RawMessage `json:"cost,omitempty"`
+	// Meta is the result's _meta object.
+	Meta json.RawMessage `json:"meta,omitempty"`
 }
 
 // ParseScript decodes a JSON script and validates it. Unknown fields are

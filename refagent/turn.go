@@ -368,7 +368,22 @@ func (a *agent) runStep(ctx context.Context, sc *stepCtx, st *Step) error {
 		if reason == "" {
 			reason = "end_turn"
 		}
-		return a.respondStep(sc, promptResult{StopReason: reason, Meta: st.Meta}, nil, true)
+		res := promptResult{StopReason: reason, Usage: st.Usage, Meta: st.Meta}
+		if rep, ok := usageArg(st, sc); ok {
+			if rep.Used != 0 || rep.Size != 0 || rep.Cost != nil {
+				u := usageUpdate{SessionUpdate: "usage_update", Used: rep.Used, Size: rep.Size, Cost: rep.Cost}
+				if err := a.sendUpdate(sc, st, u); err != nil {
+					return err
+				}
+			}
+			if rep.Usage != nil {
+				res.Usage = rep.Usage
+			}
+			if rep.Meta != nil {
+				res.Meta = rep.Meta
+			}
+		}
+		return a.respondStep(sc, res, nil, true)
 	case StepError:
 		e := st.Error
 		if e == nil {
@@ -510,6 +525,15 @@ func splitN(s string, n int) []string {
 		out = append(out, string(runes[i*len(runes)/n:(i+1)*len(runes)/n]))
 	}
 	return out
+}
+
+// usageArg reads a stop step's argument as a UsageReport.
+func usageArg(st *Step, sc *stepCtx) (UsageReport, bool) {
+	var rep UsageReport
+	if !st.FromArgument || json.Unmarshal([]byte(strings.TrimSpace(sc.arg)), &rep) != nil {
+		return rep, false
+	}
+	return rep, true
 }
 
 func numberArg(st *Step, sc *stepCtx, def int) int {

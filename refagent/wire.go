@@ -116,6 +116,7 @@ type newSessionResult struct {
 
 type promptResult struct {
 	StopReason string          `json:"stopReason"`
+	Usage      json.RawMessage `json:"usage,omitempty"`
 	Meta       json.RawMessage `json:"_meta,omitempty"`
 }
 

@@ -63,7 +63,10 @@
 // counts them), cached_input_tokens → CacheReadTokens, output_tokens →
 // OutputTokens (reasoning included), reasoning_output_tokens →
 // ReasoningTokens, total_tokens → TotalTokens; cache writes and tool-use
-// are not recorded by Codex and stay zero. A token_count counts only when
+// are not recorded by Codex and stay zero. The figures are then converted
+// into the one meaning (docs/behaviour.md#token-accounting): the cached
+// tokens are taken out of InputTokens (724 where the rollout says 1733 with
+// 1009 cached, as codex-acp 2.x reports on the wire), the total stays. A token_count counts only when
 // its last_token_usage carries all five counters (an info of null, which
 // Codex writes for rate-limit updates, is no record). The sum of
 // last_token_usage is trusted over the difference of total_token_usage:

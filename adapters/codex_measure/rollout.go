@@ -39,6 +39,7 @@ func figures(obj json.RawMessage) (domain.Usage, bool) {
 	c := journaltail.Counters{
 		Input: "input_tokens", CacheRead: "cached_input_tokens", Output: "output_tokens",
 		Reasoning: "reasoning_output_tokens", Total: "total_tokens",
+		Meaning: domain.UsageMeaning{InputIncludesCache: true},
 	}
 	u, _, ok := c.Usage(obj)
 	return u, ok

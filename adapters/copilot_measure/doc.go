@@ -41,7 +41,9 @@
 // → OutputTokens (reasoning included), cacheReadTokens → CacheReadTokens,
 // cacheWriteTokens → CacheWriteTokens, reasoningTokens → ReasoningTokens;
 // the record carries no total, so TotalTokens is inputTokens +
-// outputTokens (the API's total_tokens). A record counts only when it
+// outputTokens (the API's total_tokens); then converted into the one
+// meaning (docs/behaviour.md#token-accounting): the cached tokens are taken
+// out of InputTokens, the total stays. A record counts only when it
 // carries all five counters. The model is the last counted record's.
 //
 // The prompt result's own usage (summed over the turn) is not read: like

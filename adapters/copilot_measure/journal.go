@@ -53,6 +53,7 @@ func (events) Classify(line []byte) journaltail.Line {
 			Input: "inputTokens", Output: "outputTokens", CacheRead: "cacheReadTokens",
 			CacheWrite: "cacheWriteTokens", Reasoning: "reasoningTokens", Model: "model",
 			TotalOf: func(u domain.Usage) int64 { return u.InputTokens + u.OutputTokens },
+			Meaning: domain.UsageMeaning{InputIncludesCache: true},
 		}
 		if u, model, ok := counters.Usage(r.Data.Usage); ok {
 			return journaltail.Line{Kind: journaltail.LineCall, Usage: u, Model: model}

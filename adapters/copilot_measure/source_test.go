@@ -29,8 +29,8 @@ const sessionID = "3c9d2b1a-7e6f-4a5b-9c8d-1e2f3a4b5c6d"
 
 // The figures the fake server sent, as the journal records them.
 var (
-	turn1 = domain.Usage{InputTokens: 230, OutputTokens: 21, CacheReadTokens: 70, ReasoningTokens: 6, TotalTokens: 251}
-	turn2 = domain.Usage{InputTokens: 200, OutputTokens: 9, CacheReadTokens: 50, ReasoningTokens: 1, TotalTokens: 209}
+	turn1 = rawMeaning.Normalize(domain.Usage{InputTokens: 230, OutputTokens: 21, CacheReadTokens: 70, ReasoningTokens: 6, TotalTokens: 251})
+	turn2 = rawMeaning.Normalize(domain.Usage{InputTokens: 200, OutputTokens: 9, CacheReadTokens: 50, ReasoningTokens: 1, TotalTokens: 209})
 )
 
 func testdata(t *testing.T, name string) []byte {
@@ -269,7 +269,7 @@ func TestTurnWithoutFinalReply(t *testing.T) {
 	u, model, ok, err := turnUsage(t, m, 5*time.Second)
 	require.NoError(t, err)
 	require.True(t, ok)
-	assert.Equal(t, domain.Usage{InputTokens: 5, OutputTokens: 2, CacheReadTokens: 1, TotalTokens: 7}, u)
+	assert.Equal(t, rawMeaning.Normalize(domain.Usage{InputTokens: 5, OutputTokens: 2, CacheReadTokens: 1, TotalTokens: 7}), u)
 	assert.Equal(t, "m", model)
 }
 
@@ -279,3 +279,7 @@ func ExampleNew() {
 	fmt.Println(src.Name(), src.RuntimeName(), src.Claims([]string{"copilot", "--acp"}))
 	// Output: copilot_events Copilot true
 }
+
+// rawMeaning converts the fixtures' raw figures into the one meaning the
+// source reports (docs/behaviour.md#token-accounting).
+var rawMeaning = domain.UsageMeaning{InputIncludesCache: true}

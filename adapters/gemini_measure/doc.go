@@ -46,8 +46,11 @@
 // InputTokens, output_token_count → OutputTokens,
 // cached_content_token_count → CacheReadTokens, thoughts_token_count →
 // ReasoningTokens, tool_token_count → ToolUseTokens, total_token_count →
-// TotalTokens (Gemini has no cache-write figure: CacheWriteTokens is 0;
-// InputTokens includes the cached tokens, as the API counts them).
+// TotalTokens (Gemini has no cache-write figure: CacheWriteTokens is 0),
+// then converted into the one meaning (docs/behaviour.md#token-accounting):
+// the API's input counts the cached tokens, so they are taken out of
+// InputTokens; its output leaves the thoughts out, so they are added to
+// OutputTokens; TotalTokens is the sum (the API's total).
 //
 // A turn is one ACP prompt: Gemini CLI gives each prompt its own
 // `prompt_id`. The turn's figure sums the records of the newest prompt id

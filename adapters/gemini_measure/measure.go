@@ -67,7 +67,8 @@ type logAttributes struct {
 // journal but for their names (see the package documentation).
 func counters(input, output, cached, thoughts, tool, total, model string) journaltail.Counters {
 	return journaltail.Counters{Input: input, Output: output, CacheRead: cached,
-		Reasoning: thoughts, ToolUse: tool, Total: total, Model: model}
+		Reasoning: thoughts, ToolUse: tool, Total: total, Model: model,
+		Meaning: domain.UsageMeaning{InputIncludesCache: true, OutputExcludesReasoning: true}}
 }
 
 // telemetryCounters maps an api_response record's attributes.

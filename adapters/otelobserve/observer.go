@@ -38,6 +38,7 @@ type instruments struct {
 	start     metric.Float64Histogram
 	teardown  metric.Float64Histogram
 	running   metric.Int64UpDownCounter
+	spendInstruments
 }
 
 // New returns an Observer that creates its spans with tp and its
@@ -72,7 +73,9 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider) (*Observer, error) {
 	running, err := m.Int64UpDownCounter(MetricSessionsRunning, metric.WithUnit("{session}"),
 		metric.WithDescription("Sessions started and not yet torn down."))
 	inst.running = running
-	if err := errors.Join(append(errs, err)...); err != nil {
+	var spendErr error
+	inst.spendInstruments, spendErr = newSpendInstruments(m)
+	if err := errors.Join(append(errs, err, spendErr)...); err != nil {
 		return nil, err
 	}
 	return &Observer{

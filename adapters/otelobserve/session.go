@@ -219,6 +219,7 @@ func (s *session) TurnEnded(at time.Time, res domain.TurnResult) {
 			}
 		}
 	}
+	attrs = append(attrs, s.o.inst.spend(res)...)
 	span.SetAttributes(attrs...)
 	switch res.Outcome {
 	case domain.OutcomeCompleted:

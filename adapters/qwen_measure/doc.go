@@ -42,8 +42,10 @@
 // input_token_count → InputTokens (cache reads included, as OpenAI counts
 // them), output_token_count → OutputTokens (reasoning included),
 // cached_content_token_count → CacheReadTokens, thoughts_token_count →
-// ReasoningTokens, total_token_count → TotalTokens. A record counts only
-// when it carries all five. The model is the last counted record's.
+// ReasoningTokens, total_token_count → TotalTokens, then converted into
+// the one meaning (docs/behaviour.md#token-accounting): the cached tokens
+// are taken out of InputTokens and TotalTokens is the sum (the same total).
+// A record counts only when it carries all five. The model is the last counted record's.
 //
 // # Reading
 //

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/acpdrive/acpdrive/adapters/internal/journaltail"
+	"github.com/acpdrive/acpdrive/domain"
 )
 
 // chats is the chats journal of Qwen Code under its projects folder
@@ -52,6 +53,7 @@ func (chats) Classify(line []byte) journaltail.Line {
 		counters := journaltail.Counters{
 			Input: "input_token_count", Output: "output_token_count", CacheRead: "cached_content_token_count",
 			Reasoning: "thoughts_token_count", Total: "total_token_count", Model: "model",
+			Meaning: domain.UsageMeaning{InputIncludesCache: true},
 		}
 		if u, model, ok := counters.Usage(r.SystemPayload.UIEvent); ok {
 			return journaltail.Line{Kind: journaltail.LineCall, Usage: u, Model: model}

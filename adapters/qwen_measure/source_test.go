@@ -28,8 +28,8 @@ const sessionID = "6f0e1c2a-3b4d-4e5f-8a9b-0c1d2e3f4a5b"
 
 // The figures the fake server sent, as the journal records them.
 var (
-	turn1 = domain.Usage{InputTokens: 230, OutputTokens: 21, CacheReadTokens: 70, ReasoningTokens: 6, TotalTokens: 251}
-	turn2 = domain.Usage{InputTokens: 200, OutputTokens: 9, CacheReadTokens: 50, ReasoningTokens: 1, TotalTokens: 209}
+	turn1 = rawMeaning.Normalize(domain.Usage{InputTokens: 230, OutputTokens: 21, CacheReadTokens: 70, ReasoningTokens: 6, TotalTokens: 251})
+	turn2 = rawMeaning.Normalize(domain.Usage{InputTokens: 200, OutputTokens: 9, CacheReadTokens: 50, ReasoningTokens: 1, TotalTokens: 209})
 )
 
 func testdata(t *testing.T, name string) []byte {
@@ -244,3 +244,7 @@ func ExampleNew() {
 	fmt.Println(src.Name(), src.RuntimeName(), src.Claims([]string{"qwen", "--acp"}))
 	// Output: qwen_chats qwen-code true
 }
+
+// rawMeaning converts the fixtures' raw figures into the one meaning the
+// source reports (docs/behaviour.md#token-accounting).
+var rawMeaning = domain.UsageMeaning{InputIncludesCache: true}

@@ -274,14 +274,15 @@ func TestRunUpdatesHuman(t *testing.T) {
 		"· notice: Claude Code is running in a sandbox.\n",
 		"· notice: authentication: Anthropic API key (api_key, ANTHROPIC_API_KEY)\n",
 		"· notice: MCP server down\n",
-		"; context: 53000 of 200000 context tokens (26.5%), cost 0.0450 USD\n",
+		"; cost 0.0450 USD; context 53,000 / 200,000\n", // the first turn: the cumulative cost from zero
+		"; cost 0.0000 USD; context 53,000 / 200,000\n", // the second: the cumulative cost did not move
 		"⚙ read ok (",
 	} {
 		assert.Contains(t, stdout, want)
 	}
 	assert.Equal(t, 1, strings.Count(stdout, "· title: "), "an unchanged title is shown once")
 	assert.Equal(t, 1, strings.Count(stdout, "· mode: "), "an unchanged mode is shown once")
-	assert.Equal(t, 2, strings.Count(stdout, "; context: "), "each turn's summary shows its context use")
+	assert.Equal(t, 2, strings.Count(stdout, "; context "), "each turn's summary shows its context use")
 	assert.NotContains(t, stdout, "web", "commands are not shown")
 	assert.NotContains(t, stdout, "model=m1", "options are not shown")
 	assert.Equal(t, 2, strings.Count(stdout, "Claude Code is running in a sandbox."), "a notice is never reply text")

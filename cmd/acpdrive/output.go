@@ -26,6 +26,14 @@ type turnResultLine struct {
 	// Usage is the turn's measured figures; absent when not measured.
 	Usage *domain.Usage `json:"usage,omitempty"`
 	Model string        `json:"model,omitempty"`
+	// Source names what measured Usage (docs/behaviour.md#token-accounting).
+	Source string `json:"source,omitempty"`
+	// Breakdown is the runtime's per-model figures, side calls included.
+	Breakdown []domain.ModelUsage `json:"breakdown,omitempty"`
+	// Cost is the turn's share of the session's cumulative cost.
+	Cost *domain.Cost `json:"cost,omitempty"`
+	// Context is the context window's use at the turn's end.
+	Context *domain.ContextUsage `json:"context,omitempty"`
 }
 
 // startupFailedLine is the JSON line printed when the session cannot start.
@@ -52,6 +60,9 @@ type runResultLine struct {
 	// measured; MeasuredTurns counts the turns it sums.
 	Usage         *domain.Usage `json:"usage,omitempty"`
 	MeasuredTurns int           `json:"measured_turns"`
+	// Cost is the run's cost per currency (never summed across
+	// currencies), absent when no turn had one.
+	Cost []domain.Cost `json:"cost,omitempty"`
 	// Stopped says why the run sent no further prompt, when it was not a
 	// turn's own outcome (the token ceiling).
 	Stopped string `json:"stopped,omitempty"`
@@ -87,9 +98,8 @@ type printer struct {
 	lastMsgID string
 	streamed  bool // a reply was streamed and its report has not arrived
 	tools     int
-	title     string               // the session title last shown
-	mode      string               // the mode last shown
-	context   *domain.ContextUsage // the turn's latest context use, for its summary
+	title     string // the session title last shown
+	mode      string // the mode last shown
 }
 
 // newPrinter prints to stdout through a buffer (flushWriter) that is
@@ -207,11 +217,8 @@ func (p *printer) event(ev domain.Event) {
 			p.endLine()
 			fmt.Fprintf(p.out, "· mode: %s\n", ev.ModeID)
 		}
-	case domain.EventContextUsage:
-		p.context = ev.Context
 	case domain.EventSessionStarted:
 		p.tools = 0
-		p.context = nil
 		if p.status != nil {
 			p.status.begin()
 		}
@@ -247,7 +254,8 @@ func (p *printer) turnResult(n int, res domain.TurnResult) {
 	defer p.buf.flush() // a result is a boundary the reader waits for
 	if p.json {
 		line := turnResultLine{Type: "turn_result", Turn: n, Outcome: string(res.Outcome),
-			StopReason: res.StopReason, Message: res.Message(), Usage: res.Usage, Model: res.Model}
+			StopReason: res.StopReason, Message: res.Message(), Usage: res.Usage, Model: res.Model,
+			Source: res.Source, Breakdown: res.Breakdown, Cost: res.Cost, Context: res.Context}
 		if res.Err != nil {
 			retry := res.Err.Kind.Retryable()
 			line.ErrorKind, line.Retryable = string(res.Err.Kind), &retry
@@ -268,8 +276,11 @@ func (p *printer) turnResult(n int, res domain.TurnResult) {
 		summary += fmt.Sprintf(" in %s, %d tool calls", p.status.elapsed().Round(time.Millisecond), p.tools)
 	}
 	summary += "; tokens: " + usageText(res.Usage, res.Model)
-	if p.context != nil {
-		summary += "; context: " + p.context.String()
+	if res.Cost != nil {
+		summary += "; cost " + domain.CostText(*res.Cost)
+	}
+	if res.Context != nil {
+		summary += "; context " + domain.ContextText(*res.Context)
 	}
 	fmt.Fprintf(p.out, "── %s\n", summary)
 }
@@ -316,7 +327,7 @@ func usageText(u *domain.Usage, model string) string {
 
 // runEnd is how a run ended beyond its turns.
 type runEnd struct {
-	budget  domain.TokenBudget
+	budget  runBudgets
 	stopped string
 	notice  string
 }
@@ -337,14 +348,15 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 	}
 	if p.json {
 		line := runResultLine{Type: "run_result", SessionID: sess.ID(), AgentPID: sess.PID(), CapabilityGaps: gaps, Turns: turns,
-			Host: p.host, Survivors: survivors, MeasuredTurns: end.budget.Measured, Stopped: end.stopped, Notice: end.notice,
+			Host: p.host, Survivors: survivors, MeasuredTurns: end.budget.tokens.Measured, Stopped: end.stopped, Notice: end.notice,
 			ToolServers: sess.AgentInfo().ToolServers}
 		line.Mode, line.Config = postureFields(sess.Posture())
 		line.Model = sess.Posture().Model
-		if end.budget.Measured > 0 {
-			used := end.budget.Used
+		if end.budget.tokens.Measured > 0 {
+			used := end.budget.tokens.Used
 			line.Usage = &used
 		}
+		line.Cost = end.budget.cost.Spent
 		_ = p.enc.Encode(line)
 		return
 	}
@@ -362,11 +374,14 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 	if pt := sess.Posture(); !pt.IsZero() {
 		fmt.Fprintf(p.out, "; %s", pt.Text())
 	}
-	if end.budget.Measured > 0 {
-		used := end.budget.Used
-		fmt.Fprintf(p.out, "; tokens: %s over %d measured turn(s)", usageText(&used, ""), end.budget.Measured)
+	if end.budget.tokens.Measured > 0 {
+		used := end.budget.tokens.Used
+		fmt.Fprintf(p.out, "; tokens: %s over %d measured turn(s)", usageText(&used, ""), end.budget.tokens.Measured)
 	} else {
 		fmt.Fprint(p.out, "; tokens: not measured")
+	}
+	for _, c := range end.budget.cost.Spent {
+		fmt.Fprintf(p.out, "; cost %s", domain.CostText(c))
 	}
 	if surv != nil {
 		fmt.Fprintf(p.out, "; %s", surv.Error())

@@ -37,6 +37,7 @@ type runFlags struct {
 	workflow         string
 	maxTokens        int64
 	noMeasure        bool
+	budgets          budgetFlags
 
 	confirmToolServers        bool
 	confirmToolServersTimeout time.Duration
@@ -87,6 +88,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.StringVar(&f.workflow, "workflow", "", "take the settings from this WORKFLOW.md `FILE` (flags given here override it)")
 	fs.BoolVar(&f.noMeasure, "no-measure", false, "arm no measurement source: the runtime gets no telemetry settings and no turn is measured")
 	fs.Int64Var(&f.maxTokens, "max-tokens", 0, "stop before the next prompt once the measured turns used this many tokens in total (0: no ceiling; agent.max_tokens)")
+	f.budgets.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: acpdrive run [flags] PROMPT... [flags] [-- PROMPT...]")
 		fs.PrintDefaults()
@@ -182,6 +184,9 @@ func (f runFlags) config() (domain.Config, error) {
 		if f.workflow == "" || f.set[name] {
 			apply()
 		}
+	}
+	if err := f.budgets.apply(&cfg, f.set, f.workflow != ""); err != nil {
+		return cfg, err
 	}
 	if len(f.sshHosts) > 0 {
 		cfg.SSHHosts = f.sshHosts
@@ -295,15 +300,15 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 	code := exitOK
 	turns := 0
-	end := runEnd{budget: domain.TokenBudget{Max: cfg.MaxTokens}}
+	end := runEnd{budget: newRunBudgets(cfg)}
 	for i, prompt := range prompts {
 		if interrupts.stopped() {
 			break
 		}
-		if end.budget.Reached() {
-			// The ceiling stops the run before the next prompt
+		if msg := end.budget.reached(); msg != "" {
+			// A ceiling stops the run before the next prompt
 			// (docs/behaviour.md#token-accounting).
-			end.stopped = domain.MsgTokenCeilingReached
+			end.stopped = msg
 			code = exitTurnFailed
 			break
 		}
@@ -311,7 +316,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		res := sess.Turn(turnCtx, prompt)
 		interrupts.turnDone()
 		turns++
-		end.budget.Add(res)
+		end.budget.add(res)
 		out.turnResult(i+1, res)
 		if res.Outcome != domain.OutcomeCompleted {
 			code = exitTurnFailed
@@ -321,9 +326,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.StopGrace+10*time.Second)
 	defer cancel()
 	stopErr := sess.Stop(stopCtx)
-	if end.budget.Unbounded() {
-		end.notice = domain.MsgNoTokenUsage
-	}
+	end.notice = end.budget.unbounded()
 	out.runResult(sess, turns, stopErr, end)
 	return code
 }

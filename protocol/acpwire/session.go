@@ -299,7 +299,14 @@ type PromptRequest struct {
 }
 
 // PromptResponse is the result of session/prompt. StopReason is kept as a
-// plain string so unknown values reach the disposition table.
+// plain string so unknown values reach the disposition table. Usage and
+// Meta stay undecoded: a malformed usage object costs the turn its figure,
+// never its disposition (app decodes them, docs/behaviour.md#token-accounting).
 type PromptResponse struct {
 	StopReason string `json:"stopReason"`
+	// Usage is the result's usage object (ACP's end-turn token usage,
+	// domain.WireUsage), absent or null when the runtime sent none.
+	Usage json.RawMessage `json:"usage,omitempty"`
+	// Meta is the result's _meta object.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }

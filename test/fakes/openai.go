@@ -86,7 +86,7 @@ func (openai) stream(w http.ResponseWriter, r *http.Request, body []byte, reply 
 	e.event("response.completed", obj{"type": "response.completed", "response": response("completed", output, obj{
 		"input_tokens":          u.Input,
 		"input_tokens_details":  obj{"cached_tokens": u.Cached},
-		"output_tokens":         u.Output,
+		"output_tokens":         u.Output + u.Thoughts, // reasoning is part of the output, as OpenAI counts it
 		"output_tokens_details": obj{"reasoning_tokens": u.Thoughts},
 		"total_tokens":          u.Total(),
 	})})

@@ -174,16 +174,17 @@ func resumeHidden(t *testing.T, r *rig, id, who string, msgAndArgs ...any) (duri
 
 // cliResume runs the second turn through `acpdrive run --resume id`,
 // requires exit 0, hands the run's event sequence to checkShape, and
-// asserts that the run continued id through session/load with the gap
-// "token counts" only and ended it with session/close.
-func cliResume(t *testing.T, r *rig, id string, checkShape func(shape []string)) cliRun {
+// asserts that the run continued id through session/load with the gaps
+// gaps (none for a runtime whose prompt results carry usage) and ended it
+// with session/close.
+func cliResume(t *testing.T, r *rig, id string, gaps []string, checkShape func(shape []string)) cliRun {
 	t.Helper()
 	run := r.cliWith([]string{"--resume", id}, secondPrompt)
 	require.Equal(t, 0, run.Code, run.Stderr)
 	checkShape(run.shape(r))
 	require.NotNil(t, run.Run)
 	assert.Equal(t, id, run.Run.SessionID)
-	assert.Equal(t, []string{"token counts"}, run.Run.CapabilityGaps)
+	assert.Equal(t, gaps, run.Run.CapabilityGaps)
 	assert.Contains(t, run.Stderr, continuedLine("session/load", id))
 	assert.Contains(t, run.Stderr, `method=session/close session_id=`+id)
 	return run

@@ -278,7 +278,7 @@ func fakeChatUsage(us ...fakes.Usage) domain.Usage {
 	var sum domain.Usage
 	for _, u := range us {
 		sum = sum.Add(domain.Usage{
-			InputTokens:     int64(u.Input),
+			InputTokens:     int64(u.Input - u.Cached), // the one meaning: cached input out of input
 			OutputTokens:    int64(u.Output + u.Thoughts),
 			CacheReadTokens: int64(u.Cached),
 			ReasoningTokens: int64(u.Thoughts),

@@ -33,16 +33,9 @@ var codexTurnUsage = []fakes.Usage{
 }
 
 // wantCodexUsage is what the source must report for a turn whose one
-// model call the fake server answered with u.
-func wantCodexUsage(u fakes.Usage) domain.Usage {
-	return domain.Usage{
-		InputTokens:     int64(u.Input),
-		OutputTokens:    int64(u.Output),
-		CacheReadTokens: int64(u.Cached),
-		ReasoningTokens: int64(u.Thoughts),
-		TotalTokens:     int64(u.Total()),
-	}
-}
+// model call the fake server answered with u, in the one meaning
+// (oneMeaning, test/interop/usage_wire_test.go).
+func wantCodexUsage(u fakes.Usage) domain.Usage { return oneMeaning(u) }
 
 // codexMeasured plugs the Codex measurement source into a library
 // session. The runtime starts through `env -i` with the rig's CODEX_HOME,

@@ -49,16 +49,8 @@ func passAppendedEnv(o *app.Options) {
 }
 
 // fakeGeminiUsage is what the source reports for a reply of the fake
-// server: its usageMetadata, field by field.
-func fakeGeminiUsage(u fakes.Usage) domain.Usage {
-	return domain.Usage{
-		InputTokens:     int64(u.Input),
-		OutputTokens:    int64(u.Output),
-		CacheReadTokens: int64(u.Cached),
-		ReasoningTokens: int64(u.Thoughts),
-		TotalTokens:     int64(u.Total()),
-	}
-}
+// server: its usageMetadata in the one meaning (oneMeaning).
+func fakeGeminiUsage(u fakes.Usage) domain.Usage { return oneMeaning(u) }
 
 // telemetryDirs lists the source's private directories left in the rig's
 // TMPDIR.

@@ -18,10 +18,14 @@ type Counters struct {
 	// TotalOf, when Total is empty, derives the total from the figures
 	// read (the runtime writes none).
 	TotalOf func(domain.Usage) int64
+	// Meaning says how the runtime's counters differ from the one meaning
+	// (docs/behaviour.md#token-accounting); Usage converts them with it.
+	Meaning domain.UsageMeaning
 }
 
-// Usage reads obj's counters and model; ok is false when obj is not an
-// object or lacks a named counter.
+// Usage reads obj's counters and model, converted into the one meaning
+// (input without cached input, output with reasoning, total their sum);
+// ok is false when obj is not an object or lacks a named counter.
 func (c Counters) Usage(obj json.RawMessage) (u domain.Usage, model string, ok bool) {
 	var members map[string]json.RawMessage
 	if json.Unmarshal(obj, &members) != nil || members == nil {
@@ -51,5 +55,5 @@ func (c Counters) Usage(obj json.RawMessage) (u domain.Usage, model string, ok b
 	if c.Model != "" {
 		_ = json.Unmarshal(members[c.Model], &model)
 	}
-	return u, model, true
+	return c.Meaning.Normalize(u), model, true
 }

@@ -22,9 +22,9 @@ func TestCountersUsage(t *testing.T) {
 		ok    bool
 	}{
 		{"every counter", c, `{"in":5,"out":2,"cached":1,"total":7,"model":"m","other":"x"}`,
-			domain.Usage{InputTokens: 5, OutputTokens: 2, CacheReadTokens: 1, TotalTokens: 7}, "m", true},
+			domain.Usage{InputTokens: 5, OutputTokens: 2, CacheReadTokens: 1, TotalTokens: 8}, "m", true},
 		{"no model", c, `{"in":5,"out":2,"cached":1,"total":7}`,
-			domain.Usage{InputTokens: 5, OutputTokens: 2, CacheReadTokens: 1, TotalTokens: 7}, "", true},
+			domain.Usage{InputTokens: 5, OutputTokens: 2, CacheReadTokens: 1, TotalTokens: 8}, "", true},
 		{"a counter absent", c, `{"in":5,"out":2,"total":7}`, domain.Usage{}, "", false},
 		{"a counter null", c, `{"in":5,"out":2,"cached":null,"total":7}`, domain.Usage{}, "", false},
 		{"a counter not an integer", c, `{"in":5,"out":2.5,"cached":1,"total":7}`, domain.Usage{}, "", false},

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"flag"
+
+	"github.com/acpdrive/acpdrive/domain"
+)
+
+// budgetFlags are the run's cost and context ceilings
+// (docs/behaviour.md#token-accounting); the token ceiling is --max-tokens.
+type budgetFlags struct {
+	maxCost            float64
+	maxContextFraction float64
+}
+
+// register defines --max-cost and --max-context-fraction.
+func (b *budgetFlags) register(fs *flag.FlagSet) {
+	fs.Float64Var(&b.maxCost, "max-cost", 0, "stop before the next prompt once the turns cost this `AMOUNT` in the runtime's currency (0: no ceiling; agent.max_cost)")
+	fs.Float64Var(&b.maxContextFraction, "max-context-fraction", 0, "stop before the next prompt once the context window's used/size reaches `F` (0 < F ≤ 1; 0: no ceiling; agent.max_context_fraction)")
+}
+
+// apply puts the flags given into cfg (all of them without a workflow,
+// else only those given on the command line) and checks them.
+func (b budgetFlags) apply(cfg *domain.Config, set map[string]bool, workflow bool) error {
+	if !workflow || set["max-cost"] {
+		cfg.MaxCost = b.maxCost
+	}
+	if !workflow || set["max-context-fraction"] {
+		cfg.MaxContextFraction = b.maxContextFraction
+	}
+	var errs []error
+	if cfg.MaxCost < 0 {
+		errs = append(errs, errors.New("--max-cost: want a non-negative amount"))
+	}
+	if cfg.MaxContextFraction < 0 || cfg.MaxContextFraction > 1 {
+		errs = append(errs, errors.New("--max-context-fraction: want a fraction from 0 to 1"))
+	}
+	return errors.Join(errs...)
+}
+
+// runBudgets are the run's ceilings: tokens, cost, context.
+type runBudgets struct {
+	tokens  domain.TokenBudget
+	cost    domain.CostBudget
+	context domain.ContextBudget
+}
+
+func newRunBudgets(cfg domain.Config) runBudgets {
+	return runBudgets{
+		tokens:  domain.TokenBudget{Max: cfg.MaxTokens},
+		cost:    domain.CostBudget{Max: cfg.MaxCost},
+		context: domain.ContextBudget{Max: cfg.MaxContextFraction},
+	}
+}
+
+// add counts one turn.
+func (r *runBudgets) add(res domain.TurnResult) {
+	r.tokens.Add(res)
+	r.cost.Add(res)
+	r.context.Add(res)
+}
+
+// reached is the message of the first ceiling reached, "" for none.
+func (r runBudgets) reached() string {
+	switch {
+	case r.tokens.Reached():
+		return domain.MsgTokenCeilingReached
+	case r.cost.Reached():
+		return domain.MsgCostCeilingReached
+	case r.context.Reached():
+		return domain.MsgContextCeilingReached
+	}
+	return ""
+}
+
+// unbounded is the closing remark for the ceilings nothing could enforce,
+// "" for none.
+func (r runBudgets) unbounded() string {
+	var msgs []string
+	if r.tokens.Unbounded() {
+		msgs = append(msgs, domain.MsgNoTokenUsage)
+	}
+	if r.cost.Unbounded() {
+		msgs = append(msgs, domain.MsgNoCost)
+	}
+	if r.context.Unbounded() {
+		msgs = append(msgs, domain.MsgNoContext)
+	}
+	out := ""
+	for i, m := range msgs {
+		if i > 0 {
+			out += "; "
+		}
+		out += m
+	}
+	return out
+}
+
+// probeProtocolMeasure is the probe's row for the protocol as a
+// measurement source: first in line, known only once a turn ended
+// (docs/behaviour.md#token-accounting).
+const probeProtocolMeasure = "first in line when a prompt result carries usage (learnt at a turn's end; over SSH too)"
