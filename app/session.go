@@ -226,7 +226,7 @@ func (s *Session) Capabilities() domain.Capabilities { return s.caps.snapshot() 
 func (s *Session) AgentInfo() domain.AgentInfo { return s.agent }
 
 // Route reports how the session was resolved: "session/new",
-// "session/load" or "session/resume".
+// "session/load", "session/resume" or "session/fork".
 func (s *Session) Route() string { return s.route }
 
 // LastMessage returns the latest completed agent message.

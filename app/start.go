@@ -349,6 +349,7 @@ func agentInfo(resp acpwire.InitializeResponse) domain.AgentInfo {
 			Close:                 sc.CanClose(),
 			Delete:                sc.CanDelete(),
 			List:                  sc.CanList(),
+			Fork:                  sc.CanFork(),
 			SessionMarkers:        sc.Advertised(),
 			MCPHTTP:               ac.MCPCapabilities.HTTP,
 			MCPSSE:                ac.MCPCapabilities.SSE,
@@ -383,6 +384,12 @@ func agentInfo(resp acpwire.InitializeResponse) domain.AgentInfo {
 // on its own account: any error, timeout or unconfirmed load lowers
 // "session continuation" and falls back to session/new.
 func (s *Session) resolve(ctx context.Context) error {
+	if s.opts.ForkSessionID != "" {
+		began := s.clock.Now()
+		err := s.forkSession(ctx)
+		s.obs.step(acpwire.MethodSessionFork, "", began, s.clock.Now(), err)
+		return err
+	}
 	id := s.opts.ResumeSessionID
 	route := ContinuationRoute(s.agent.Advertised)
 	if id != "" && route == "" {

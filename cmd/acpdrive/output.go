@@ -61,6 +61,10 @@ type runResultLine struct {
 	// when --confirm-tool-servers asked for it on a local launch
 	// (docs/behaviour.md#tool-server-confirmation).
 	ToolServers *domain.ToolServerCheck `json:"tool_servers,omitempty"`
+	// ForkedFrom is the session --fork started this one from
+	// (docs/behaviour.md#sessions-as-resources-and-child-sessions); absent
+	// otherwise.
+	ForkedFrom string `json:"forked_from,omitempty"`
 }
 
 // printer renders a run either as JSON lines or for a person.
@@ -332,7 +336,7 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 	if p.json {
 		line := runResultLine{Type: "run_result", SessionID: sess.ID(), AgentPID: sess.PID(), CapabilityGaps: gaps, Turns: turns,
 			Host: p.host, Survivors: survivors, MeasuredTurns: end.budget.Measured, Stopped: end.stopped, Notice: end.notice,
-			ToolServers: sess.AgentInfo().ToolServers}
+			ToolServers: sess.AgentInfo().ToolServers, ForkedFrom: sess.ForkedFrom()}
 		if end.budget.Measured > 0 {
 			used := end.budget.Used
 			line.Usage = &used
@@ -342,6 +346,9 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 	}
 	p.clearStatus()
 	fmt.Fprintf(p.out, "session %s (pid %d): %d turn(s)", sess.ID(), sess.PID(), turns)
+	if from := sess.ForkedFrom(); from != "" {
+		fmt.Fprintf(p.out, "; forked from %s", from)
+	}
 	if p.host != "" {
 		fmt.Fprintf(p.out, " on %s", p.host)
 	}

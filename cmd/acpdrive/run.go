@@ -33,6 +33,7 @@ type runFlags struct {
 	logLevel     string
 
 	resume           string
+	fork             string
 	verifyCredential bool
 	workflow         string
 	maxTokens        int64
@@ -80,6 +81,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.DurationVar(&f.turnTimeout, "turn-timeout", def.TurnTimeout, "bound of one whole turn (0 disables)")
 	fs.DurationVar(&f.stallTimeout, "stall-timeout", def.StallTimeout, "longest time a turn may go without an event (0 disables)")
 	fs.StringVar(&f.resume, "resume", "", "continue the session with this `ID` saved from an earlier run (falls back to a new session when the runtime cannot)")
+	fs.StringVar(&f.fork, "fork", "", "start a new session from the history of the session `ID` (session/fork; fails when the runtime does not advertise it)")
 	fs.BoolVar(&f.verifyCredential, "verify-credential", false, "run a short credential-verification session before the working one")
 	fs.StringVar(&f.workflow, "workflow", "", "take the settings from this WORKFLOW.md `FILE` (flags given here override it)")
 	fs.BoolVar(&f.noMeasure, "no-measure", false, "arm no measurement source: the runtime gets no telemetry settings and no turn is measured")
@@ -98,6 +100,9 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if f.resume != "" && f.fork != "" {
+		return f, nil, errors.New("--fork and --resume exclude each other")
+	}
 	if f.set["command"] && strings.TrimSpace(f.command) == "" {
 		return f, nil, errors.New("--command: the command is empty (leave --command out to run the built-in reference agent)")
 	}
@@ -270,6 +275,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		OnReadIdle:  out.idle,
 
 		ResumeSessionID:  f.resume,
+		ForkSessionID:    f.fork,
 		VerifyCredential: f.verifyCredential,
 	}
 	deps.Apply(&opts)
