@@ -258,6 +258,9 @@ func (s *Session) initialize(ctx context.Context) error {
 		ProtocolVersion: acpwire.ProtocolVersion,
 		ClientInfo:      &acpwire.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion},
 	}
+	if s.opts.Settings.Subagents {
+		req.ClientCapabilities.Subagents = &acpwire.SubagentCapability{}
+	}
 	callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.InitializeTimeout())
 	resp, err := s.rt.client.Initialize(callCtx, req)
 	cancel()

@@ -67,6 +67,9 @@ type Config struct {
 	// ceiling; zero means unlimited. This kind only reads it to warn when
 	// no usage can be reported against it (CheckNoUsageReporting).
 	MaxTokens int64
+	// Subagents is agent.subagents: follow subagents as child sessions
+	// (SessionSettings.Subagents).
+	Subagents bool
 	// MCPConfig is agent-client-protocol.mcp_config: the operator's MCP
 	// server configuration file; "" when absent. The WORKFLOW.md loader
 	// (package config) resolves a relative path against the WORKFLOW.md

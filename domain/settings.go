@@ -52,6 +52,11 @@ type SessionSettings struct {
 	// VerificationBound bounds a credential-verification session; zero,
 	// negative or more than MaxVerificationBound means MaxVerificationBound.
 	VerificationBound time.Duration
+	// Subagents declares clientCapabilities.subagents in initialize: a
+	// runtime that supports it runs each subagent as a child session,
+	// whose events acpdrive reports under the child's id and its parent's
+	// (docs/behaviour.md#sessions-as-resources-and-child-sessions).
+	Subagents bool
 }
 
 // MaxVerificationBound is the longest a credential-verification session may
@@ -78,6 +83,7 @@ func (c Config) SessionSettings() SessionSettings {
 		ConfirmToolServersTimeout: c.ConfirmToolServersTimeout,
 		MCPConfigPath:             c.MCPConfig,
 		Hosts:                     append([]string(nil), c.SSHHosts...),
+		Subagents:                 c.Subagents,
 	}
 }
 

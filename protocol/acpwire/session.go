@@ -16,6 +16,9 @@ type FSCapabilities struct {
 type ClientCapabilities struct {
 	FS       FSCapabilities `json:"fs"`
 	Terminal bool           `json:"terminal"`
+	// Subagents, when set, declares that the client follows subagents
+	// as child sessions.
+	Subagents *SubagentCapability `json:"subagents,omitempty"`
 }
 
 // Implementation names a client or agent implementation.
