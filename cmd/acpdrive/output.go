@@ -167,6 +167,10 @@ func (p *printer) event(ev domain.Event) {
 		return
 	}
 	p.clearStatus()
+	if ev.ParentSessionID != "" {
+		p.childEvent(ev)
+		return
+	}
 	switch ev.Type {
 	case domain.EventNotification:
 		if ev.Message != "" {
