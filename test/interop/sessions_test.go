@@ -4,12 +4,15 @@ package interop
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/acpdrive/acpdrive/app"
+	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/test/fakes"
 )
 
@@ -108,4 +111,165 @@ func TestSessionsListForkDelete(t *testing.T) {
 			assert.Contains(t, after, second, "the other session stays")
 		})
 	}
+}
+
+// Subagents on the Claude adapter 0.101.0: the model's first reply calls
+// the Agent tool; the child makes its own model call and answers; the
+// parent finishes. With Settings.Subagents the child is a child session
+// with its states and its own text; without, the same run is one ordinary
+// tool call of the parent.
+
+const (
+	childPrompt = "Say hello from the child"
+	childReply  = "Hello from the child."
+)
+
+func withSubagents(o *app.Options) { o.Settings.Subagents = true }
+
+// askingMode starts Claude in its asking mode, `default`, through the
+// workspace's own .claude/settings.json: 0.101.0 starts in `auto`, whose
+// classifier ("You are a security monitor…") makes model calls of its own
+// for every tool call and grants what it likes.
+func askingMode(t *testing.T, r *rig) {
+	writeFile(t, filepath.Join(r.workspace, ".claude", "settings.json"), `{"permissions":{"defaultMode":"default"}}`)
+}
+
+// agentCall is the model reply that launches a subagent.
+func agentCall(prompt string) fakes.Reply {
+	return fakes.Reply{
+		Text: []string{"Delegating."},
+		Tool: &fakes.ToolCall{ID: "toolu_agent_1", Name: "Agent", Args: map[string]any{
+			"description": "Look around", "prompt": prompt, "subagent_type": "general-purpose",
+		}},
+		Usage: fakes.Usage{Input: 100, Output: 9},
+	}
+}
+
+func TestClaudeSubagent(t *testing.T) {
+	for _, followed := range []bool{true, false} {
+		name := "without subagents"
+		if followed {
+			name = "with subagents"
+		}
+		t.Run(name, func(t *testing.T) {
+			r, srv := claudeRigOf(t, "claude-current")
+			askingMode(t, r)
+			srv.Aside("You are naming a coding session", fakes.TextReply(fakes.Usage{Input: 50, Output: 4}, "Delegation"))
+			// The adapter runs the Agent tool in the background: the parent
+			// goes on at once and is told again when the child is done, so
+			// the child's call and the parent's two race. Every call after
+			// the first gets the same reply.
+			srv.Script(agentCall(childPrompt))
+			srv.SetFallback(fakes.TextReply(fakes.Usage{Input: 80, Output: 5}, childReply))
+			var opts []optFn
+			if followed {
+				opts = append(opts, withSubagents)
+			}
+			sess := r.mustStart(opts...)
+			res := r.turn(sess, "delegate a greeting to a subagent")
+			require.Equal(t, completed, outcomeOf(res), res.Message())
+			assert.Equal(t, childReply, sess.LastMessage().Text, "the parent finishes with a reply of its own")
+			r.stop(sess)
+
+			calls := srv.ModelCalls()
+			require.GreaterOrEqual(t, len(calls), 3, srv.Describe())
+			childCalls := 0
+			for _, c := range calls[1:] {
+				if c.BodyContains(`"text":"` + childPrompt) {
+					childCalls++
+				}
+			}
+			assert.Equal(t, 1, childCalls, "the child makes its own model call with the delegated prompt")
+
+			var started, states, childText []string
+			ordinaryTools := 0
+			for _, ev := range r.rec.All() {
+				if ev.ParentSessionID == "" {
+					if ev.Type == domain.EventToolResult {
+						ordinaryTools++
+					}
+					continue
+				}
+				assert.Equal(t, sess.ID(), ev.ParentSessionID, "%s names the parent", ev.Type)
+				switch ev.Type {
+				case domain.EventChildStarted:
+					started = append(started, ev.SessionID+" "+ev.Message)
+				case domain.EventChildState:
+					states = append(states, ev.Message)
+				case domain.EventNotification:
+					childText = append(childText, ev.Message)
+				}
+			}
+			t.Logf("children %v states %v text %v tools %d", started, states, childText, ordinaryTools)
+			var init wireMsg
+			for _, m := range r.wire.messages() {
+				if m.Out && m.Method == "initialize" {
+					init = m
+				}
+			}
+			require.NotEmpty(t, init.Params, "initialize was sent")
+			if !followed {
+				assert.NotContains(t, string(init.Params), "subagents")
+				assert.Empty(t, started)
+				assert.Nil(t, sess.Children())
+				assert.Equal(t, 1, ordinaryTools, "the Agent tool is one ordinary tool call of the parent")
+				return
+			}
+			assert.Contains(t, string(init.Params), `"subagents":{}`)
+			require.Len(t, started, 1, "one child announced")
+			assert.Contains(t, states, "idle (end_turn)", "the child's work ends end_turn")
+			assert.Contains(t, childText, childReply, "the child's own text, under its id")
+			kids := sess.Children()
+			require.Len(t, kids, 1)
+			assert.Equal(t, sess.ID(), kids[0].ParentID)
+			assert.Equal(t, domain.ChildIdle, kids[0].State)
+			assert.NotContains(t, r.rec.Text(), childReply, "the child's text is not the parent's reply")
+		})
+	}
+}
+
+// TestClaudeSubagentRefusedWrite: the child asks to write a file (Claude
+// in its asking mode, `default`, set through the workspace's own
+// .claude/settings.json); acpdrive refuses, ends the child, the parent
+// finishes, and nothing is written.
+func TestClaudeSubagentRefusedWrite(t *testing.T) {
+	r, srv := claudeRigOf(t, "claude-current")
+	askingMode(t, r)
+	srv.Aside("You are naming a coding session", fakes.TextReply(fakes.Usage{Input: 50, Output: 4}, "Delegation"))
+	srv.Script(
+		agentCall("Write the word interop into out.txt"),
+		fakes.Reply{
+			Text:  []string{"Writing the file."},
+			Tool:  &fakes.ToolCall{ID: "toolu_child_write", Name: "Bash", Args: map[string]any{"command": "echo interop > out.txt", "description": "Write out.txt"}},
+			Usage: fakes.Usage{Input: 90, Output: 8},
+		},
+	)
+	srv.SetFallback(fakes.TextReply(fakes.Usage{Input: 1, Output: 1}, "I could not write it."))
+	sess := r.mustStart(withSubagents)
+	res := r.turn(sess, "delegate writing out.txt to a subagent")
+	require.Equal(t, completed, outcomeOf(res), res.Message())
+	r.stop(sess)
+	assertNotWritten(t, r)
+
+	perm, ok := r.wire.request("session/request_permission")
+	require.True(t, ok, "the child asked for permission")
+	kids := sess.Children()
+	require.Len(t, kids, 1)
+	child := kids[0].ID
+	assert.Equal(t, child, perm.sessionID(), "the request is the child's")
+	var refusals []string
+	for _, ev := range r.rec.All() {
+		if ev.Type == domain.EventNotification && ev.Message == domain.MsgPermissionRefused {
+			refusals = append(refusals, ev.SessionID)
+		}
+	}
+	assert.Equal(t, []string{child}, refusals, "the refusal is reported as the child's")
+	cancelled := false
+	for _, m := range r.wire.messages() {
+		if m.Out && m.Method == "session/cancel" && m.sessionID() == child {
+			cancelled = true
+		}
+	}
+	assert.True(t, cancelled, "the child was ended with session/cancel naming it")
+	t.Logf("child %s: %+v", child, kids[0].ChildInfo)
 }
