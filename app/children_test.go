@@ -114,6 +114,7 @@ func TestChildPermissionRefused(t *testing.T) {
 	}
 	assert.Equal(t, []string{"requires_action", "idle (cancelled)"}, states)
 	assert.Equal(t, []string{domain.MsgPermissionRefused}, notices, "the refusal is the child's")
+	h.waitReceived("session/cancel", 1)
 	var cancels []string
 	for _, r := range received(t, h.agentLg, "session/cancel") {
 		cancels = append(cancels, params(t, r)["sessionId"].(string))
@@ -152,6 +153,9 @@ func TestCancelParentCancelsChildren(t *testing.T) {
 	cancel()
 	res := <-done
 	assert.Equal(t, domain.OutcomeCancelled, res.Outcome)
+	// The child's cancel follows the parent's on the wire; the agent may
+	// answer the prompt before it reads it.
+	h.waitReceived("session/cancel", 2)
 	var cancels []string
 	for _, r := range received(t, h.agentLg, "session/cancel") {
 		cancels = append(cancels, params(t, r)["sessionId"].(string))
