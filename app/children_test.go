@@ -190,3 +190,25 @@ func TestCancelChild(t *testing.T) {
 	<-done
 	assert.False(t, strings.Contains(h.rec.Text(), "Working."), "the child's text is no reply text")
 }
+
+// TestChildElicitation: a child's elicitation is answered -32601 as the
+// parent's would be, but what only a person could give ends the child, not
+// the parent's turn.
+func TestChildElicitation(t *testing.T) {
+	t.Parallel()
+	h := start(t, script(t, "child-elicitation.json"), withSubagents())
+	res := h.turn("go")
+	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+	var notices []string
+	for _, ev := range ofSession(h.rec.All(), refagent.ChildSessionID) {
+		if ev.Type == domain.EventNotification {
+			notices = append(notices, ev.Message)
+		}
+	}
+	assert.Equal(t, []string{domain.MsgElicitation}, notices)
+	h.waitReceived("session/cancel", 1)
+	recs := received(t, h.agentLg, "session/cancel")
+	require.Len(t, recs, 1)
+	assert.Equal(t, refagent.ChildSessionID, params(t, recs[0])["sessionId"])
+	assert.Empty(t, h.rec.OfType(domain.EventTurnInputRequired))
+}
