@@ -59,6 +59,10 @@ func (h *connHandler) HandleNotification(method string, params json.RawMessage) 
 // (docs/behaviour.md#bounds); since every request is answered on receipt,
 // none is left open for teardown to answer.
 func (h *connHandler) HandleRequest(req jsonrpc.Request) {
+	if ch := h.stream.kids.get(requestSession(req.Params)); ch != nil {
+		h.childRequest(req, ch)
+		return
+	}
 	a := decide(req, h.turns.endingPending())
 	ctx, cancel := context.WithTimeout(context.Background(), h.readTimeout)
 	var err error

@@ -84,6 +84,12 @@ type Options struct {
 	// advertises); when the continuation is not confirmed the start falls
 	// back to session/new, and Session.ID reports the session actually run.
 	ResumeSessionID string
+	// ForkSessionID, when set, names a session whose history the new
+	// session starts from, through session/fork
+	// (docs/behaviour.md#sessions-as-resources-and-child-sessions): the
+	// start fails when the runtime does not advertise fork or refuses it.
+	// It excludes ResumeSessionID.
+	ForkSessionID string
 	// VerifyCredential runs VerifyCredential before the working session.
 	VerifyCredential bool
 	// DrainBound overrides DefaultDrainBound (tests only need it shorter).
@@ -140,6 +146,8 @@ func (o Options) resolved() (Options, error) {
 		return o, &OptionsError{Field: "Launcher", Reason: "is required"}
 	case o.Settings.ConfirmToolServers && o.ToolServerBeacon == nil:
 		return o, &OptionsError{Field: "ToolServerBeacon", Reason: "is required when Settings.ConfirmToolServers is set"}
+	case o.ForkSessionID != "" && o.ResumeSessionID != "":
+		return o, &OptionsError{Field: "ForkSessionID", Reason: "excludes ResumeSessionID"}
 	case o.Settings.MCPConfigPath != "" && o.MCPSource == nil:
 		return o, &OptionsError{Field: "MCPSource", Reason: "is required when Settings.MCPConfigPath is set"}
 	}

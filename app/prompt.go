@@ -65,6 +65,9 @@ type promptHandle struct{ promptCall }
 type v1Prompter struct {
 	rt  *runtime
 	log *slog.Logger
+	// kids are the session's children: cancelling the turn cancels
+	// those still working (docs/behaviour.md#sessions-as-resources-and-child-sessions).
+	kids *children
 }
 
 func (p v1Prompter) send(ctx context.Context, req promptRequest) (promptCall, error) {
@@ -80,7 +83,12 @@ func (p v1Prompter) send(ctx context.Context, req promptRequest) (promptCall, er
 }
 
 func (p v1Prompter) cancel(ctx context.Context, sessionID string) error {
-	return p.rt.client.Cancel(ctx, sessionID)
+	err := p.rt.client.Cancel(ctx, sessionID)
+	for _, id := range p.kids.working() {
+		p.log.Debug("cancelling a working child session with its parent's turn", "child_session_id", id)
+		_ = p.rt.client.Cancel(ctx, id)
+	}
+	return err
 }
 
 func (p v1Prompter) classify(err error) (domain.TurnResult, bool) {

@@ -67,6 +67,9 @@ func newSession(opts Options, obs *observation) *Session {
 	s.stream = newEventStream(opts.Clock, log, sink, opts.OnAgentText, s.rt.pid)
 	s.stream.activity = s.turns.touch
 	s.stream.noticed = obs.notice
+	if opts.Settings.Subagents {
+		s.stream.kids = newChildren(s.stream, log)
+	}
 	return s
 }
 
@@ -104,10 +107,11 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 		res = domain.FailedResult(domain.NewError(domain.KindPortExit, domain.MsgConnEndedBeforeResult))
 	default:
 		req := promptRequest{sessionID: s.ID(), text: prompt, meta: t.meta}
-		res = s.turns.run(ctx, t, v1Prompter{rt: s.rt, log: s.log}, boundsOf(s.opts.Settings), req)
+		res = s.turns.run(ctx, t, v1Prompter{rt: s.rt, log: s.log, kids: s.stream.kids}, boundsOf(s.opts.Settings), req)
 	}
 
 	t.handedOver() // no prompt goes out after this point
+	s.stream.kids.endTurn()
 	s.stream.flush()
 	s.stream.endTurn()
 	s.measure(ctx, &res)
@@ -221,7 +225,7 @@ func (s *Session) Capabilities() domain.Capabilities { return s.caps.snapshot() 
 func (s *Session) AgentInfo() domain.AgentInfo { return s.agent }
 
 // Route reports how the session was resolved: "session/new",
-// "session/load" or "session/resume".
+// "session/load", "session/resume" or "session/fork".
 func (s *Session) Route() string { return s.route }
 
 // LastMessage returns the latest completed agent message.

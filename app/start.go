@@ -261,6 +261,9 @@ func (s *Session) initialize(ctx context.Context) error {
 		ClientCapabilities: acpwire.ClientCapabilities{Session: acpwire.NoticesOffered()},
 		ClientInfo:         &acpwire.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion},
 	}
+	if s.opts.Settings.Subagents {
+		req.ClientCapabilities.Subagents = &acpwire.SubagentCapability{}
+	}
 	callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.InitializeTimeout())
 	resp, err := s.rt.client.Initialize(callCtx, req)
 	cancel()
@@ -352,6 +355,7 @@ func agentInfo(resp acpwire.InitializeResponse) domain.AgentInfo {
 			Close:                 sc.CanClose(),
 			Delete:                sc.CanDelete(),
 			List:                  sc.CanList(),
+			Fork:                  sc.CanFork(),
 			SessionMarkers:        sc.Advertised(),
 			MCPHTTP:               ac.MCPCapabilities.HTTP,
 			MCPSSE:                ac.MCPCapabilities.SSE,
@@ -388,6 +392,12 @@ func agentInfo(resp acpwire.InitializeResponse) domain.AgentInfo {
 // "session continuation" and falls back to session/new.
 func (s *Session) resolve(ctx context.Context) error {
 	if err := s.admitSessionConfig(); err != nil {
+		return err
+	}
+	if s.opts.ForkSessionID != "" {
+		began := s.clock.Now()
+		err := s.forkSession(ctx)
+		s.obs.step(acpwire.MethodSessionFork, "", began, s.clock.Now(), err)
 		return err
 	}
 	id := s.opts.ResumeSessionID

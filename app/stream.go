@@ -46,6 +46,9 @@ type eventStream struct {
 	toolsServed bool
 	gatedSent   bool
 	replay      *replayWatch // set while a session/load waits for replay
+	// kids follows the child sessions (Settings.Subagents); nil follows
+	// none, and updates naming another session are dropped.
+	kids *children
 }
 
 // toolRecord tracks one tool call from its first update to its terminal one.
@@ -107,8 +110,15 @@ func (s *eventStream) update(params json.RawMessage) {
 	replay := s.replay
 	s.mu.Unlock()
 	if foreign {
+		if ch := s.kids.get(sessionID); ch != nil {
+			ch.stream.update(params)
+			return
+		}
 		s.log.Debug("dropped an update for another session", "session_id", sessionID)
 		return
+	}
+	if err == nil && s.kids == nil && (u.Kind == acpwire.UpdateSubagent || u.Kind == acpwire.UpdateSessionMessage) {
+		u.Known = false // not declared: unrecognized, as any other unknown kind
 	}
 	if err != nil || !u.Known {
 		s.log.Debug("agent sent an unrecognized session update", "kind", u.Kind, "error", err)
@@ -144,6 +154,11 @@ func (s *eventStream) update(params json.RawMessage) {
 		s.toolCall(u.ToolCall, now)
 	case acpwire.UpdateNotice:
 		s.runtimeNotice(noticeText(u.Notice), domain.Notice{Source: domain.NoticeFromUpdate, Severity: u.Notice.Severity}, now)
+	case acpwire.UpdateSubagent:
+		s.kids.subagent(sessionID, u.Subagent, now)
+	case acpwire.UpdateSessionMessage:
+		s.log.Debug("agent sent a message between sessions", "session_id", sessionID)
+		s.activity(now)
 	default:
 		ev, ok := sessionStateEvent(u)
 		if !ok {

@@ -68,6 +68,7 @@ func verify(ctx context.Context, opts Options) error {
 	vo := opts
 	vo.OnEvent, vo.OnAgentText, vo.OnReadIdle, vo.Observers = func(domain.Event) {}, nil, nil, nil
 	vo.ResumeSessionID, vo.VerifyCredential, vo.MeasurementSources = "", false, nil
+	vo.ForkSessionID, vo.Settings.Subagents = "", false
 	vo.Settings.MCPConfigPath, vo.Settings.ConfirmToolServers = "", false
 	vo.Settings.Session = domain.SessionConfig{} // a verification configures nothing
 	vo.Logger = opts.Logger.With("session_kind", "credential_verification")

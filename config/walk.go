@@ -137,6 +137,10 @@ func (l *loader) agentKey(path string, e kv) {
 		if v, err := l.fraction(path, e.val, true); err == nil {
 			c.MaxContextFraction = v
 		}
+	case "subagents":
+		if v, err := l.boolean(path, e.val); err == nil {
+			c.Subagents = v
+		}
 	case "max_sessions":
 		_, _ = l.integer(path, e.val) // the orchestrator's; checked, not used
 	case "max_concurrent_agents_by_state":

@@ -34,6 +34,8 @@ type Advertised struct {
 	Close  bool `json:"close"`
 	Delete bool `json:"delete"`
 	List   bool `json:"list"`
+	// Fork is the (unstable) sessionCapabilities.fork marker.
+	Fork bool `json:"fork"`
 	// SessionMarkers lists every sessionCapabilities key present: the
 	// schema's markers in schema order, then every other key sorted (also
 	// those acpdrive does not use, such as systemPrompt or title).

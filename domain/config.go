@@ -75,6 +75,9 @@ type Config struct {
 	// before the next prompt once the context window's used/size reaches
 	// it; zero means unlimited.
 	MaxContextFraction float64
+	// Subagents is agent.subagents: follow subagents as child sessions
+	// (SessionSettings.Subagents).
+	Subagents bool
 	// MCPConfig is agent-client-protocol.mcp_config: the operator's MCP
 	// server configuration file; "" when absent. The WORKFLOW.md loader
 	// (package config) resolves a relative path against the WORKFLOW.md

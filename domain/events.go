@@ -138,8 +138,15 @@ type Event struct {
 	AgentPID int `json:"agent_pid,omitempty"`
 	// Message is the event's text.
 	Message string `json:"message,omitempty"`
-	// SessionID is set on session_started.
+	// SessionID is set on session_started, and on every event of a child
+	// session: the child's id.
 	SessionID string `json:"session_id,omitempty"`
+	// ParentSessionID is set on every event of a child session: the id of
+	// the session that launched it
+	// (docs/behaviour.md#sessions-as-resources-and-child-sessions).
+	ParentSessionID string `json:"parent_session_id,omitempty"`
+	// Child is set on child_started and child_state.
+	Child *ChildInfo `json:"child,omitempty"`
 	// Usage is set on token_usage.
 	Usage *Usage `json:"usage,omitempty"`
 	// Model is set on token_usage.

@@ -56,6 +56,11 @@ type SessionSettings struct {
 	// additional directories and system prompt, applied and verified before
 	// the first prompt (docs/behaviour.md#session-configuration).
 	Session SessionConfig
+	// Subagents declares clientCapabilities.subagents in initialize: a
+	// runtime that supports it runs each subagent as a child session,
+	// whose events acpdrive reports under the child's id and its parent's
+	// (docs/behaviour.md#sessions-as-resources-and-child-sessions).
+	Subagents bool
 }
 
 // MaxVerificationBound is the longest a credential-verification session may
@@ -83,6 +88,7 @@ func (c Config) SessionSettings() SessionSettings {
 		MCPConfigPath:             c.MCPConfig,
 		Hosts:                     append([]string(nil), c.SSHHosts...),
 		Session:                   c.Session.clone(),
+		Subagents:                 c.Subagents,
 	}
 }
 

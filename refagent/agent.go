@@ -28,6 +28,7 @@ type capabilities struct {
 	loadSession bool
 	resume      bool
 	list        bool
+	fork        bool
 }
 
 type session struct {
@@ -60,6 +61,7 @@ type agent struct {
 	mu          sync.Mutex
 	sessions    map[string]*session
 	newSessions int
+	forks       int
 	turns       int
 	nextReqID   int64
 	pending     map[string]*pendingCall
@@ -111,7 +113,7 @@ func parseCapabilities(raw json.RawMessage) capabilities {
 		v, ok := c.SessionCapabilities[k]
 		return ok && len(v) > 0 && v[0] == '{'
 	}
-	return capabilities{loadSession: c.LoadSession, resume: marked("resume"), list: marked("list")}
+	return capabilities{loadSession: c.LoadSession, resume: marked("resume"), list: marked("list"), fork: marked("fork")}
 }
 
 // run serves the protocol until stdin ends, an exit is scripted, SIGTERM
@@ -400,6 +402,8 @@ func (a *agent) handleRequest(m *inMsg) {
 			return
 		}
 		a.serveOther(m, r)
+	case "session/fork":
+		a.handleFork(m)
 	default:
 		a.handleOther(m)
 	}

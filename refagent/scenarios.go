@@ -253,6 +253,9 @@ func builtinTurns() map[string]*Turn {
 		Description: "A chunk, then the unknown stopReason \"paused\".",
 		Steps:       []Step{text("Stopping with paused."), stop("paused")},
 	}
+	for name, t := range childTurns() {
+		turns[name] = t
+	}
 	return turns
 }
 

@@ -30,6 +30,7 @@ type session struct {
 	turnCtx   context.Context // carries the running turn's span; nil between turns
 	turn      trace.Span
 	pending   []ports.Step
+	children  map[string]childSpan // the child sessions still working
 }
 
 var _ ports.SessionObservation = (*session)(nil)
@@ -47,6 +48,10 @@ func (s *session) currentLocked() (context.Context, trace.Span) {
 // into a span event. The agent's text is not recorded.
 func (s *session) Observe(ev domain.Event) {
 	switch ev.Type {
+	case domain.EventChildStarted, domain.EventChildState:
+		s.mu.Lock()
+		s.childEventLocked(ev)
+		s.mu.Unlock()
 	case domain.EventToolResult:
 		s.toolCall(ev)
 	case domain.EventMalformed:
@@ -75,8 +80,11 @@ func (s *session) toolCall(ev domain.Event) {
 		attribute.Int64(AttrToolDurationMS, ev.ToolDurationMS),
 		attribute.Bool(AttrToolError, ev.ToolError),
 	}
+	if ev.ParentSessionID != "" {
+		attrs = append(attrs, attribute.String(AttrSessionID, ev.SessionID))
+	}
 	s.mu.Lock()
-	parent, _ := s.currentLocked()
+	parent := s.childCtxLocked(ev)
 	_, span := s.o.tracer.Start(parent, SpanToolCall, trace.WithTimestamp(began), trace.WithAttributes(attrs...))
 	if ev.ToolError {
 		span.SetStatus(codes.Error, "tool call failed")
@@ -263,6 +271,7 @@ func (s *session) Ended(end ports.SessionEnd) {
 		s.turn.End(trace.WithTimestamp(end.At))
 		s.turn, s.turnCtx = nil, nil
 	}
+	s.endChildrenLocked(trace.WithTimestamp(end.At))
 	for _, p := range s.pending { // steps whose enclosing step never came
 		s.emitLocked(s.ctx, ports.Step{Name: p.Within, Start: p.Start, End: p.End})
 	}

@@ -49,7 +49,8 @@ func onlyBareFields(ev domain.Event) bool {
 	return ev.SessionID == "" && ev.Usage == nil && ev.Model == "" && ev.Source == "" && ev.Cost == nil && ev.Breakdown == nil && ev.ToolName == "" &&
 		ev.ToolDurationMS == 0 && !ev.ToolError && ev.ToolCallID == "" && ev.ToolTitle == "" && ev.ToolStatus == "" &&
 		ev.Notice == nil && ev.Commands == nil && ev.ModeID == "" && ev.ConfigOptions == nil && ev.Title == "" &&
-		ev.UpdatedAt == "" && ev.Context == nil && ev.Plan == nil
+		ev.UpdatedAt == "" && ev.Context == nil && ev.Plan == nil &&
+		ev.ParentSessionID == "" && ev.Child == nil
 }
 
 // plainJSONString reports whether s encodes as itself between quotes:

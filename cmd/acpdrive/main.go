@@ -6,6 +6,7 @@
 //
 //	acpdrive run [flags] PROMPT...   run one session, one turn per PROMPT
 //	acpdrive probe --command CMD     show what a runtime advertises
+//	acpdrive sessions list|delete    list or delete a runtime's sessions
 //	acpdrive agent [flags]           serve the reference agent on stdio
 //	acpdrive version                 print the version
 package main
@@ -47,6 +48,8 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return refagent.Main(ctx, args[1:], stdin, stdout, stderr)
 	case "probe":
 		return probeCommand(ctx, args[1:], stdout, stderr)
+	case "sessions":
+		return sessionsCommand(ctx, args[1:], stdout, stderr)
 	case mcpbeacon.SubcommandName:
 		// Hidden: the tool-server beacon a runtime starts as an MCP server
 		// (docs/behaviour.md#tool-server-confirmation).
@@ -68,6 +71,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   acpdrive run [flags] PROMPT...   run one session, one turn per PROMPT
   acpdrive probe [flags]           start a runtime, show what it advertises, stop it
+  acpdrive sessions list|delete    list or delete the sessions a runtime keeps
   acpdrive validate [FILE]         check a WORKFLOW.md (default ./WORKFLOW.md; --json)
   acpdrive agent [flags]           serve the built-in reference agent on stdio
   acpdrive version                 print the version

@@ -78,6 +78,10 @@ type runResultLine struct {
 	Mode   string            `json:"mode,omitempty"`
 	Model  string            `json:"model,omitempty"`
 	Config map[string]string `json:"config,omitempty"`
+	// ForkedFrom is the session --fork started this one from
+	// (docs/behaviour.md#sessions-as-resources-and-child-sessions); absent
+	// otherwise.
+	ForkedFrom string `json:"forked_from,omitempty"`
 }
 
 // printer renders a run either as JSON lines or for a person.
@@ -179,6 +183,10 @@ func (p *printer) event(ev domain.Event) {
 		return
 	}
 	p.clearStatus()
+	if ev.ParentSessionID != "" {
+		p.childEvent(ev)
+		return
+	}
 	switch ev.Type {
 	case domain.EventNotification:
 		if ev.Message != "" {
@@ -349,7 +357,7 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 	if p.json {
 		line := runResultLine{Type: "run_result", SessionID: sess.ID(), AgentPID: sess.PID(), CapabilityGaps: gaps, Turns: turns,
 			Host: p.host, Survivors: survivors, MeasuredTurns: end.budget.tokens.Measured, Stopped: end.stopped, Notice: end.notice,
-			ToolServers: sess.AgentInfo().ToolServers}
+			ToolServers: sess.AgentInfo().ToolServers, ForkedFrom: sess.ForkedFrom()}
 		line.Mode, line.Config = postureFields(sess.Posture())
 		line.Model = sess.Posture().Model
 		if end.budget.tokens.Measured > 0 {
@@ -362,6 +370,9 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 	}
 	p.clearStatus()
 	fmt.Fprintf(p.out, "session %s (pid %d): %d turn(s)", sess.ID(), sess.PID(), turns)
+	if from := sess.ForkedFrom(); from != "" {
+		fmt.Fprintf(p.out, "; forked from %s", from)
+	}
 	if p.host != "" {
 		fmt.Fprintf(p.out, " on %s", p.host)
 	}

@@ -33,6 +33,8 @@ type runFlags struct {
 	logLevel     string
 
 	resume           string
+	fork             string
+	subagents        bool
 	verifyCredential bool
 	workflow         string
 	maxTokens        int64
@@ -84,6 +86,8 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.DurationVar(&f.turnTimeout, "turn-timeout", def.TurnTimeout, "bound of one whole turn (0 disables)")
 	fs.DurationVar(&f.stallTimeout, "stall-timeout", def.StallTimeout, "longest time a turn may go without an event (0 disables)")
 	fs.StringVar(&f.resume, "resume", "", "continue the session with this `ID` saved from an earlier run (falls back to a new session when the runtime cannot)")
+	fs.StringVar(&f.fork, "fork", "", "start a new session from the history of the session `ID` (session/fork; fails when the runtime does not advertise it)")
+	fs.BoolVar(&f.subagents, "subagents", false, "declare clientCapabilities.subagents: follow each subagent as a child session, its events under its own id and its parent's (agent.subagents)")
 	fs.BoolVar(&f.verifyCredential, "verify-credential", false, "run a short credential-verification session before the working one")
 	fs.StringVar(&f.workflow, "workflow", "", "take the settings from this WORKFLOW.md `FILE` (flags given here override it)")
 	fs.BoolVar(&f.noMeasure, "no-measure", false, "arm no measurement source: the runtime gets no telemetry settings and no turn is measured")
@@ -103,6 +107,9 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if f.resume != "" && f.fork != "" {
+		return f, nil, errors.New("--fork and --resume exclude each other")
+	}
 	if f.set["command"] && strings.TrimSpace(f.command) == "" {
 		return f, nil, errors.New("--command: the command is empty (leave --command out to run the built-in reference agent)")
 	}
@@ -178,6 +185,7 @@ func (f runFlags) config() (domain.Config, error) {
 		"stall-timeout":                func() { cfg.StallTimeout = f.stallTimeout },
 		"stop-grace":                   func() { cfg.StopGrace = f.stopGrace },
 		"max-tokens":                   func() { cfg.MaxTokens = f.maxTokens },
+		"subagents":                    func() { cfg.Subagents = f.subagents },
 		"confirm-tool-servers":         func() { cfg.ConfirmToolServers = f.confirmToolServers },
 		"confirm-tool-servers-timeout": func() { cfg.ConfirmToolServersTimeout = f.confirmToolServersTimeout },
 	} {
@@ -281,6 +289,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		OnReadIdle:  out.idle,
 
 		ResumeSessionID:  f.resume,
+		ForkSessionID:    f.fork,
 		VerifyCredential: f.verifyCredential,
 	}
 	deps.Apply(&opts)

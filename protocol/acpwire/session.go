@@ -19,6 +19,9 @@ type ClientCapabilities struct {
 	// Session, when set, offers session-level capabilities (the notices
 	// marker, ClientSessionCapabilities).
 	Session *ClientSessionCapabilities `json:"session,omitempty"`
+	// Subagents, when set, declares that the client follows subagents
+	// as child sessions.
+	Subagents *SubagentCapability `json:"subagents,omitempty"`
 }
 
 // Implementation names a client or agent implementation.

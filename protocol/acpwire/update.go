@@ -140,7 +140,8 @@ type Notice struct {
 type Update struct {
 	// Kind is the sessionUpdate discriminator as sent.
 	Kind string
-	// Known reports whether Kind is one of the eleven stable variants or
+	// Known reports whether Kind is one of the eleven stable variants,
+	// subagent_update, session_message or
 	// the unstable notice.
 	Known bool
 	// Chunk is set for the three *_chunk variants.
@@ -161,6 +162,8 @@ type Update struct {
 	Info *SessionInfoUpdate
 	// Notice is set for notice.
 	Notice *Notice
+	// Subagent is set for subagent_update.
+	Subagent *SubagentUpdate
 	// Raw is the undecoded payload of usage_update and of unknown kinds.
 	Raw json.RawMessage
 }
@@ -214,6 +217,14 @@ func DecodeUpdate(raw json.RawMessage) (Update, error) {
 	case UpdateNotice:
 		u.Notice = new(Notice)
 		err = json.Unmarshal(raw, u.Notice)
+	case UpdateSubagent:
+		u.Subagent = new(SubagentUpdate)
+		err = json.Unmarshal(raw, u.Subagent)
+		if err == nil && u.Subagent.SessionID == "" {
+			err = errors.New("subagent update has no sessionId")
+		}
+	case UpdateSessionMessage:
+		u.Raw = cloneRaw(raw)
 	default:
 		u.Known = false
 		u.Raw = cloneRaw(raw)
