@@ -25,6 +25,7 @@ type connHandler struct {
 	readTimeout time.Duration
 	onIdle      func()
 	sessionID   func() string
+	v2          *v2Tracker // nil on a v1-only session
 }
 
 var (
@@ -45,6 +46,10 @@ func (h *connHandler) HandleIdle() {
 func (h *connHandler) HandleNotification(method string, params json.RawMessage) {
 	switch method {
 	case acpwire.MethodSessionUpdate:
+		if h.v2.on() {
+			h.v2.notification(params)
+			return
+		}
 		h.stream.update(params)
 		return
 	case acpwire.MethodAuthStatusUpdate:

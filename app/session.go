@@ -28,6 +28,7 @@ type Session struct {
 	meter  *meter
 	caps   *capRecord
 	obs    *observation // nil observes nothing
+	v2     *v2Tracker   // nil unless the settings ask for v2 or auto
 
 	// Set while the session starts; read-only afterwards.
 	agent   domain.AgentInfo
@@ -67,6 +68,9 @@ func newSession(opts Options, obs *observation) *Session {
 	s.stream = newEventStream(opts.Clock, log, sink, opts.OnAgentText, s.rt.pid)
 	s.stream.activity = s.turns.touch
 	s.stream.noticed = obs.notice
+	if opts.Settings.Protocol.Requested() == acpwire.ProtocolVersion2 {
+		s.v2 = newV2Tracker(log, s.stream, s.turns, s.ID)
+	}
 	return s
 }
 
@@ -103,7 +107,8 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 		res = domain.FailedResult(domain.NewError(domain.KindPortExit, domain.MsgConnEndedBeforeResult))
 	default:
 		req := promptRequest{sessionID: s.ID(), text: prompt, meta: t.meta}
-		res = s.turns.run(ctx, t, v1Prompter{rt: s.rt, log: s.log}, boundsOf(s.opts.Settings), req)
+		res = s.turns.run(ctx, t, s.prompter(), boundsOf(s.opts.Settings), req)
+		s.v2.settle()
 	}
 
 	t.handedOver() // no prompt goes out after this point

@@ -52,6 +52,9 @@ type SessionSettings struct {
 	// VerificationBound bounds a credential-verification session; zero,
 	// negative or more than MaxVerificationBound means MaxVerificationBound.
 	VerificationBound time.Duration
+	// Protocol is the ACP version the session asks for and accepts
+	// (docs/behaviour.md#protocol-v2); "" is ProtocolV1.
+	Protocol ProtocolChoice
 }
 
 // MaxVerificationBound is the longest a credential-verification session may
@@ -78,6 +81,7 @@ func (c Config) SessionSettings() SessionSettings {
 		ConfirmToolServersTimeout: c.ConfirmToolServersTimeout,
 		MCPConfigPath:             c.MCPConfig,
 		Hosts:                     append([]string(nil), c.SSHHosts...),
+		Protocol:                  protocolOf(c.Protocol),
 	}
 }
 
@@ -135,3 +139,13 @@ func (s SessionSettings) Validate() []Finding {
 // several hosts may try the next one (docs/behaviour.md#ssh). Test for it
 // with errors.Is.
 var ErrHostUnreachable = errors.New("host unreachable")
+
+// protocolOf is the choice a configuration names; one Validate refuses
+// reads as the default.
+func protocolOf(s string) ProtocolChoice {
+	p, err := ParseProtocolChoice(s)
+	if err != nil {
+		return ProtocolV1
+	}
+	return p
+}
