@@ -276,7 +276,10 @@ func (c *v2Call) result() domain.TurnResult {
 	case c.idle == nil || c.idle.StopReason == "":
 		return domain.FailedResult(domain.NewError(domain.KindTurnOutcomeUnknown, msgIdleNoStopReason))
 	case c.idle.StopReason == "error" && c.idle.Error != nil:
-		return domain.FailedResult(domain.NewError(domain.KindResponseError, "session/prompt: "+c.idle.Error.Message))
+		// The error v1 would have answered the prompt with, worded as v1's.
+		e := &acpclient.CallError{Method: acpwire.MethodSessionPrompt,
+			RPC: &jsonrpc.Error{Code: c.idle.Error.Code, Message: c.idle.Error.Message, Data: c.idle.Error.Data}}
+		return domain.FailedResult(domain.WrapError(domain.KindResponseError, e.Error(), e))
 	}
 	return domain.Disposition(c.idle.StopReason, domain.OverrideNone, "")
 }

@@ -61,6 +61,9 @@ type runResultLine struct {
 	// when --confirm-tool-servers asked for it on a local launch
 	// (docs/behaviour.md#tool-server-confirmation).
 	ToolServers *domain.ToolServerCheck `json:"tool_servers,omitempty"`
+	// ProtocolVersion is the ACP version the session spoke
+	// (docs/behaviour.md#protocol-v2); absent when no handshake completed.
+	ProtocolVersion int `json:"protocol_version,omitempty"`
 }
 
 // printer renders a run either as JSON lines or for a person.
@@ -332,7 +335,7 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 	if p.json {
 		line := runResultLine{Type: "run_result", SessionID: sess.ID(), AgentPID: sess.PID(), CapabilityGaps: gaps, Turns: turns,
 			Host: p.host, Survivors: survivors, MeasuredTurns: end.budget.Measured, Stopped: end.stopped, Notice: end.notice,
-			ToolServers: sess.AgentInfo().ToolServers}
+			ToolServers: sess.AgentInfo().ToolServers, ProtocolVersion: sess.AgentInfo().ProtocolVersion}
 		if end.budget.Measured > 0 {
 			used := end.budget.Used
 			line.Usage = &used

@@ -121,6 +121,12 @@ func (r InitializeResponseV2) AsV1() InitializeResponse {
 	ac.Auth, ac.Providers, ac.Meta = r.Capabilities.Auth, r.Capabilities.Providers, r.Capabilities.Meta
 	if s := r.Capabilities.Session; s != nil {
 		sc := s.SessionCapabilities
+		sc.All = make(map[string]json.RawMessage, len(s.All))
+		for k, v := range s.All {
+			if k != "prompt" && k != "mcp" { // read into the v1 prompt and MCP records
+				sc.All[k] = v
+			}
+		}
 		on := json.RawMessage("{}")
 		sc.Resume, sc.Close, sc.List = on, on, on
 		ac.SessionCapabilities = &sc
