@@ -5,6 +5,7 @@ package interop
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -157,11 +158,14 @@ func idleUpdates(r *rig) []string {
 
 // TestClaudeV2RefusedToolCall: the model asks for Bash; on v2 the
 // adapter asks for permission (with title and subject), acpdrive refuses,
-// the model is told and the turn completes, as on v1.
+// the model is told and the turn completes, as on v1. The adapter's own
+// default mode is "auto", which asks nothing: Claude's user settings file
+// puts the session in its asking mode, "default".
 func TestClaudeV2RefusedToolCall(t *testing.T) {
 	for _, m := range v2Modes {
 		t.Run(m.name, func(t *testing.T) {
 			r, srv := claudeV2Rig(t, m.adapter)
+			writeFile(t, filepath.Join(r.home, ".claude", "settings.json"), `{"permissions":{"defaultMode":"default"}}`)
 			srv.Aside("You are naming a coding session", fakes.TextReply(fakes.Usage{Input: 50, Output: 4}, "A title"))
 			srv.Script(
 				fakes.Reply{
@@ -209,7 +213,7 @@ func TestClaudeV2Resume(t *testing.T) {
 			assert.Equal(t, id, cont.ID())
 			assert.Equal(t, "session/resume", cont.Route())
 			assert.NotContains(t, cont.Capabilities().Gaps(), domain.CapSessionContinuation)
-			call, ok := r.wire.request("session/resume")
+			call, ok := outRequest(r, "session/resume")
 			require.True(t, ok)
 			assert.Contains(t, string(call.Params), `"replayFrom":{"type":"start"}`)
 			res := r.turn(cont, secondPrompt)
@@ -233,7 +237,17 @@ func TestClaudeV2ConfirmToolServers(t *testing.T) {
 	require.NotNil(t, check)
 	assert.True(t, check.Confirmed, "%+v", check)
 	assert.NotContains(t, sess.Capabilities().Gaps(), domain.CapToolServers)
-	newCall, ok := r.wire.request("session/new")
+	newCall, ok := outRequest(r, "session/new")
 	require.True(t, ok)
 	assert.Contains(t, string(newCall.Params), `"type":"stdio"`)
+}
+
+// outRequest is the first request acpdrive sent with this method.
+func outRequest(r *rig, method string) (wireMsg, bool) {
+	for _, m := range r.wire.messages() {
+		if m.Out && m.Method == method {
+			return m, true
+		}
+	}
+	return wireMsg{}, false
 }
