@@ -56,12 +56,13 @@ func (tr *v2Tracker) on() bool {
 // state_update is the tracker's, a kind v2 reshaped is rewritten, every
 // other update goes to the stream unchanged.
 func (tr *v2Tracker) notification(params json.RawMessage) {
-	kind := acpwire.PeekUpdateKind(params)
-	if kind == acpwire.UpdateStateUpdate {
+	switch kind := acpwire.PeekUpdateKind(params); string(kind) {
+	case acpwire.UpdateStateUpdate:
 		tr.state(params)
 		return
-	}
-	if out, ok := acpwire.TranslateV2Update(kind, params); ok {
+	case acpwire.UpdateUserMessage, acpwire.UpdateAgentMessage, acpwire.UpdateAgentThought,
+		acpwire.UpdatePlanUpdate, acpwire.UpdatePlanRemoved:
+		out, _ := acpwire.TranslateV2Update(string(kind), params)
 		if out == nil {
 			tr.turns.touch(tr.stream.clock.Now())
 			return
