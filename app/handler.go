@@ -25,7 +25,6 @@ type connHandler struct {
 	readTimeout time.Duration
 	onIdle      func()
 	sessionID   func() string
-	v2          *v2Tracker // nil on a v1-only session
 }
 
 var (
@@ -46,10 +45,6 @@ func (h *connHandler) HandleIdle() {
 func (h *connHandler) HandleNotification(method string, params json.RawMessage) {
 	switch method {
 	case acpwire.MethodSessionUpdate:
-		if h.v2.on() {
-			h.v2.notification(params)
-			return
-		}
 		h.stream.update(params)
 		return
 	case acpwire.MethodAuthStatusUpdate:

@@ -70,6 +70,7 @@ func newSession(opts Options, obs *observation) *Session {
 	s.stream.noticed = obs.notice
 	if opts.Settings.Protocol.Requested() == acpwire.ProtocolVersion2 {
 		s.v2 = newV2Tracker(log, s.stream, s.turns, s.ID)
+		s.stream.otherKind = s.v2.otherKind
 	}
 	return s
 }

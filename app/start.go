@@ -188,7 +188,7 @@ func (s *Session) launch(ctx context.Context, unreachable []string) error {
 	s.caps.reset(target.Remote(), s.meter.armed())
 	h := &connHandler{
 		log: s.log, rt: s.rt, stream: s.stream, turns: s.turns,
-		readTimeout: set.EffectiveReadTimeout(), onIdle: s.opts.OnReadIdle, sessionID: s.ID, v2: s.v2,
+		readTimeout: set.EffectiveReadTimeout(), onIdle: s.opts.OnReadIdle, sessionID: s.ID,
 	}
 	if err := s.rt.start(ctx, plan, env, h, func() { s.turns.betweenTurns(s.stream.flush) }); err != nil {
 		return err

@@ -34,6 +34,10 @@ type eventStream struct {
 	pid      func() int
 	activity func(at time.Time)             // tells the running turn the runtime is alive
 	noticed  func(at time.Time, msg string) // told of every notice of acpdrive's own, after its event
+	// otherKind takes an update whose kind v1 does not have (a v2
+	// session's state_update and reshaped kinds, v2.go); false leaves it
+	// unrecognized. Set before the connection starts; nil takes none.
+	otherKind func(kind string, params json.RawMessage) bool
 
 	emitMu sync.Mutex // serializes the sink
 
@@ -108,6 +112,9 @@ func (s *eventStream) update(params json.RawMessage) {
 	s.mu.Unlock()
 	if foreign {
 		s.log.Debug("dropped an update for another session", "session_id", sessionID)
+		return
+	}
+	if err == nil && !u.Known && s.otherKind != nil && s.otherKind(u.Kind, params) {
 		return
 	}
 	if err != nil || !u.Known {

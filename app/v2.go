@@ -52,24 +52,29 @@ func (tr *v2Tracker) on() bool {
 	return tr != nil && tr.active.Load()
 }
 
-// notification handles a session/update on the reader goroutine: a
-// state_update is the tracker's, a kind v2 reshaped is rewritten, every
-// other update goes to the stream unchanged.
-func (tr *v2Tracker) notification(params json.RawMessage) {
-	switch kind := acpwire.PeekUpdateKind(params); string(kind) {
-	case acpwire.UpdateStateUpdate:
-		tr.state(params)
-		return
-	case acpwire.UpdateUserMessage, acpwire.UpdateAgentMessage, acpwire.UpdateAgentThought,
-		acpwire.UpdatePlanUpdate, acpwire.UpdatePlanRemoved:
-		out, _ := acpwire.TranslateV2Update(string(kind), params)
-		if out == nil {
-			tr.turns.touch(tr.stream.clock.Now())
-			return
-		}
-		params = out
+// otherKind takes, on the reader goroutine, an update of a kind v1 does
+// not have, once the session speaks v2: a state_update is the tracker's,
+// a kind v2 reshaped is rewritten into its v1 counterpart and handed back
+// to the stream. The event stream decodes every update first, so the
+// chunks that make up a stream cost a v2 session nothing more.
+func (tr *v2Tracker) otherKind(kind string, params json.RawMessage) bool {
+	if !tr.on() {
+		return false
 	}
-	tr.stream.update(params)
+	if kind == acpwire.UpdateStateUpdate {
+		tr.state(params)
+		return true
+	}
+	out, ok := acpwire.TranslateV2Update(kind, params)
+	if !ok {
+		return false
+	}
+	if out == nil {
+		tr.turns.touch(tr.stream.clock.Now())
+		return true
+	}
+	tr.stream.update(out)
+	return true
 }
 
 // state reads one state_update: idle ends the running prompt's turn once

@@ -11,20 +11,6 @@ import (
 	"github.com/acpdrive/acpdrive/protocol/acpwire"
 )
 
-func TestPeekUpdateKind(t *testing.T) {
-	cases := []struct{ params, want string }{
-		{`{"sessionId":"s","update":{"sessionUpdate":"state_update","state":"idle"}}`, "state_update"},
-		{`{"sessionId":"s","update":{"sessionUpdate" :  "agent_message_chunk"}}`, "agent_message_chunk"},
-		{`{"sessionId":"s","update":{}}`, ""},
-		{`{"sessionUpdate":12}`, ""},
-		{`{"sessionUpdate":"unterminated`, ""},
-		{`{"sessionUpdate"`, ""},
-	}
-	for _, c := range cases {
-		assert.Equal(t, c.want, string(acpwire.PeekUpdateKind([]byte(c.params))), c.params)
-	}
-}
-
 func TestDecodeStateUpdate(t *testing.T) {
 	sid, su, ok, err := acpwire.DecodeStateUpdate(json.RawMessage(`{"sessionId":"s1","update":{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn","usage":{"inputTokens":120,"outputTokens":7,"cachedReadTokens":30,"totalTokens":157}}}`))
 	require.NoError(t, err)
@@ -105,17 +91,4 @@ func TestEncodeMCPServersV2(t *testing.T) {
 	require.Len(t, out, 2)
 	assert.JSONEq(t, `{"type":"stdio","name":"tools","command":"/bin/tools","args":[],"env":[]}`, string(out[0]))
 	assert.Contains(t, string(out[1]), `"type":"http"`)
-}
-
-// BenchmarkPeekUpdateKind is the per-notification cost a v2 session adds
-// before the event stream decodes a chunk (compare
-// BenchmarkDecodeSessionUpdate).
-func BenchmarkPeekUpdateKind(b *testing.B) {
-	params := []byte(`{"sessionId":"sess_abc","update":{"sessionUpdate":"agent_message_chunk","messageId":"msg_agent_c42b9","content":{"type":"text","text":"Hello, this is a chunk of a streamed reply."}}}`)
-	b.ReportAllocs()
-	for b.Loop() {
-		if len(acpwire.PeekUpdateKind(params)) == 0 {
-			b.Fatal("no kind")
-		}
-	}
 }
