@@ -150,6 +150,10 @@ func (tr *v2Tracker) settle() {
 		c.release()
 	}
 	tr.wg.Wait()
+	if u := tr.lastUsage(); u != nil {
+		tr.log.Debug("agent reported the turn's usage on its idle", "input_tokens", u.InputTokens,
+			"output_tokens", u.OutputTokens, "total_tokens", u.TotalTokens)
+	}
 }
 
 // v2Prompter is ACP v2's prompter: session/prompt is answered when the

@@ -240,3 +240,14 @@ func withoutGapNotice(shape []string) []string {
 	}
 	return out
 }
+
+// TestV2IdleUsageIsKept: the usage an idle carries is decoded and kept for
+// the protocol usage source (logged at the turn's end until it feeds one).
+func TestV2IdleUsageIsKept(t *testing.T) {
+	t.Parallel()
+	h := start(t, append(script(t, "v2-usage.json"), "--protocol", "2"),
+		withConfig(func(s *domain.SessionSettings) { s.Protocol = domain.ProtocolV2 }))
+	res := h.turn("x")
+	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+	assert.Contains(t, h.logs.String(), `msg="agent reported the turn's usage on its idle" component=acp_session input_tokens=120 output_tokens=7 total_tokens=157`)
+}
