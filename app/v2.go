@@ -274,7 +274,9 @@ func (c *v2Call) result() domain.TurnResult {
 	var decodeErr *acpclient.DecodeError
 	switch {
 	case errors.As(c.err, &callErr) && callErr.Code() == jsonrpc.CodeRequestCancelled:
-		return domain.Disposition(domain.StopCancelled, domain.OverrideNone, "")
+		// v2's answer to a prompt a cancel or session/close ended before
+		// it was taken in.
+		return domain.Disposition("", domain.OverrideCancel, "")
 	case errors.As(c.err, &callErr):
 		return domain.FailedResult(domain.WrapError(domain.KindResponseError, callErr.Error(), callErr))
 	case errors.Is(c.err, jsonrpc.ErrAmbiguousResponse):
@@ -290,8 +292,22 @@ func (c *v2Call) result() domain.TurnResult {
 		e := &acpclient.CallError{Method: acpwire.MethodSessionPrompt,
 			RPC: &jsonrpc.Error{Code: c.idle.Error.Code, Message: c.idle.Error.Message, Data: c.idle.Error.Data}}
 		return domain.FailedResult(domain.WrapError(domain.KindResponseError, e.Error(), e))
+	case c.idle.StopReason == domain.StopCancelled && c.closing():
+		// The session/close of this side's teardown settled the turn
+		// (docs/behaviour.md#protocol-v2): a cancellation on this side.
+		return domain.Disposition("", domain.OverrideCancel, "")
 	}
 	return domain.Disposition(c.idle.StopReason, domain.OverrideNone, "")
+}
+
+// closing reports whether the session's teardown has begun.
+func (c *v2Call) closing() bool {
+	select {
+	case <-c.rt.stopping:
+		return true
+	default:
+		return false
+	}
 }
 
 // prompter is the session's prompter: v2's once initialize answered 2.

@@ -54,38 +54,42 @@ func TestScenariosSameOnBothVersions(t *testing.T) {
 		scenario string
 		prompt   string
 		cancel   bool // cancel the turn once the agent is running it
+		// before, when set, names the agent request whose answer the agent
+		// must have read before the second turn (what it does between
+		// turns is then over).
+		before string
 	}{
-		{"echo", "hello on both versions", false},
-		{"between-turns", "x", false},
-		{"burst", "200", false},
-		{"cancel-error", "x", true},
-		{"cancel-ignore", "x", true},
-		{"cancel-updates", "x", true},
-		{"crash", "x", false},
-		{"elicitation", "x", false},
-		{"fs-call", "x", false},
-		{"garbage", "x", false},
-		{"huge-line", "x", false},
-		{"long-message", "x", false},
-		{"meta", "x", false},
-		{"no-response", "x", true},
-		{"permission-no-reject", "x", false},
-		{"permission-refusable", "x", false},
-		{"prompt-error", "x", false},
-		{"slow-accept", "50", false},
-		{"stderr-noise", "x", false},
-		{"stop-cancelled", "x", false},
-		{"stop-end_turn", "x", false},
-		{"stop-max_tokens", "x", false},
-		{"stop-max_turn_requests", "x", false},
-		{"stop-refusal", "x", false},
-		{"stop-unknown", "x", false},
-		{"terminal-call", "x", false},
-		{"tools", "x", false},
-		{"two-messages", "x", false},
-		{"unannounced-tool", "x", false},
-		{"user-chunk", "x", false},
-		{"wait-cancel", "x", true},
+		{"echo", "hello on both versions", false, ""},
+		{"between-turns", "x", false, "session/request_permission"},
+		{"burst", "200", false, ""},
+		{"cancel-error", "x", true, ""},
+		{"cancel-ignore", "x", true, ""},
+		{"cancel-updates", "x", true, ""},
+		{"crash", "x", false, ""},
+		{"elicitation", "x", false, ""},
+		{"fs-call", "x", false, ""},
+		{"garbage", "x", false, ""},
+		{"huge-line", "x", false, ""},
+		{"long-message", "x", false, ""},
+		{"meta", "x", false, ""},
+		{"no-response", "x", true, ""},
+		{"permission-no-reject", "x", false, ""},
+		{"permission-refusable", "x", false, ""},
+		{"prompt-error", "x", false, ""},
+		{"slow-accept", "50", false, ""},
+		{"stderr-noise", "x", false, ""},
+		{"stop-cancelled", "x", false, ""},
+		{"stop-end_turn", "x", false, ""},
+		{"stop-max_tokens", "x", false, ""},
+		{"stop-max_turn_requests", "x", false, ""},
+		{"stop-refusal", "x", false, ""},
+		{"stop-unknown", "x", false, ""},
+		{"terminal-call", "x", false, ""},
+		{"tools", "x", false, ""},
+		{"two-messages", "x", false, ""},
+		{"unannounced-tool", "x", false, ""},
+		{"user-chunk", "x", false, ""},
+		{"wait-cancel", "x", true, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.scenario, func(t *testing.T) {
@@ -96,6 +100,9 @@ func TestScenariosSameOnBothVersions(t *testing.T) {
 					withConfig(func(s *domain.SessionSettings) { s.Protocol = v.client }))
 				require.Equal(t, v.want, h.sess.AgentInfo().ProtocolVersion)
 				for turn := range 2 {
+					if turn == 1 && tc.before != "" {
+						waitAnswered(t, h, tc.before)
+					}
 					h.rec.Reset()
 					var res domain.TurnResult
 					if tc.cancel {
@@ -108,8 +115,15 @@ func TestScenariosSameOnBothVersions(t *testing.T) {
 					} else {
 						res = h.turn(tc.prompt)
 					}
-					got[vi][turn] = normalized{Outcome: res.Outcome, StopReason: res.StopReason, Kind: kindOf(res),
+					n := normalized{Outcome: res.Outcome, StopReason: res.StopReason, Kind: kindOf(res),
 						Message: res.Message(), Shape: withoutGapNotice(h.rec.Shape()), Text: h.rec.Text()}
+					if tc.before != "" {
+						// How much of what the agent sends between turns has
+						// arrived when the next turn starts is its timing:
+						// the turn's own events are compared.
+						n.Shape, n.Text = fromTurnStart(n.Shape), ""
+					}
+					got[vi][turn] = n
 					if h.sess.Identity().PID == 0 && res.Outcome == domain.OutcomeFailed && kindOf(res) == domain.KindPortExit {
 						break // the agent is gone: no second turn
 					}
@@ -250,4 +264,60 @@ func TestV2IdleUsageIsKept(t *testing.T) {
 	res := h.turn("x")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
 	assert.Contains(t, h.logs.String(), `msg="agent reported the turn's usage on its idle" component=acp_session input_tokens=120 output_tokens=7 total_tokens=157`)
+}
+
+// TestCloseDuringATurn: a turn still running when the session is stopped
+// meets session/close. A v2 runtime settles it cancelled before the
+// close's response, so the turn is turn_cancelled.
+func TestCloseDuringATurn(t *testing.T) {
+	t.Parallel()
+	for _, v := range versions {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			h := start(t, []string{"--scenario", "close", "--protocol", v.agent},
+				withConfig(func(s *domain.SessionSettings) { s.Protocol = v.client }))
+			done := h.turnAsync(context.Background(), "#wait-cancel")
+			waitEvent(t, h, domain.EventMessageChunk)
+			h.stop()
+			res := <-done
+			assert.Len(t, received(t, h.agentLg, "session/close"), 1)
+			if v.want == 1 {
+				// v1 promises no order between the prompt's answer and the
+				// close's: either the cancelled answer or the connection's
+				// end comes first.
+				assert.Contains(t, []domain.ErrorKind{domain.KindTurnCancelled, domain.KindPortExit}, kindOf(res), res.Message())
+				return
+			}
+			// v2 settles the session's turns before the close's response.
+			assert.Equal(t, domain.OutcomeCancelled, res.Outcome, res.Message())
+		})
+	}
+}
+
+// waitAnswered waits until the agent has read acpdrive's answer to its
+// request of method.
+func waitAnswered(t *testing.T, h *harness, method string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		recs, err := readLogQuiet(h.agentLg)
+		if err != nil {
+			return false
+		}
+		for _, r := range recs {
+			if r.Kind == "response" && r.Answers == method {
+				return true
+			}
+		}
+		return false
+	}, waitFor, 5*time.Millisecond)
+}
+
+// fromTurnStart is shape from the turn's session_started on.
+func fromTurnStart(shape []string) []string {
+	for i, s := range shape {
+		if strings.HasPrefix(s, string(domain.EventSessionStarted)) {
+			return shape[i:]
+		}
+	}
+	return shape
 }

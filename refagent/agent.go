@@ -544,7 +544,7 @@ func (a *agent) handleClose(m *inMsg) {
 		return
 	}
 	r := a.reply(m.Method)
-	a.cancelSession(id, false)
+	a.closeTurns(id)
 	a.serve(m, r, &stepCtx{session: id},
 		func() (any, *RPCError) { return emptyObject, nil },
 		func() {

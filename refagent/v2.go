@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 )
 
 // The protocol versions the agent serves (--protocol): "1" serves v1
@@ -157,4 +158,39 @@ func (a *agent) resumeV2(m *inMsg) {
 		return
 	}
 	a.handleContinue(m, true, nil)
+}
+
+// closeSettleBound is how long a v2 session/close waits for the session's
+// running turn to end before it answers anyway.
+const closeSettleBound = 2 * time.Second
+
+// closeTurns cancels the session's running turn for session/close. On v2,
+// which settles a session's turns before the close's response, it waits
+// (bounded) until the turn's idle is written.
+func (a *agent) closeTurns(id string) {
+	a.mu.Lock()
+	var t *turnRun
+	if s := a.sessions[id]; s != nil {
+		t = s.turn
+	}
+	a.mu.Unlock()
+	if t == nil {
+		return
+	}
+	a.cancelTurn(t, false)
+	if !a.v2.Load() {
+		return
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(closeSettleBound)
+	for !a.isResponded(t) {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			return
+		case <-a.ctx.Done():
+			return
+		}
+	}
 }
