@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -134,12 +133,6 @@ func TestChildErrorState(t *testing.T) {
 	assert.Equal(t, "idle (error): the model is overloaded", states[0].Message)
 	assert.Equal(t, "the model is overloaded", states[0].Child.Error)
 	assert.Equal(t, "error", states[0].Child.StopReason)
-}
-
-// waitEvent waits until the recorder holds an event of type typ.
-func waitEvent(t *testing.T, h *harness, typ domain.EventType) {
-	t.Helper()
-	require.Eventually(t, func() bool { return len(h.rec.OfType(typ)) > 0 }, waitFor, time.Millisecond, "no %s", typ)
 }
 
 // TestCancelParentCancelsChildren: cancelling the parent's turn sends

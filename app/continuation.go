@@ -133,6 +133,7 @@ type continuation struct {
 	creations   CreationStore
 	stream      *eventStream
 	readTimeout time.Duration
+	v2          bool // continue through v2's session/resume with replayFrom
 
 	control NegativeControl
 	answer  acpwire.ContinueSessionResponse // the continuation call's answer
@@ -146,14 +147,16 @@ func (c *continuation) continueSession(ctx context.Context, route string, req ac
 		return fmt.Errorf("the negative control was not answered: %s", c.control.Failure)
 	}
 	var watch *replayWatch
-	if route == acpwire.MethodSessionLoad {
-		c.holdForCreationMinute(ctx, req.SessionID)
+	if route == acpwire.MethodSessionLoad || c.v2 {
+		if !c.v2 {
+			c.holdForCreationMinute(ctx, req.SessionID)
+		}
 		watch = newReplayWatch(req.SessionID)
 		c.stream.watchReplay(watch)
 		defer c.stream.watchReplay(nil)
 	}
 	callCtx, cancel := context.WithTimeout(ctx, c.readTimeout)
-	answer, err := c.client.ContinueWith(callCtx, route, req)
+	answer, err := c.call(callCtx, route, req)
 	cancel()
 	c.answer = answer
 	if err != nil {

@@ -29,6 +29,7 @@ type Session struct {
 	caps   *capRecord
 	obs    *observation // nil observes nothing
 	ledger *ledger      // cost and context from usage_update
+	v2     *v2Tracker   // nil unless the settings ask for v2 or auto
 
 	// Set while the session starts; read-only afterwards.
 	agent   domain.AgentInfo
@@ -70,6 +71,10 @@ func newSession(opts Options, obs *observation) *Session {
 	if opts.Settings.Subagents {
 		s.stream.kids = newChildren(s.stream, log)
 	}
+	if opts.Settings.Protocol.Requested() == acpwire.ProtocolVersion2 {
+		s.v2 = newV2Tracker(log, s.stream, s.turns, s.ID)
+		s.stream.otherKind = s.v2.otherKind
+	}
 	return s
 }
 
@@ -107,7 +112,8 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 		res = domain.FailedResult(domain.NewError(domain.KindPortExit, domain.MsgConnEndedBeforeResult))
 	default:
 		req := promptRequest{sessionID: s.ID(), text: prompt, meta: t.meta}
-		res = s.turns.run(ctx, t, v1Prompter{rt: s.rt, log: s.log, kids: s.stream.kids}, boundsOf(s.opts.Settings), req)
+		res = s.turns.run(ctx, t, s.prompter(), boundsOf(s.opts.Settings), req)
+		s.v2.settle()
 	}
 
 	t.handedOver() // no prompt goes out after this point

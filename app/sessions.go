@@ -130,7 +130,7 @@ func (s *Session) forkSession(ctx context.Context) error {
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.EffectiveReadTimeout())
 	resp, err := s.rt.client.ForkSession(callCtx, acpwire.ForkSessionRequest{
-		SessionID: from, CWD: s.opts.Workspace, MCPServers: acpwire.EncodeMCPServers(s.servers),
+		SessionID: from, CWD: s.opts.Workspace, MCPServers: s.encodeServers(),
 		AdditionalDirectories: s.opts.Settings.Session.AdditionalDirectories, SystemPrompt: s.systemPrompt(),
 	})
 	cancel()

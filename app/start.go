@@ -254,6 +254,9 @@ func (s *Session) reservedFor(name string) string {
 // initialize performs the handshake (step 5) and records what the
 // runtime advertised.
 func (s *Session) initialize(ctx context.Context) error {
+	if s.v2 != nil {
+		return s.initializeV2(ctx)
+	}
 	req := acpwire.InitializeRequest{
 		ProtocolVersion: acpwire.ProtocolVersion,
 		// acpdrive presents notice updates as runtime notices, so it says
@@ -285,6 +288,12 @@ func (s *Session) initialize(ctx context.Context) error {
 		return domain.NewError(kind,
 			fmt.Sprintf("agent reported protocol version %d, want %d", resp.ProtocolVersion, acpwire.ProtocolVersion))
 	}
+	s.handshake(resp)
+	return nil
+}
+
+// handshake records what an accepted initialize answer advertised.
+func (s *Session) handshake(resp acpwire.InitializeResponse) {
 	s.agent = agentInfo(resp)
 	adv := s.agent.Advertised
 	if !s.agent.Reported {
@@ -297,7 +306,6 @@ func (s *Session) initialize(ctx context.Context) error {
 		s.endWith = acpwire.MethodSessionClose
 	}
 	s.deliverable()
-	return nil
 }
 
 // versionRefused maps an initialize error that refuses the protocol
@@ -305,7 +313,10 @@ func (s *Session) initialize(ctx context.Context) error {
 // agent_not_found, not retryable: the operator's message names the
 // versions the runtime supports (docs/behaviour.md#start-up-errors). Any
 // other error is nil.
-func versionRefused(err error) error {
+func versionRefused(err error) error { return versionRefusedFor(err, acpwire.ProtocolVersion) }
+
+// versionRefusedFor is versionRefused for a request that asked for want.
+func versionRefusedFor(err error, want int) error {
 	var callErr *acpclient.CallError
 	if !errors.As(err, &callErr) {
 		return nil
@@ -315,7 +326,7 @@ func versionRefused(err error) error {
 		return nil
 	}
 	return domain.WrapError(domain.KindAgentNotFound,
-		domain.UnsupportedProtocolMessage(acpwire.ProtocolVersion, supported), callErr)
+		domain.UnsupportedProtocolMessage(want, supported), callErr)
 }
 
 // deliverable decides, once, which servers the runtime can take: every
@@ -408,10 +419,10 @@ func (s *Session) resolve(ctx context.Context) error {
 	if id != "" && route != "" {
 		c := &continuation{
 			client: s.rt.client, clock: s.clock, log: s.log, creations: s.opts.Creations,
-			stream: s.stream, readTimeout: s.opts.Settings.EffectiveReadTimeout(),
+			stream: s.stream, readTimeout: s.opts.Settings.EffectiveReadTimeout(), v2: s.v2.on(),
 		}
 		began := s.clock.Now()
-		err := c.continueSession(ctx, route, acpwire.LoadSessionRequest{SessionID: id, CWD: s.opts.Workspace, MCPServers: acpwire.EncodeMCPServers(s.servers),
+		err := c.continueSession(ctx, route, acpwire.LoadSessionRequest{SessionID: id, CWD: s.opts.Workspace, MCPServers: s.encodeServers(),
 			AdditionalDirectories: s.opts.Settings.Session.AdditionalDirectories, SystemPrompt: s.systemPrompt()})
 		s.obs.step(route, "", began, s.clock.Now(), err)
 		s.control = c.control
@@ -440,7 +451,7 @@ func (s *Session) resolve(ctx context.Context) error {
 func (s *Session) createSession(ctx context.Context) error {
 	s.route = acpwire.MethodSessionNew
 	callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.EffectiveReadTimeout())
-	resp, err := s.rt.client.NewSession(callCtx, acpwire.NewSessionRequest{CWD: s.opts.Workspace, MCPServers: acpwire.EncodeMCPServers(s.servers),
+	resp, err := s.rt.client.NewSession(callCtx, acpwire.NewSessionRequest{CWD: s.opts.Workspace, MCPServers: s.encodeServers(),
 		AdditionalDirectories: s.opts.Settings.Session.AdditionalDirectories, SystemPrompt: s.systemPrompt()})
 	cancel()
 	if err != nil {

@@ -34,6 +34,10 @@ type eventStream struct {
 	pid      func() int
 	activity func(at time.Time)             // tells the running turn the runtime is alive
 	noticed  func(at time.Time, msg string) // told of every notice of acpdrive's own, after its event
+	// otherKind takes an update whose kind v1 does not have (a v2
+	// session's state_update and reshaped kinds, v2.go); false leaves it
+	// unrecognized. Set before the connection starts; nil takes none.
+	otherKind func(kind string, params json.RawMessage) bool
 
 	emitMu sync.Mutex // serializes the sink
 
@@ -119,6 +123,9 @@ func (s *eventStream) update(params json.RawMessage) {
 	}
 	if err == nil && s.kids == nil && (u.Kind == acpwire.UpdateSubagent || u.Kind == acpwire.UpdateSessionMessage) {
 		u.Known = false // not declared: unrecognized, as any other unknown kind
+	}
+	if err == nil && !u.Known && s.otherKind != nil && s.otherKind(u.Kind, params) {
+		return
 	}
 	if err != nil || !u.Known {
 		s.log.Debug("agent sent an unrecognized session update", "kind", u.Kind, "error", err)

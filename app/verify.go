@@ -83,7 +83,8 @@ func verify(ctx context.Context, opts Options) error {
 		// turn has no events, no measurement and no observation.
 		t, _, _, _ := s.turns.begin()
 		req := promptRequest{sessionID: s.ID(), text: VerificationPrompt}
-		res := s.turns.run(vctx, t, v1Prompter{rt: s.rt, log: s.log}, boundsOf(vo.Settings), req)
+		res := s.turns.run(vctx, t, s.prompter(), boundsOf(vo.Settings), req)
+		s.v2.settle()
 		t.handedOver()
 		s.turns.finish()
 		if res.Err != nil && res.Outcome != domain.OutcomeCompleted {

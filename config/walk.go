@@ -141,6 +141,8 @@ func (l *loader) agentKey(path string, e kv) {
 		if v, err := l.boolean(path, e.val); err == nil {
 			c.Subagents = v
 		}
+	case "protocol":
+		l.protocol(path, e.val)
 	case "max_sessions":
 		_, _ = l.integer(path, e.val) // the orchestrator's; checked, not used
 	case "max_concurrent_agents_by_state":

@@ -102,6 +102,9 @@ type Config struct {
 	// agent-client-protocol.confirm_tool_servers_timeout_ms, the bound of
 	// the confirmation; see EffectiveConfirmToolServersTimeout.
 	ConfirmToolServersTimeout time.Duration
+	// Protocol is agent.protocol, the ACP version to ask for: "1" (the
+	// default, also for ""), "2" or "auto" (docs/behaviour.md#protocol-v2).
+	Protocol string
 	// TokenRatesPriced reports whether the front matter's token_rates block
 	// prices this agent kind (has an entry keyed "agent-client-protocol").
 	TokenRatesPriced bool
@@ -275,6 +278,9 @@ func (c Config) Validate() []Finding {
 	}
 	if c.StopGrace <= 0 {
 		fs = append(fs, Finding{Severity: SeverityError, Check: CheckStopGraceNonPositive, Message: MsgStopGraceNonPositive})
+	}
+	if _, err := ParseProtocolChoice(c.Protocol); err != nil {
+		fs = append(fs, Finding{Severity: SeverityError, Check: CheckProtocolInvalid, Message: "agent." + err.Error()})
 	}
 	if c.MCPConfigType != "" {
 		fs = append(fs, Finding{Severity: SeverityError, Check: CheckMCPConfigWrongType,

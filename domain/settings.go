@@ -61,6 +61,9 @@ type SessionSettings struct {
 	// whose events acpdrive reports under the child's id and its parent's
 	// (docs/behaviour.md#sessions-as-resources-and-child-sessions).
 	Subagents bool
+	// Protocol is the ACP version the session asks for and accepts
+	// (docs/behaviour.md#protocol-v2); "" is ProtocolV1.
+	Protocol ProtocolChoice
 }
 
 // MaxVerificationBound is the longest a credential-verification session may
@@ -89,6 +92,7 @@ func (c Config) SessionSettings() SessionSettings {
 		Hosts:                     append([]string(nil), c.SSHHosts...),
 		Session:                   c.Session.clone(),
 		Subagents:                 c.Subagents,
+		Protocol:                  protocolOf(c.Protocol),
 	}
 }
 
@@ -146,3 +150,13 @@ func (s SessionSettings) Validate() []Finding {
 // several hosts may try the next one (docs/behaviour.md#ssh). Test for it
 // with errors.Is.
 var ErrHostUnreachable = errors.New("host unreachable")
+
+// protocolOf is the choice a configuration names; one Validate refuses
+// reads as the default.
+func protocolOf(s string) ProtocolChoice {
+	p, err := ParseProtocolChoice(s)
+	if err != nil {
+		return ProtocolV1
+	}
+	return p
+}

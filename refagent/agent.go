@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -50,6 +51,8 @@ type agent struct {
 	log           *eventLog
 	ignoreSigterm bool
 	caps          capabilities
+	protocol      string      // --protocol: "1", "2" or "auto"
+	v2            atomic.Bool // the connection negotiated ACP v2
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -392,6 +395,10 @@ func (a *agent) handleRequest(m *inMsg) {
 	case "session/load":
 		a.handleContinue(m, a.caps.loadSession, defaultLoadReply())
 	case "session/resume":
+		if a.v2.Load() {
+			a.resumeV2(m)
+			return
+		}
 		a.handleContinue(m, a.caps.resume, nil)
 	case "session/close":
 		a.handleClose(m)
@@ -414,7 +421,11 @@ func (a *agent) handleInitialize(m *inMsg) {
 	if in == nil {
 		in = &Initialize{}
 	}
+	version, refuse := a.negotiate(m.Params)
 	def := func() (any, *RPCError) {
+		if refuse != nil {
+			return nil, refuse
+		}
 		res := initResult{
 			ProtocolVersion:   1,
 			AgentCapabilities: a.agentCapabilities(),
@@ -437,6 +448,10 @@ func (a *agent) handleInitialize(m *inMsg) {
 		}
 		if res.AuthMethods == nil {
 			res.AuthMethods = json.RawMessage("[]")
+		}
+		if version == 2 {
+			a.v2.Store(true)
+			return v2InitResult(res), nil
 		}
 		return res, nil
 	}
@@ -545,7 +560,7 @@ func (a *agent) handleClose(m *inMsg) {
 		return
 	}
 	r := a.reply(m.Method)
-	a.cancelSession(id, false)
+	a.closeTurns(id)
 	a.serve(m, r, &stepCtx{session: id},
 		func() (any, *RPCError) { return emptyObject, nil },
 		func() {

@@ -30,6 +30,7 @@ const (
 //	--script FILE       a JSON script file (see Script)
 //	--log FILE          append one JSON line (LogRecord) per message received
 //	--ignore-sigterm    survive SIGTERM
+//	--protocol 1|2|auto the ACP version served (default 1; see docs/behaviour.md#protocol-v2)
 //	--list-scenarios    print the scenario names and descriptions, then exit
 //	--print-script      print the selected script as JSON, then exit
 //

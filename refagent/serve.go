@@ -114,6 +114,7 @@ func Serve(ctx context.Context, o ServeOptions) int {
 func (cfg serveConfig) agent(stdout, stderr io.Writer) (a *agent, closeLog func(), code int, ok bool) {
 	a = newAgent(cfg.script, stdout, stderr)
 	a.ignoreSigterm = cfg.ignoreSigterm || cfg.script.IgnoreSigterm
+	a.protocol = cfg.protocol
 	if cfg.logPath == "" {
 		return a, func() {}, 0, true
 	}
@@ -151,6 +152,7 @@ type serveConfig struct {
 	script        *Script
 	logPath       string
 	ignoreSigterm bool
+	protocol      string
 }
 
 // parseServeFlags reads the agent's flags (Main and Serve share it). When the run is over
@@ -163,10 +165,11 @@ func parseServeFlags(args []string, stdout, stderr io.Writer) (cfg serveConfig, 
 	scriptPath := fs.String("script", "", "JSON script `FILE`")
 	logPath := fs.String("log", "", "append one JSON line per received message to `FILE`")
 	ignoreSigterm := fs.Bool("ignore-sigterm", false, "survive SIGTERM (in-process: the Terminate channel)")
+	protocol := fs.String("protocol", protocolV1, "the ACP version served: 1, 2 (the v2 draft; a v1 initialize is refused with -32022) or auto (what the client asks for)")
 	list := fs.Bool("list-scenarios", false, "print the built-in scenarios and exit")
 	printScript := fs.Bool("print-script", false, "print the selected script as JSON and exit")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: acpdrive agent [--scenario NAME | --script FILE] [--log FILE] [--ignore-sigterm]")
+		fmt.Fprintln(stderr, "usage: acpdrive agent [--scenario NAME | --script FILE] [--log FILE] [--ignore-sigterm] [--protocol 1|2|auto]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -219,8 +222,13 @@ func parseServeFlags(args []string, stdout, stderr io.Writer) (cfg serveConfig, 
 		_, _ = stdout.Write(out)
 		return cfg, 0, false
 	}
+	if !validProtocol(*protocol) {
+		fmt.Fprintf(stderr, "acpdrive agent: --protocol %q: want 1, 2 or auto\n", *protocol)
+		return cfg, 2, false
+	}
 	cfg.logPath = *logPath
 	cfg.ignoreSigterm = *ignoreSigterm
+	cfg.protocol = *protocol
 	return cfg, 0, true
 }
 

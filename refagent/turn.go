@@ -121,6 +121,9 @@ func (a *agent) handlePrompt(m *inMsg) {
 	a.mu.Unlock()
 
 	sc := &stepCtx{session: s.id, turn: t.n, prompt: prompt, arg: arg, meta: metaText(p.Meta), t: t}
+	if a.v2.Load() {
+		a.acceptV2(t, p.Prompt)
+	}
 	a.wg.Add(1)
 	go a.runTurn(t, sc)
 }
@@ -185,7 +188,10 @@ func (a *agent) respondTurn(t *turnRun, result any, e *RPCError, write, force bo
 	}
 	a.mu.Unlock()
 	t.cancelCtx() // nothing waits on the turn's context once it is answered
-	if write {
+	switch {
+	case write && a.v2.Load():
+		a.idleV2(t, result, e)
+	case write:
 		a.writeResponse(t.id, result, e)
 	}
 	return true

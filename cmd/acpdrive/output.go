@@ -82,6 +82,9 @@ type runResultLine struct {
 	// (docs/behaviour.md#sessions-as-resources-and-child-sessions); absent
 	// otherwise.
 	ForkedFrom string `json:"forked_from,omitempty"`
+	// ProtocolVersion is the ACP version the session spoke
+	// (docs/behaviour.md#protocol-v2); absent when no handshake completed.
+	ProtocolVersion int `json:"protocol_version,omitempty"`
 }
 
 // printer renders a run either as JSON lines or for a person.
@@ -357,7 +360,7 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 	if p.json {
 		line := runResultLine{Type: "run_result", SessionID: sess.ID(), AgentPID: sess.PID(), CapabilityGaps: gaps, Turns: turns,
 			Host: p.host, Survivors: survivors, MeasuredTurns: end.budget.tokens.Measured, Stopped: end.stopped, Notice: end.notice,
-			ToolServers: sess.AgentInfo().ToolServers, ForkedFrom: sess.ForkedFrom()}
+			ToolServers: sess.AgentInfo().ToolServers, ForkedFrom: sess.ForkedFrom(), ProtocolVersion: sess.AgentInfo().ProtocolVersion}
 		line.Mode, line.Config = postureFields(sess.Posture())
 		line.Model = sess.Posture().Model
 		if end.budget.tokens.Measured > 0 {

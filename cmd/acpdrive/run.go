@@ -43,6 +43,7 @@ type runFlags struct {
 
 	confirmToolServers        bool
 	confirmToolServersTimeout time.Duration
+	protocol                  string
 
 	sshHosts     []string
 	sshTransport string
@@ -73,6 +74,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.sshConfig, "ssh-config", "", "an alternate ssh client config `FILE` (ssh -F)")
 	fs.BoolVar(&f.confirmToolServers, "confirm-tool-servers", false, "declare acpdrive's own beacon beside the MCP servers and report whether the runtime starts it (agent-client-protocol.confirm_tool_servers)")
 	fs.DurationVar(&f.confirmToolServersTimeout, "confirm-tool-servers-timeout", domain.DefaultConfirmToolServersTimeout, "how long after the session is created the runtime has to start the beacon")
+	fs.StringVar(&f.protocol, "protocol", string(domain.ProtocolV1), "the ACP version to ask for: 1, 2 (the v2 draft) or auto (ask for 2, accept 1 or 2) (agent.protocol)")
 	fs.StringVar(&f.logLevel, "log-level", "", "write structured logs to stderr at this level (debug, info, warn, error)")
 	f.session.register(fs)
 }
@@ -188,6 +190,7 @@ func (f runFlags) config() (domain.Config, error) {
 		"subagents":                    func() { cfg.Subagents = f.subagents },
 		"confirm-tool-servers":         func() { cfg.ConfirmToolServers = f.confirmToolServers },
 		"confirm-tool-servers-timeout": func() { cfg.ConfirmToolServersTimeout = f.confirmToolServersTimeout },
+		"protocol":                     func() { cfg.Protocol = f.protocol },
 	} {
 		if f.workflow == "" || f.set[name] {
 			apply()

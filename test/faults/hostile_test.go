@@ -549,6 +549,9 @@ func hostileMain(name string, args []string) {
 		}
 		p.serve()
 	}
+	if hostileV2(p, name) { // the ACP v2 behaviours (v2_test.go)
+		os.Exit(0)
+	}
 	fmt.Fprintln(os.Stderr, "hostile: unknown behaviour", name)
 	os.Exit(64)
 }
