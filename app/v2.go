@@ -123,10 +123,9 @@ func (tr *v2Tracker) state(params json.RawMessage) {
 	}
 }
 
-// lastUsage is the usage of the latest idle: the v2 protocol usage,
-// decoded and kept for the protocol usage source (the hook its entry
-// point reads, docs/behaviour.md#protocol-v2); nil when the runtime sent
-// none.
+// lastUsage is the usage of the latest idle (the turn's own figure is
+// taken in v2Call.result, docs/behaviour.md#protocol-v2); nil when the
+// runtime sent none.
 func (tr *v2Tracker) lastUsage() *acpwire.UsageV2 {
 	if tr == nil {
 		return nil
@@ -297,7 +296,17 @@ func (c *v2Call) result() domain.TurnResult {
 		// (docs/behaviour.md#protocol-v2): a cancellation on this side.
 		return domain.Disposition("", domain.OverrideCancel, "")
 	}
-	return domain.Disposition(c.idle.StopReason, domain.OverrideNone, "")
+	res := domain.Disposition(c.idle.StopReason, domain.OverrideNone, "")
+	// The idle's usage is the protocol's figure of the turn, through the
+	// same entry point as v1's prompt result (docs/behaviour.md#token-accounting).
+	if u := c.idle.Usage; u != nil {
+		w := u.Wire()
+		if f := ingestWireUsage(&w, domain.SourceStateUpdate, c.log); f != nil {
+			res.Usage, res.Source = &f.usage, f.source
+			res.Breakdown = modelBreakdown(c.idle.Meta)
+		}
+	}
+	return res
 }
 
 // closing reports whether the session's teardown has begun.

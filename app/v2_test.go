@@ -255,14 +255,18 @@ func withoutGapNotice(shape []string) []string {
 	return out
 }
 
-// TestV2IdleUsageIsKept: the usage an idle carries is decoded and kept for
-// the protocol usage source (logged at the turn's end until it feeds one).
-func TestV2IdleUsageIsKept(t *testing.T) {
+// TestV2IdleUsageMeasuresTheTurn: the usage an idle carries measures the
+// turn through the protocol source (acp_state_update), in the one
+// meaning, as a v1 prompt result's does (docs/behaviour.md#token-accounting).
+func TestV2IdleUsageMeasuresTheTurn(t *testing.T) {
 	t.Parallel()
 	h := start(t, append(script(t, "v2-usage.json"), "--protocol", "2"),
 		withConfig(func(s *domain.SessionSettings) { s.Protocol = domain.ProtocolV2 }))
 	res := h.turn("x")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+	require.NotNil(t, res.Usage, "the idle's usage measures the turn")
+	assert.Equal(t, domain.Usage{InputTokens: 120, OutputTokens: 7, CacheReadTokens: 30, TotalTokens: 157}, *res.Usage)
+	assert.Equal(t, domain.SourceStateUpdate, res.Source)
 	assert.Contains(t, h.logs.String(), `msg="agent reported the turn's usage on its idle" component=acp_session input_tokens=120 output_tokens=7 total_tokens=157`)
 }
 

@@ -178,6 +178,26 @@ type UsageV2 struct {
 	CachedWriteTokens *uint64 `json:"cachedWriteTokens,omitempty"`
 }
 
+// Wire is the usage as the protocol measurement source reads it
+// (domain.WireUsage): v2 requires the input, output and total counters,
+// the others are present only when sent.
+func (u UsageV2) Wire() domain.WireUsage {
+	in, out, total := int64(u.InputTokens), int64(u.OutputTokens), int64(u.TotalTokens)
+	w := domain.WireUsage{InputTokens: &in, OutputTokens: &out, TotalTokens: &total}
+	w.ThoughtTokens = optionalCount(u.ThoughtTokens)
+	w.CachedReadTokens = optionalCount(u.CachedReadTokens)
+	w.CachedWriteTokens = optionalCount(u.CachedWriteTokens)
+	return w
+}
+
+func optionalCount(v *uint64) *int64 {
+	if v == nil {
+		return nil
+	}
+	n := int64(*v)
+	return &n
+}
+
 // ErrNoState reports a state_update without a state.
 var ErrNoState = errors.New("state_update has no state")
 
