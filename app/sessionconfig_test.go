@@ -215,3 +215,37 @@ func TestAppendIsTheDefaultSystemPromptMode(t *testing.T) {
 	assert.JSONEq(t, `{"mode":"append","content":[{"type":"text","text":"be brief"}]}`, string(p["systemPrompt"]))
 	assert.NotContains(t, p, "additionalDirectories")
 }
+
+// TestSessionConfigOnV2: a v2 session is configured through config options
+// only, on session/new and again on v2's session/resume, with the same
+// system prompt and directories (docs/behaviour.md#protocol-v2).
+func TestSessionConfigOnV2(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := domain.SessionConfig{Mode: "default", Model: "sonnet", SystemPrompt: "MARKER-8", SystemPromptMode: domain.SystemPromptOverride, AdditionalDirectories: []string{dir}}
+	wantPrompt := `{"mode":"override","content":[{"type":"text","text":"MARKER-8"}]}`
+	wantDirs, _ := json.Marshal([]string{dir})
+	v2 := withConfig(func(s *domain.SessionSettings) { s.Protocol = domain.ProtocolV2 })
+
+	h := start(t, []string{"--scenario", "session-config", "--protocol", "2"}, withSession(cfg), v2)
+	p := params(t, h.agentLg, "session/new", 0)
+	assert.JSONEq(t, wantPrompt, string(p["systemPrompt"]))
+	assert.JSONEq(t, string(wantDirs), string(p["additionalDirectories"]))
+	order := requestOrder(t, h.agentLg)
+	assert.NotContains(t, order, "session/set_mode", "v2 has no session/set_mode")
+	assert.Contains(t, order, "session/set_config_option")
+	assert.Equal(t, "default", h.sess.Posture().Mode)
+	assert.Equal(t, "sonnet", h.sess.Posture().Model)
+	res := h.turn("hello")
+	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+	id := h.sess.ID()
+	h.stop()
+
+	r := start(t, []string{"--scenario", "session-config", "--protocol", "2"}, withSession(cfg), v2, withResume(id), withClock(fakeclock.New(epoch)))
+	assert.Equal(t, "session/resume", r.sess.Route())
+	p = params(t, r.agentLg, "session/resume", 0)
+	assert.JSONEq(t, wantPrompt, string(p["systemPrompt"]))
+	assert.JSONEq(t, string(wantDirs), string(p["additionalDirectories"]))
+	assert.Equal(t, "default", r.sess.Posture().Mode)
+	assert.NotContains(t, requestOrder(t, r.agentLg), "session/new")
+}

@@ -341,8 +341,9 @@ func (s *Session) encodeServers() []json.RawMessage {
 // load is confirmed (docs/behaviour.md#protocol-v2).
 func (c *continuation) call(ctx context.Context, route string, req acpwire.LoadSessionRequest) (acpwire.ContinueSessionResponse, error) {
 	if c.v2 {
-		return acpwire.ContinueSessionResponse{}, c.client.ResumeV2(ctx, acpwire.ResumeRequestV2{SessionID: req.SessionID, CWD: req.CWD,
-			MCPServers: req.MCPServers, ReplayFrom: &acpwire.ReplayCursor{Type: "start"}})
+		return c.client.ResumeV2(ctx, acpwire.ResumeRequestV2{SessionID: req.SessionID, CWD: req.CWD,
+			MCPServers: req.MCPServers, ReplayFrom: &acpwire.ReplayCursor{Type: "start"},
+			AdditionalDirectories: req.AdditionalDirectories, SystemPrompt: req.SystemPrompt})
 	}
 	return c.client.ContinueWith(ctx, route, req)
 }

@@ -46,7 +46,7 @@ func (a *agent) negotiate(params json.RawMessage) (version int, e *RPCError) {
 
 // v2InitResult is the v2 initialize answer of the agent's v1 one: "info",
 // "capabilities.session" (the v2 baseline: new, list, resume with replay,
-// close, prompt, cancel) with the v1 markers beyond it, auth methods by
+// close, prompt, cancel) with every v1 marker beyond it, auth methods by
 // "methodId".
 func v2InitResult(v1 initResult) any {
 	var caps struct {
@@ -56,8 +56,10 @@ func v2InitResult(v1 initResult) any {
 	}
 	_ = json.Unmarshal(v1.AgentCapabilities, &caps)
 	session := map[string]any{}
-	for _, k := range []string{"delete", "fork", "additionalDirectories"} {
-		if v, ok := caps.SessionCapabilities[k]; ok {
+	for k, v := range caps.SessionCapabilities {
+		switch k {
+		case "resume", "close", "list": // v2's session baseline
+		default: // delete, fork, additionalDirectories, systemPrompt, …
 			session[k] = v
 		}
 	}

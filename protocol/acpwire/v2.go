@@ -233,6 +233,10 @@ type ResumeRequestV2 struct {
 	CWD        string            `json:"cwd"`
 	MCPServers []json.RawMessage `json:"mcpServers"`
 	ReplayFrom *ReplayCursor     `json:"replayFrom,omitempty"`
+	// AdditionalDirectories and SystemPrompt are sent only when set, as on
+	// session/new (docs/behaviour.md#session-configuration).
+	AdditionalDirectories []string      `json:"additionalDirectories,omitempty"`
+	SystemPrompt          *SystemPrompt `json:"systemPrompt,omitempty"`
 }
 
 // EncodeMCPServersV2 encodes servers for a v2 setup request: v2 requires
