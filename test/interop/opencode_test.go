@@ -211,7 +211,12 @@ func TestOpencodeMCPStdio(t *testing.T) {
 		resp, ok := r.wire.responseTo("session/prompt")
 		require.True(t, ok)
 		assert.Contains(t, string(resp.Result), `"usage":{"inputTokens":130,"outputTokens":6,"totalTokens":136}`)
-		assert.Empty(t, r.rec.OfType(domain.EventTokenUsage), "a vendor figure is never the recorded spend")
+		// The protocol measures the turn from it (docs/behaviour.md#token-accounting:
+		// opencode's figure leaves out every model call but the last).
+		evs := r.rec.OfType(domain.EventTokenUsage)
+		require.Len(t, evs, 1)
+		assert.Equal(t, domain.SourcePromptResult, evs[0].Source)
+		assert.Equal(t, domain.Usage{InputTokens: 130, OutputTokens: 6, TotalTokens: 136}, *evs[0].Usage)
 		updates, permission := toolUpdates(t, r)
 		assert.False(t, permission, "opencode runs MCP tools without asking")
 		assertToolLifecycle(t, updates, "completed")
