@@ -87,7 +87,7 @@ clean:
 .PHONY: interop
 interop:
 	scripts/install-runtimes.sh
-	$(GO) test -tags interop -race -count=1 -timeout 15m -v ./test/interop/
+	$(GO) test -tags interop -race -count=1 -timeout 45m -v ./test/interop/
 	cd test/sdkclient && $(GO) test -race -count=1 -timeout 5m ./...
 	cd test/mcpserver && $(GO) test -race -count=1 -timeout 5m ./...
 
