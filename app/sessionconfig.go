@@ -132,6 +132,11 @@ func (s *Session) systemPrompt() *acpwire.SystemPrompt {
 // created or continued, answering offer, and records the posture.
 func (s *Session) configure(ctx context.Context, offer domain.SessionOffer) error {
 	cfg := s.opts.Settings.Session
+	if s.v2.on() {
+		// v2 configures through options only: no session/set_mode, no
+		// legacy model list (docs/behaviour.md#protocol-v2).
+		offer.Modes, offer.CurrentMode, offer.Models, offer.CurrentModel = nil, "", nil, ""
+	}
 	state := offer
 	if cfg.Applies() {
 		var err error
