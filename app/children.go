@@ -261,18 +261,9 @@ func (s *Session) CancelChild(ctx context.Context, id string) error {
 // The notices are the child's, once per child session.
 func (h *connHandler) childRequest(req jsonrpc.Request, ch *child) {
 	a := decide(req, false)
-	ctx, cancel := context.WithTimeout(context.Background(), h.readTimeout)
-	var err error
-	if a.errCode != 0 {
-		err = h.rt.client.ReplyError(ctx, req, a.errCode, a.errMsg)
-	} else {
-		err = h.rt.client.Reply(ctx, req.ID, a.result)
-	}
-	cancel()
-	if err != nil {
+	if err := h.answer(req, a); err != nil {
 		h.log.Debug("could not answer a child session's request", "method", req.Method, "child_session_id", ch.ID, "error", err)
 		if errors.Is(err, jsonrpc.ErrWriteFailed) {
-			h.turns.endRunning(ending{err: domain.WrapError(domain.KindPortExit, domain.MsgWriteFailed, err)})
 			return
 		}
 	}

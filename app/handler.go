@@ -64,19 +64,8 @@ func (h *connHandler) HandleRequest(req jsonrpc.Request) {
 		return
 	}
 	a := decide(req, h.turns.endingPending())
-	ctx, cancel := context.WithTimeout(context.Background(), h.readTimeout)
-	var err error
-	if a.errCode != 0 {
-		err = h.rt.client.ReplyError(ctx, req, a.errCode, a.errMsg)
-	} else {
-		err = h.rt.client.Reply(ctx, req.ID, a.result)
-	}
-	cancel()
-	if err != nil {
+	if err := h.answer(req, a); err != nil {
 		h.log.Debug("could not answer an agent request", "method", req.Method, "error", err)
-		if errors.Is(err, jsonrpc.ErrWriteFailed) {
-			h.turns.endRunning(ending{err: domain.WrapError(domain.KindPortExit, domain.MsgWriteFailed, err)})
-		}
 	}
 	switch {
 	case a.refused:
@@ -89,6 +78,23 @@ func (h *connHandler) HandleRequest(req jsonrpc.Request) {
 	case a.errCode == jsonrpc.CodeInvalidParams:
 		h.log.Debug("agent sent a request with invalid params", "method", req.Method)
 	}
+}
+
+// answer writes the decided answer to req within the read bound; a write
+// that failed ends the running turn port_exit (the connection is gone).
+func (h *connHandler) answer(req jsonrpc.Request, a answer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), h.readTimeout)
+	defer cancel()
+	var err error
+	if a.errCode != 0 {
+		err = h.rt.client.ReplyError(ctx, req, a.errCode, a.errMsg)
+	} else {
+		err = h.rt.client.Reply(ctx, req.ID, a.result)
+	}
+	if errors.Is(err, jsonrpc.ErrWriteFailed) {
+		h.turns.endRunning(ending{err: domain.WrapError(domain.KindPortExit, domain.MsgWriteFailed, err)})
+	}
+	return err
 }
 
 // HandleMalformed reports a line that is not JSON-RPC; the connection goes on.

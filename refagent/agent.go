@@ -481,14 +481,7 @@ func (a *agent) handleNew(m *inMsg) {
 	a.newSessions++
 	id := "ref-" + strconv.Itoa(a.newSessions)
 	a.mu.Unlock()
-	if r != nil && r.Result != nil {
-		var res struct {
-			SessionID string `json:"sessionId"`
-		}
-		if json.Unmarshal(r.Result, &res) == nil && res.SessionID != "" {
-			id = res.SessionID
-		}
-	}
+	id = scriptedSessionID(r, id)
 	def := func() (any, *RPCError) { return newSessionResult{SessionID: id}, nil }
 	if a.script.SessionConfig != nil {
 		def = func() (any, *RPCError) { return a.configAnswer(id, true), nil }
@@ -674,4 +667,19 @@ func (a *agent) call(ctx context.Context, method string, params any, wait, cance
 		}
 		return nil, a.ctxErr()
 	}
+}
+
+// scriptedSessionID is the sessionId a scripted reply's result names, or
+// id when it names none.
+func scriptedSessionID(r *Reply, id string) string {
+	if r == nil || r.Result == nil {
+		return id
+	}
+	var res struct {
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(r.Result, &res) == nil && res.SessionID != "" {
+		return res.SessionID
+	}
+	return id
 }

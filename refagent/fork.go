@@ -29,14 +29,7 @@ func (a *agent) handleFork(m *inMsg) {
 	a.forks++
 	id := "fork-" + strconv.Itoa(a.forks)
 	a.mu.Unlock()
-	if r != nil && r.Result != nil {
-		var res struct {
-			SessionID string `json:"sessionId"`
-		}
-		if json.Unmarshal(r.Result, &res) == nil && res.SessionID != "" {
-			id = res.SessionID
-		}
-	}
+	id = scriptedSessionID(r, id)
 	a.serve(m, r, &stepCtx{session: id},
 		func() (any, *RPCError) { return newSessionResult{SessionID: id}, nil },
 		func() { a.register(id) })

@@ -39,17 +39,7 @@ func (c *Client) InitializeV2(ctx context.Context, req acpwire.InitializeRequest
 // ResumeV2 continues a session through v2's session/resume; with
 // ReplayFrom set the runtime replays the conversation before it answers.
 func (c *Client) ResumeV2(ctx context.Context, req acpwire.ResumeRequestV2) (acpwire.ContinueSessionResponse, error) {
-	var resp acpwire.ContinueSessionResponse
-	raw, err := c.conn.Call(ctx, acpwire.MethodSessionResume, req)
-	if err != nil {
-		return resp, wrap(acpwire.MethodSessionResume, err)
-	}
-	// As for v1's continuations: an answer of another shape continues the
-	// session and offers nothing.
-	if json.Unmarshal(raw, &resp) != nil {
-		resp = acpwire.ContinueSessionResponse{}
-	}
-	return resp, nil
+	return c.continueCall(ctx, acpwire.MethodSessionResume, req)
 }
 
 // Accepted returns a v2 prompt's answer once Done is closed: the
