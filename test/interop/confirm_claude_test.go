@@ -19,6 +19,7 @@ func TestConfirmClaude(t *testing.T) {
 		hidden:    []string{"McpResource"},
 		mcpClient: "claude-code/2.1.83",
 		gaps:      []domain.CapabilityLabel{domain.CapTokenCounts},
+		wireUsage: true,
 		usage:     fakes.Usage{Input: 100, Output: 6},
 	}.run(t)
 }
