@@ -107,3 +107,17 @@ func TestWireUsageContextAndCost(t *testing.T) {
 	assert.Nil(t, res.Cost, "a change of currency reports no cost")
 	assert.True(t, strings.Contains(h.logs.String(), "the session's cost changed currency"))
 }
+
+// TestWireUsageRunningTotal: a runtime that reports the session's running
+// total in each prompt result (Copilot CLI, by its agentInfo.name) has each
+// turn measured as the difference from the previous one, its cached input
+// taken out of the input as its total shows.
+func TestWireUsageRunningTotal(t *testing.T) {
+	h := start(t, script(t, "running-total.json"))
+	res := h.sess.Turn(context.Background(), "#first")
+	require.NotNil(t, res.Usage)
+	assert.Equal(t, domain.Usage{InputTokens: 70, OutputTokens: 10, CacheReadTokens: 30, TotalTokens: 110}, *res.Usage)
+	res = h.sess.Turn(context.Background(), "#second")
+	require.NotNil(t, res.Usage)
+	assert.Equal(t, domain.Usage{InputTokens: 110, OutputTokens: 15, CacheReadTokens: 40, TotalTokens: 165}, *res.Usage, "the second turn's own figures")
+}

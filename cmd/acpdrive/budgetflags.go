@@ -96,8 +96,3 @@ func (r runBudgets) unbounded() string {
 	}
 	return out
 }
-
-// probeProtocolMeasure is the probe's row for the protocol as a
-// measurement source: first in line, known only once a turn ended
-// (docs/behaviour.md#token-accounting).
-const probeProtocolMeasure = "first in line when a prompt result carries usage (learnt at a turn's end; over SSH too)"

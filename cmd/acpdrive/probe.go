@@ -124,7 +124,6 @@ func printProbe(w io.Writer, r app.ProbeReport) {
 	row("teardown", teardown)
 	row("measurement (claim)", orNone(r.ClaimedBy))
 	row("measurement (handshake)", orNone(r.MeasuredBy))
-	row("measurement (protocol)", probeProtocolMeasure)
 	if r.ToolServers != nil {
 		row("tool servers (confirmation)", toolServersText(r.ToolServers))
 	}

@@ -24,6 +24,7 @@ func TestConfirmClaude(t *testing.T) {
 				hidden:    []string{"McpResource"},
 				mcpClient: c.mcpClient,
 				gaps:      []domain.CapabilityLabel{domain.CapTokenCounts},
+				wireUsage: true, // both pins report usage in their prompt results
 				usage:     fakes.Usage{Input: 100, Output: 6},
 			}.run(t)
 		})

@@ -12,9 +12,12 @@ import (
 // codex-acp starts the declared stdio servers when it creates the
 // conversation: the old pin and today's release.
 func TestConfirmCodex(t *testing.T) {
-	for _, c := range []struct{ row, mcpClient string }{
-		{"codex", "codex-mcp-client/0.137.0"},
-		{"codex-current", "codex-mcp-client/0.166.0"},
+	for _, c := range []struct {
+		row, mcpClient string
+		wireUsage      bool // the prompt results carry usage (2.x)
+	}{
+		{"codex", "codex-mcp-client/0.137.0", false},
+		{"codex-current", "codex-mcp-client/0.166.0", true},
 	} {
 		t.Run(c.row, func(t *testing.T) {
 			confirmCase{
@@ -23,6 +26,7 @@ func TestConfirmCodex(t *testing.T) {
 				confirmed: true,
 				mcpClient: c.mcpClient,
 				gaps:      []domain.CapabilityLabel{domain.CapTokenCounts},
+				wireUsage: c.wireUsage,
 				usage:     fakes.Usage{Input: 100, Output: 6},
 			}.run(t)
 		})

@@ -18,6 +18,7 @@ func TestConfirmCopilot(t *testing.T) {
 		reply:     "Hello from Copilot with a beacon.",
 		confirmed: false,
 		gaps:      []domain.CapabilityLabel{domain.CapTokenCounts},
+		wireUsage: true,
 		usage:     fakes.Usage{Input: 100, Output: 6},
 	}.run(t)
 }
@@ -40,6 +41,7 @@ func TestConfirmOpencode(t *testing.T) {
 		reply:     "Hello from opencode with a beacon.",
 		confirmed: true,
 		gaps:      []domain.CapabilityLabel{domain.CapTokenCounts},
+		wireUsage: true,
 		usage:     fakes.Usage{Input: 100, Output: 6},
 	}.run(t)
 }
