@@ -63,7 +63,7 @@ type Launcher struct {
 
 	// preambleCut, set by tests only, drops that many bytes from the end
 	// of the preamble and closes stdin, to prove a truncated preamble
-	// fails the launch.
+	// fails the launch; later writes are discarded (cutPreambleProcess).
 	preambleCut int
 }
 
@@ -204,6 +204,7 @@ func (p *plan) Start(ctx context.Context, env []string) (ports.Process, error) {
 		}
 		if len(cut) != len(pre) {
 			_ = proc.Stdin().Close()
+			return cutPreambleProcess{proc}, nil
 		}
 	}
 	return proc, nil

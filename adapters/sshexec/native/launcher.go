@@ -80,7 +80,8 @@ type Launcher struct {
 	handshakes atomic.Int64
 
 	// preambleCut, set by tests only, sends the preamble this many bytes
-	// short and then closes stdin.
+	// short and then closes stdin; later writes are discarded
+	// (cutPreambleProcess).
 	preambleCut int
 }
 
@@ -172,15 +173,16 @@ func (p *plan) Start(ctx context.Context, env []string) (ports.Process, error) {
 		send = pre[:len(pre)-cut]
 	}
 	proc, err := startSession(ctx, p.l, c, remotecmd.MarkedCommand(spec), send)
-	if err == nil && len(send) < len(pre) {
-		_ = proc.stdin.Close()
-	}
 	if err != nil {
 		_ = c.release()
 		if ctx.Err() != nil {
 			return nil, domain.WrapError(domain.KindTurnCancelled, msgStartCancelled, err)
 		}
 		return nil, err
+	}
+	if len(send) < len(pre) {
+		_ = proc.stdin.Close()
+		return cutPreambleProcess{proc}, nil
 	}
 	return proc, nil
 }

@@ -176,8 +176,15 @@ func Preamble(vars []domain.NameValue) []byte {
 //	acpdrive_rt=$!; exec 3<&- </dev/null
 //	    remembers the runtime's PID and drops this shell's own copy of
 //	    the channel.
+//	trap '' TERM HUP
+//	    this shell survives the watchdog's TERM. It is set after the
+//	    runtime has started (so the runtime does not inherit an ignored
+//	    TERM) and before the watchdog starts (so no TERM of the watchdog
+//	    can reach this shell before it is ignored: a runtime that exits at
+//	    once would otherwise have its status replaced by death by TERM).
 //	( trap '' TERM HUP INT
 //	  while kill -0 "$acpdrive_pp" && kill -0 "$acpdrive_rt"; do sleep 1; done
+//	  while kill -0 "$acpdrive_pp" && kill -0 $$; do sleep 1; done
 //	  kill -s TERM 0; sleep 2; kill -s KILL 0
 //	) </dev/null >/dev/null 2>&1 &
 //	    the watchdog. It holds none of the channel's streams (so it never
@@ -189,9 +196,10 @@ func Preamble(vars []domain.NameValue) []byte {
 //	    session's command in a new session (setsid), pty or not, so the
 //	    group holds this shell, the runtime and every descendant that did
 //	    not leave it, and nothing else. KILL ends the watchdog last.
-//	trap '' TERM HUP
-//	    this shell survives the watchdog's TERM (set only now, so the
-//	    runtime does not inherit an ignored TERM).
+//	    When the runtime ended on its own while the connection lives, the
+//	    watchdog first waits for this shell ($$) to be gone, so its KILL
+//	    never ends this shell before it has exited with the runtime's
+//	    status, however late the shell is scheduled.
 //	wait "$acpdrive_rt"; exit $?
 //	    when the runtime exits on its own, this shell exits with its
 //	    status (127 for a program not found, the remote shell's own message
@@ -223,13 +231,15 @@ func RemoteCommand(s RemoteSpec) string {
 	}
 	b.WriteString("\n) <&3 3<&- &\n} || exit 1\n")
 	b.WriteString("acpdrive_rt=$!; exec 3<&- </dev/null\n")
+	b.WriteString("trap '' TERM HUP\n")
 	b.WriteString("( trap '' TERM HUP INT\n")
 	b.WriteString("  while kill -0 \"$acpdrive_pp\" 2>/dev/null && kill -0 \"$acpdrive_rt\" 2>/dev/null; do sleep " +
+		strconv.Itoa(watchdogPollSeconds) + "; done\n")
+	b.WriteString("  while kill -0 \"$acpdrive_pp\" 2>/dev/null && kill -0 $$ 2>/dev/null; do sleep " +
 		strconv.Itoa(watchdogPollSeconds) + "; done\n")
 	b.WriteString("  kill -s TERM 0 2>/dev/null; sleep " + strconv.Itoa(watchdogGraceSeconds) +
 		"; kill -s KILL 0 2>/dev/null\n")
 	b.WriteString(") </dev/null >/dev/null 2>&1 &\n")
-	b.WriteString("trap '' TERM HUP\n")
 	b.WriteString("wait \"$acpdrive_rt\"; exit $?\n")
 	return b.String()
 }

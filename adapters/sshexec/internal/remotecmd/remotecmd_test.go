@@ -137,6 +137,19 @@ func TestRemoteCommandShape(t *testing.T) {
 	if strings.Contains(got, "dd ") {
 		t.Errorf("no PassEnv, yet the command reads a preamble:\n%s", got)
 	}
+	// The shell ignores TERM after the runtime has started and before the
+	// watchdog (which sends TERM to the group) exists, so a runtime that
+	// exits at once cannot have the shell killed before it reports the
+	// status; and the watchdog waits for the shell before its KILL.
+	runtime := strings.Index(got, ") <&3 3<&- &")
+	ignore := strings.Index(got, "\ntrap '' TERM HUP\n")
+	watchdog := strings.Index(got, "( trap '' TERM HUP INT")
+	if runtime < 0 || ignore < runtime || watchdog < ignore {
+		t.Errorf("runtime at %d, TERM ignored at %d, watchdog at %d; want that order:\n%s", runtime, ignore, watchdog, got)
+	}
+	if !strings.Contains(got, `kill -0 $$`) {
+		t.Errorf("the watchdog does not wait for the shell:\n%s", got)
+	}
 	withPre := RemoteCommand(RemoteSpec{Command: "agent", Workspace: "/", PassEnv: []string{"A"}, PreambleLen: 42})
 	if !strings.Contains(withPre, "dd bs=1 count=42 ") || !strings.Contains(withPre, "command -v dd") {
 		t.Errorf("preamble read missing:\n%s", withPre)
