@@ -61,7 +61,7 @@ func offeredOptions(in []acpwire.ConfigOption) []domain.OfferedOption {
 // start); a call that times out or loses the connection is reported by
 // callErr.
 func applyConfig(ctx context.Context, client configClient, id string, cfg domain.SessionConfig, offer domain.SessionOffer,
-	timeout time.Duration, callErr func(method string, err error) error,
+	v2 bool, timeout time.Duration, callErr func(method string, err error) error,
 ) (domain.SessionOffer, error) {
 	calls, err := domain.PlanSessionConfig(cfg, offer)
 	if err != nil {
@@ -69,7 +69,7 @@ func applyConfig(ctx context.Context, client configClient, id string, cfg domain
 	}
 	for _, c := range calls {
 		callCtx, cancel := context.WithTimeout(ctx, timeout)
-		method, err := makeCall(callCtx, client, id, c, &offer)
+		method, err := makeCall(callCtx, client, id, c, &offer, v2)
 		cancel()
 		if err != nil {
 			var ce *acpclient.CallError
@@ -86,7 +86,7 @@ func applyConfig(ctx context.Context, client configClient, id string, cfg domain
 // makeCall makes one call and records in offer the state its answer
 // reports: set_config_option answers every option; set_mode and set_model
 // answer nothing but success, which is taken as the new current value.
-func makeCall(ctx context.Context, client configClient, id string, c domain.ConfigCall, offer *domain.SessionOffer) (string, error) {
+func makeCall(ctx context.Context, client configClient, id string, c domain.ConfigCall, offer *domain.SessionOffer, v2 bool) (string, error) {
 	switch c.Via {
 	case domain.ConfigViaMode:
 		if err := client.SetMode(ctx, acpwire.SetModeRequest{SessionID: id, ModeID: c.Value}); err != nil {
@@ -102,8 +102,11 @@ func makeCall(ctx context.Context, client configClient, id string, c domain.Conf
 		return acpwire.MethodSessionSetModel, nil
 	}
 	req := acpwire.SetConfigOptionRequest{SessionID: id, ConfigID: c.OptionID, Value: c.Value}
-	if c.Boolean {
+	switch {
+	case c.Boolean:
 		req.Type, req.Value = "boolean", c.Value == "true"
+	case v2:
+		req.Type = "id" // v2 names a select's value by its type
 	}
 	resp, err := client.SetConfigOption(ctx, req)
 	if err != nil {
@@ -140,7 +143,7 @@ func (s *Session) configure(ctx context.Context, offer domain.SessionOffer) erro
 	state := offer
 	if cfg.Applies() {
 		var err error
-		state, err = applyConfig(ctx, s.rt.client, s.ID(), cfg, offer, s.opts.Settings.EffectiveReadTimeout(),
+		state, err = applyConfig(ctx, s.rt.client, s.ID(), cfg, offer, s.v2.on(), s.opts.Settings.EffectiveReadTimeout(),
 			func(method string, err error) error { return s.startupError(ctx, method, err) })
 		if err != nil {
 			return err

@@ -234,6 +234,8 @@ func TestSessionConfigOnV2(t *testing.T) {
 	order := requestOrder(t, h.agentLg)
 	assert.NotContains(t, order, "session/set_mode", "v2 has no session/set_mode")
 	assert.Contains(t, order, "session/set_config_option")
+	set := params(t, h.agentLg, "session/set_config_option", 0)
+	assert.JSONEq(t, `"id"`, string(set["type"]), "v2 names a select's value by type id")
 	assert.Equal(t, "default", h.sess.Posture().Mode)
 	assert.Equal(t, "sonnet", h.sess.Posture().Model)
 	res := h.turn("hello")

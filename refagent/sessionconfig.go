@@ -72,7 +72,8 @@ type (
 		Name  string `json:"name"`
 	}
 	wireOption struct {
-		ID           string      `json:"id"`
+		ID           string      `json:"id,omitempty"`
+		ConfigID     string      `json:"configId,omitempty"` // v2's name of the id
 		Name         string      `json:"name"`
 		Category     string      `json:"category,omitempty"`
 		Type         string      `json:"type"`
@@ -134,6 +135,9 @@ func (a *agent) wireOptions(st *configState) []wireOption {
 	out := []wireOption{}
 	for _, opt := range a.script.SessionConfig.Options {
 		w := wireOption{ID: opt.ID, Name: opt.Name, Category: opt.Category, Type: "select", CurrentValue: st.values[opt.ID]}
+		if a.v2.Load() {
+			w.ID, w.ConfigID = "", opt.ID // the v2 schema names the id configId
+		}
 		if opt.Type == "boolean" {
 			w.Type, w.CurrentValue = "boolean", st.values[opt.ID] == "true"
 		} else {
@@ -222,6 +226,9 @@ func (a *agent) setOption(st *configState, id, typ string, raw json.RawMessage) 
 			return invalidParams("option " + strconv.Quote(id) + " takes type boolean and a boolean value")
 		}
 		value = strconv.FormatBool(b)
+	} else if a.v2.Load() && typ != "id" {
+		// v2 names a select's value by type "id" (the v2 schema).
+		return invalidParams("option " + strconv.Quote(id) + " takes type id on ACP v2")
 	} else if json.Unmarshal(raw, &value) != nil || !slices.Contains(opt.Values, value) {
 		return invalidParams("option " + strconv.Quote(id) + " offers no value " + string(raw))
 	}

@@ -17,6 +17,24 @@ type ConfigOption struct {
 	Options      json.RawMessage `json:"options,omitempty"`
 }
 
+// UnmarshalJSON reads an option under either version's name of its id:
+// v1's "id", v2's "configId" (docs/behaviour.md#protocol-v2).
+func (o *ConfigOption) UnmarshalJSON(b []byte) error {
+	type plain ConfigOption
+	var w struct {
+		plain
+		ConfigID string `json:"configId"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*o = ConfigOption(w.plain)
+	if o.ID == "" {
+		o.ID = w.ConfigID
+	}
+	return nil
+}
+
 // configValue is one value of a select option, or a group of them.
 type configValue struct {
 	Value   json.RawMessage `json:"value"`

@@ -5,7 +5,6 @@ package interop
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -165,7 +164,6 @@ func TestClaudeV2RefusedToolCall(t *testing.T) {
 	for _, m := range v2Modes {
 		t.Run(m.name, func(t *testing.T) {
 			r, srv := claudeV2Rig(t, m.adapter)
-			writeFile(t, filepath.Join(r.home, ".claude", "settings.json"), `{"permissions":{"defaultMode":"default"}}`)
 			srv.Aside("You are naming a coding session", fakes.TextReply(fakes.Usage{Input: 50, Output: 4}, "A title"))
 			srv.Script(
 				fakes.Reply{
@@ -175,7 +173,13 @@ func TestClaudeV2RefusedToolCall(t *testing.T) {
 				},
 				fakes.TextReply(fakes.Usage{Input: 130, Output: 6}, "I did not ", "write the file."),
 			)
-			sess := r.mustStart(withProtocol(m.client))
+			// The asking mode through the session configuration: on v2 its
+			// mode option (docs/behaviour.md#protocol-v2).
+			sess := r.mustStart(withProtocol(m.client), withSessionConfig(domain.SessionConfig{Mode: "default"}))
+			if m.client == domain.ProtocolV2 {
+				assert.NotContains(t, r.wire.methodsOut(), "session/set_mode", "v2 configures through options only")
+			}
+			assert.Equal(t, "default", sess.Posture().Mode)
 			res := r.turn(sess, "write the file")
 			require.Equal(t, completed, outcomeOf(res), res.Message())
 			perm, ok := r.wire.request("session/request_permission")
