@@ -52,8 +52,14 @@ type writeDeadliner interface {
 //     once (ErrClosed or the sticky ErrWriteFailed).
 //   - ctx ends before the writer goroutine started writing the line:
 //     ctx.Err(); nothing of the line was written and the stream stays usable.
-//   - ctx ends while the line is being written: the stream is broken, and
-//     the sticky error (wrapping ErrWriteFailed and ctx.Err()) is returned.
+//   - ctx is cancelled while the line is being written and ctx carries a
+//     deadline: the write's own outcome stands once it comes, by that
+//     deadline (the writer goroutine sets it on a pipe) and a short grace
+//     at the latest; a line written whole returns nil and the stream stays
+//     usable, although ctx ended. This is the one wait past ctx's end.
+//   - otherwise, ctx ends while the line is being written: the stream is
+//     broken (the peer may hold part of the line), and the sticky error
+//     (wrapping ErrWriteFailed and ctx.Err()) is returned.
 func (c *Conn) write(ctx context.Context, line []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -82,6 +88,19 @@ func (c *Conn) write(ctx context.Context, line []byte) error {
 	if req.state.CompareAndSwap(reqQueued, reqAbandoned) {
 		return ctx.Err() // the writer goroutine will skip it
 	}
+	// The writer goroutine is writing the line. A cancel that lands while
+	// a line that completes is written must not break a whole stream, so
+	// a write bounded by a deadline is waited for (docs/behaviour.md#bounds).
+	if !req.deadline.IsZero() {
+		t := time.NewTimer(time.Until(req.deadline) + writeOutcomeGrace)
+		defer t.Stop()
+		select {
+		case err := <-req.done: // its outcome stands
+			return err
+		case <-t.C:
+		case <-c.stop:
+		}
+	}
 	select {
 	case err := <-req.done: // finished meanwhile: its outcome stands
 		return err
@@ -89,6 +108,11 @@ func (c *Conn) write(ctx context.Context, line []byte) error {
 	}
 	return c.fail(ctx.Err())
 }
+
+// writeOutcomeGrace is how long past a line's deadline a requester whose
+// context ended waits for the outcome of a write in progress: the writer
+// goroutine reports a write its deadline cut within it.
+const writeOutcomeGrace = 50 * time.Millisecond
 
 // writeGate returns why no new write may start, or nil.
 func (c *Conn) writeGate() error {

@@ -448,3 +448,40 @@ func TestCloseFailsWritesQueuedBehindAStuckOne(t *testing.T) {
 	_ = inW.Close()
 	waitReturns(t, hangCeiling, "Wait", c.Wait)
 }
+
+// TestCancelWhileWritingAWholeLineKeepsTheStream: a context cancelled while
+// its line is being written, with a deadline that bounds the write, waits
+// for the write's outcome: a line written whole returns nil and leaves the
+// stream usable (a turn cancelled during its prompt's hand-over can still
+// send session/cancel, docs/behaviour.md#bounds).
+func TestCancelWhileWritingAWholeLineKeepsTheStream(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	g := newGateWriter()
+	inR, inW := io.Pipe()
+	c := NewConn(inR, g, &recorder{}, Options{})
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	sent := make(chan error, 1)
+	go func() { sent <- c.Notify(ctx, "prompt", nil) }()
+	<-g.entered // the line is being written
+	cancel()
+	select {
+	case <-c.Broken():
+		t.Fatalf("a cancel during a write that has not failed broke the stream: %v", c.WriteErr())
+	case <-time.After(100 * time.Millisecond): // the requester has seen its cancel by now
+	}
+	close(g.release)
+	if err := <-sent; err != nil {
+		t.Errorf("Notify of a line written whole = %v, want nil", err)
+	}
+	if err := c.Notify(context.Background(), "cancel", nil); err != nil {
+		t.Errorf("the next Notify = %v", err)
+	}
+	want := `{"jsonrpc":"2.0","method":"prompt"}` + "\n" + `{"jsonrpc":"2.0","method":"cancel"}` + "\n"
+	if got := g.out.take(); got != want {
+		t.Errorf("wrote %q, want %q", got, want)
+	}
+	_ = c.Close()
+	_ = inW.Close()
+	waitReturns(t, hangCeiling, "Wait", c.Wait)
+}
