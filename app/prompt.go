@@ -71,15 +71,21 @@ type v1Prompter struct {
 }
 
 func (p v1Prompter) send(ctx context.Context, req promptRequest) (promptCall, error) {
-	pr, err := p.rt.client.SendPrompt(ctx, acpwire.PromptRequest{
-		SessionID: req.sessionID,
-		Prompt:    []acpwire.ContentBlock{{Type: "text", Text: req.text}},
-		Meta:      req.meta,
-	})
+	pr, err := p.write(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	return v1Call{p: pr, rt: p.rt, log: p.log}, nil
+}
+
+// write sends session/prompt with the prompt's text (the same request on
+// both protocol versions).
+func (p v1Prompter) write(ctx context.Context, req promptRequest) (*acpclient.Prompt, error) {
+	return p.rt.client.SendPrompt(ctx, acpwire.PromptRequest{
+		SessionID: req.sessionID,
+		Prompt:    []acpwire.ContentBlock{{Type: "text", Text: req.text}},
+		Meta:      req.meta,
+	})
 }
 
 func (p v1Prompter) cancel(ctx context.Context, sessionID string) error {

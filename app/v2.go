@@ -173,11 +173,7 @@ func (p v2Prompter) send(ctx context.Context, req promptRequest) (promptCall, er
 		p.tr.mu.Unlock()
 		close(handover)
 	}()
-	pr, err := p.rt.client.SendPrompt(ctx, acpwire.PromptRequest{
-		SessionID: req.sessionID,
-		Prompt:    []acpwire.ContentBlock{{Type: "text", Text: req.text}},
-		Meta:      req.meta,
-	})
+	pr, err := p.write(ctx, req)
 	if err != nil {
 		return nil, err
 	}

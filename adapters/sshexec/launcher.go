@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/acpdrive/acpdrive/adapters/internal/logs"
+	"github.com/acpdrive/acpdrive/adapters/sshexec/internal/preamblecut"
 	"github.com/acpdrive/acpdrive/adapters/sshexec/internal/remotecmd"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
@@ -63,7 +64,7 @@ type Launcher struct {
 
 	// preambleCut, set by tests only, drops that many bytes from the end
 	// of the preamble and closes stdin, to prove a truncated preamble
-	// fails the launch; later writes are discarded (cutPreambleProcess).
+	// fails the launch; later writes are discarded (preamblecut.Process).
 	preambleCut int
 }
 
@@ -204,7 +205,7 @@ func (p *plan) Start(ctx context.Context, env []string) (ports.Process, error) {
 		}
 		if len(cut) != len(pre) {
 			_ = proc.Stdin().Close()
-			return cutPreambleProcess{proc}, nil
+			return preamblecut.Process{Process: proc}, nil
 		}
 	}
 	return proc, nil

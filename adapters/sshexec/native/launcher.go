@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/acpdrive/acpdrive/adapters/internal/logs"
+	"github.com/acpdrive/acpdrive/adapters/sshexec/internal/preamblecut"
 	"github.com/acpdrive/acpdrive/adapters/sshexec/internal/remotecmd"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
@@ -81,7 +82,7 @@ type Launcher struct {
 
 	// preambleCut, set by tests only, sends the preamble this many bytes
 	// short and then closes stdin; later writes are discarded
-	// (cutPreambleProcess).
+	// (preamblecut.Process).
 	preambleCut int
 }
 
@@ -182,7 +183,7 @@ func (p *plan) Start(ctx context.Context, env []string) (ports.Process, error) {
 	}
 	if len(send) < len(pre) {
 		_ = proc.stdin.Close()
-		return cutPreambleProcess{proc}, nil
+		return preamblecut.Process{Process: proc}, nil
 	}
 	return proc, nil
 }
