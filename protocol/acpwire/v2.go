@@ -26,6 +26,11 @@ const (
 	UpdateAgentThought = "agent_thought"
 	UpdatePlanUpdate   = "plan_update"
 	UpdatePlanRemoved  = "plan_removed"
+	// A tool's terminal and content as they stream: activity of the tool
+	// call, whose ending is its tool_call_update.
+	UpdateTerminalUpdate       = "terminal_update"
+	UpdateTerminalOutputChunk  = "terminal_output_chunk"
+	UpdateToolCallContentChunk = "tool_call_content_chunk"
 )
 
 // The session states of a v2 state_update.

@@ -43,6 +43,9 @@ func TestTranslateV2Update(t *testing.T) {
 		{acpwire.UpdatePlanUpdate, `{"sessionId":"s","update":{"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p","entries":[{"content":"x","priority":"high","status":"pending"}]}}}`,
 			`{"sessionId":"s","update":{"entries":[{"content":"x","priority":"high","status":"pending"}],"sessionUpdate":"plan"}}`},
 		{acpwire.UpdatePlanRemoved, `{"sessionId":"s","update":{"sessionUpdate":"plan_removed","planId":"p"}}`, ``},
+		{acpwire.UpdateTerminalUpdate, `{"sessionId":"s","update":{"sessionUpdate":"terminal_update","terminalId":"t1","command":"echo hi"}}`, ``},
+		{acpwire.UpdateTerminalOutputChunk, `{"sessionId":"s","update":{"sessionUpdate":"terminal_output_chunk","terminalId":"t1","data":"hi\n"}}`, ``},
+		{acpwire.UpdateToolCallContentChunk, `{"sessionId":"s","update":{"sessionUpdate":"tool_call_content_chunk","toolCallId":"c1"}}`, ``},
 	}
 	for _, c := range cases {
 		out, ok := acpwire.TranslateV2Update(c.kind, json.RawMessage(c.params))

@@ -7,8 +7,9 @@ import "encoding/json"
 // versions (docs/behaviour.md#protocol-v2): user_message, agent_message
 // and agent_thought (full content arrays) become one chunk of their text,
 // plan_update of a plan of items becomes plan. ok is false for every
-// other update, which passes unchanged; plan_removed and a message
-// without text content become no update (ok true, nil params).
+// other update, which passes unchanged; plan_removed, a tool's terminal
+// and content chunks, and a message without text content become no update
+// (ok true, nil params).
 func TranslateV2Update(kind string, params json.RawMessage) (out json.RawMessage, ok bool) {
 	switch kind {
 	case UpdateUserMessage, UpdateAgentMessage, UpdateAgentThought:
@@ -49,6 +50,10 @@ func TranslateV2Update(kind string, params json.RawMessage) (out json.RawMessage
 		return mustJSON(map[string]any{"sessionId": n.SessionID, "update": map[string]any{
 			"sessionUpdate": UpdatePlan, "entries": n.Update.Plan.Entries}}), true
 	case UpdatePlanRemoved:
+		return nil, true
+	case UpdateTerminalUpdate, UpdateTerminalOutputChunk, UpdateToolCallContentChunk:
+		// A running tool's output: the runtime is alive, no event (the
+		// tool's result is its tool_call_update, as on v1).
 		return nil, true
 	}
 	return params, false

@@ -193,6 +193,7 @@ func TestClaudeV2RefusedToolCall(t *testing.T) {
 			assert.True(t, last.BodyContains(`"is_error":true`))
 			assertNotWritten(t, r)
 			assert.Equal(t, "I did not write the file.", sess.LastMessage().Text)
+			assert.Empty(t, r.rec.OfType(domain.EventMalformed), "the tool's terminal updates are activity, not malformed")
 		})
 	}
 }
