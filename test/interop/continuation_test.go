@@ -304,6 +304,10 @@ func TestClaudeContinuation(t *testing.T) {
 // parallel with TestGeminiLoadCreationMinute so the two waits overlap.
 func TestClaudeLoadHeld(t *testing.T) {
 	t.Parallel()
+	// The save (start, turn, stop) takes a few seconds: start it with room
+	// in the minute, so the load comes in the creation minute and is held
+	// (a save that crossed the minute needs no hold).
+	ensureRoom(t, 20*time.Second)
 	r, srv := claudeRig(t)
 	continuationScript(srv)
 	id := saveWithLibrary(t, r)

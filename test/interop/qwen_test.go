@@ -3,11 +3,14 @@
 package interop
 
 import (
+	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -194,6 +197,13 @@ func TestQwenMCPStdio(t *testing.T) {
 	t.Run("library", func(t *testing.T) {
 		r, srv, cfg, mcpLog := setup(t)
 		sess := r.mustStart(withMCP(cfg))
+		// Qwen connects its MCP servers in the background after the
+		// session exists: the scripted call needs the server's tools
+		// listed first (the runtime's timing, not a guarantee of acpdrive).
+		require.Eventually(t, func() bool {
+			b, _ := os.ReadFile(mcpLog)
+			return bytes.Contains(b, []byte(`"method":"tools/list"`))
+		}, 60*time.Second, 20*time.Millisecond, "Qwen never listed the MCP server's tools")
 		libraryTurn(t, r, sess, "note "+noteText, completed, want)
 		check(t, srv, mcpLog)
 		updates, permission := toolUpdates(t, r)
