@@ -36,8 +36,7 @@ type v2Tracker struct {
 	mu       sync.Mutex
 	handover chan struct{} // closed once the running prompt is stored
 	current  *v2Call
-	usage    *acpwire.UsageV2 // the latest idle's usage
-	wg       sync.WaitGroup   // each prompt's answer watcher
+	wg       sync.WaitGroup // each prompt's answer watcher
 }
 
 func newV2Tracker(log *slog.Logger, stream *eventStream, turns *turnEngine, sessionID func() string) *v2Tracker {
@@ -114,25 +113,7 @@ func (tr *v2Tracker) state(params json.RawMessage) {
 	}
 	if !c.finish(&su, nil) {
 		tr.log.Debug("agent reported a second idle for one turn", "stop_reason", su.StopReason)
-		return
 	}
-	if su.Usage != nil {
-		tr.mu.Lock()
-		tr.usage = su.Usage
-		tr.mu.Unlock()
-	}
-}
-
-// lastUsage is the usage of the latest idle (the turn's own figure is
-// taken in v2Call.result, docs/behaviour.md#protocol-v2); nil when the
-// runtime sent none.
-func (tr *v2Tracker) lastUsage() *acpwire.UsageV2 {
-	if tr == nil {
-		return nil
-	}
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	return tr.usage
 }
 
 // settle ends the turn's bookkeeping: the prompt is no longer current and
@@ -149,10 +130,6 @@ func (tr *v2Tracker) settle() {
 		c.release()
 	}
 	tr.wg.Wait()
-	if u := tr.lastUsage(); u != nil {
-		tr.log.Debug("agent reported the turn's usage on its idle", "input_tokens", u.InputTokens,
-			"output_tokens", u.OutputTokens, "total_tokens", u.TotalTokens)
-	}
 }
 
 // v2Prompter is ACP v2's prompter: session/prompt is answered when the
@@ -165,7 +142,7 @@ type v2Prompter struct {
 func (p v2Prompter) send(ctx context.Context, req promptRequest) (promptCall, error) {
 	handover := make(chan struct{})
 	p.tr.mu.Lock()
-	p.tr.handover, p.tr.current, p.tr.usage = handover, nil, nil
+	p.tr.handover, p.tr.current = handover, nil
 	p.tr.mu.Unlock()
 	defer func() {
 		p.tr.mu.Lock()
@@ -296,6 +273,8 @@ func (c *v2Call) result() domain.TurnResult {
 	// The idle's usage is the protocol's figure of the turn, through the
 	// same entry point as v1's prompt result (docs/behaviour.md#token-accounting).
 	if u := c.idle.Usage; u != nil {
+		c.log.Debug("agent reported the turn's usage on its idle", "input_tokens", u.InputTokens,
+			"output_tokens", u.OutputTokens, "total_tokens", u.TotalTokens)
 		w := u.Wire()
 		if f := ingestWireUsage(&w, domain.SourceStateUpdate, c.log); f != nil {
 			res.Usage, res.Source = &f.usage, f.source
