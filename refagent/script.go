@@ -192,6 +192,11 @@ type Turn struct {
 	// error), before the cancelled answer. A response step among them answers
 	// the prompt instead (e.g. a stop with end_turn after a cancel).
 	OnCancel []Step `json:"onCancel,omitempty"`
+	// Accept, on an ACP v2 connection only, replaces the prompt's
+	// acceptance: Never leaves the prompt unanswered (no user_message, no
+	// running) and Error refuses it with that error; either way the turn's
+	// steps do not run. Only those two fields are read. v1 ignores it.
+	Accept *Reply `json:"accept,omitempty"`
 }
 
 // PermissionOption is one option of a session/request_permission request.

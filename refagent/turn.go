@@ -121,6 +121,10 @@ func (a *agent) handlePrompt(m *inMsg) {
 	a.mu.Unlock()
 
 	sc := &stepCtx{session: s.id, turn: t.n, prompt: prompt, arg: arg, meta: metaText(p.Meta), t: t}
+	if acc := def.Accept; acc != nil && a.v2.Load() && (acc.Never || acc.Error != nil) {
+		a.refuseV2(t, acc)
+		return
+	}
 	if a.v2.Load() {
 		a.acceptV2(t, p.Prompt)
 	}

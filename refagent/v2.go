@@ -108,6 +108,23 @@ func (a *agent) acceptV2(t *turnRun, prompt []json.RawMessage) {
 		Update: map[string]any{"sessionUpdate": "state_update", "state": "running"}}})
 }
 
+// refuseV2 carries out a scripted acceptance (Turn.Accept): an error
+// answers the prompt and ends the turn; Never leaves the prompt
+// unanswered, the turn registered (a cancel finds it; nothing answers).
+func (a *agent) refuseV2(t *turnRun, acc *Reply) {
+	if acc.Error == nil {
+		return
+	}
+	a.mu.Lock()
+	t.responded = true
+	if t.sess.turn == t {
+		t.sess.turn = nil
+	}
+	a.mu.Unlock()
+	t.cancelCtx()
+	a.writeResponse(t.id, nil, acc.Error)
+}
+
 // idleV2 ends a v2 turn: what v1 answers the prompt with becomes the idle
 // state_update. A stop reason (and the _meta of the answer, whose usage is
 // the idle's) goes on the idle; -32800 is the stop reason "cancelled"; any
