@@ -133,7 +133,7 @@ type continuation struct {
 	creations   CreationStore
 	stream      *eventStream
 	readTimeout time.Duration
-	v2          bool // continue through v2's session/resume with replayFrom
+	proto       protocol // how the version in use continues a session
 
 	control NegativeControl
 	answer  acpwire.ContinueSessionResponse // the continuation call's answer
@@ -147,8 +147,8 @@ func (c *continuation) continueSession(ctx context.Context, route string, req ac
 		return fmt.Errorf("the negative control was not answered: %s", c.control.Failure)
 	}
 	var watch *replayWatch
-	if route == acpwire.MethodSessionLoad || c.v2 {
-		if !c.v2 {
+	if hold, replay := c.proto.continuation(route); replay {
+		if hold {
 			c.holdForCreationMinute(ctx, req.SessionID)
 		}
 		watch = newReplayWatch(req.SessionID)
@@ -156,7 +156,7 @@ func (c *continuation) continueSession(ctx context.Context, route string, req ac
 		defer c.stream.watchReplay(nil)
 	}
 	callCtx, cancel := context.WithTimeout(ctx, c.readTimeout)
-	answer, err := c.call(callCtx, route, req)
+	answer, err := c.proto.continueCall(callCtx, c.client, route, req, watch)
 	cancel()
 	c.answer = answer
 	if err != nil {

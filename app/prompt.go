@@ -60,9 +60,10 @@ type promptCall interface {
 // promptHandle lets a turn hold its promptCall in an atomic pointer.
 type promptHandle struct{ promptCall }
 
-// v1Prompter is ACP v1's prompter: session/prompt, whose response carries
-// the stop reason, and the session/cancel notification.
-type v1Prompter struct {
+// promptWire is what every version's prompter shares: the session/prompt
+// request (the same on both versions), session/cancel (a notification on
+// both), and how the connection's state reads in domain terms.
+type promptWire struct {
 	rt  *runtime
 	log *slog.Logger
 	// kids are the session's children: cancelling the turn cancels
@@ -70,17 +71,8 @@ type v1Prompter struct {
 	kids *children
 }
 
-func (p v1Prompter) send(ctx context.Context, req promptRequest) (promptCall, error) {
-	pr, err := p.write(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	return v1Call{p: pr, rt: p.rt, log: p.log}, nil
-}
-
-// write sends session/prompt with the prompt's text (the same request on
-// both protocol versions).
-func (p v1Prompter) write(ctx context.Context, req promptRequest) (*acpclient.Prompt, error) {
+// write sends session/prompt with the prompt's text.
+func (p promptWire) write(ctx context.Context, req promptRequest) (*acpclient.Prompt, error) {
 	return p.rt.client.SendPrompt(ctx, acpwire.PromptRequest{
 		SessionID: req.sessionID,
 		Prompt:    []acpwire.ContentBlock{{Type: "text", Text: req.text}},
@@ -88,7 +80,7 @@ func (p v1Prompter) write(ctx context.Context, req promptRequest) (*acpclient.Pr
 	})
 }
 
-func (p v1Prompter) cancel(ctx context.Context, sessionID string) error {
+func (p promptWire) cancel(ctx context.Context, sessionID string) error {
 	err := p.rt.client.Cancel(ctx, sessionID)
 	for _, id := range p.kids.working() {
 		p.log.Debug("cancelling a working child session with its parent's turn", "child_session_id", id)
@@ -97,7 +89,7 @@ func (p v1Prompter) cancel(ctx context.Context, sessionID string) error {
 	return err
 }
 
-func (p v1Prompter) classify(err error) (domain.TurnResult, bool) {
+func (p promptWire) classify(err error) (domain.TurnResult, bool) {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
 		// The runtime did not take the prompt within read_timeout_ms.
@@ -108,54 +100,10 @@ func (p v1Prompter) classify(err error) (domain.TurnResult, bool) {
 	return p.rt.lostConnection(err), false
 }
 
-func (p v1Prompter) lostConnection(cause error) domain.TurnResult { return p.rt.lostConnection(cause) }
-func (p v1Prompter) broken() <-chan struct{}                      { return p.rt.conn.Broken() }
-func (p v1Prompter) writeErr() error                              { return p.rt.conn.WriteErr() }
-func (p v1Prompter) done() <-chan struct{}                        { return p.rt.conn.Done() }
-
-// v1Call is a session/prompt in flight.
-type v1Call struct {
-	p   *acpclient.Prompt
-	rt  *runtime
-	log *slog.Logger
-}
-
-func (c v1Call) Done() <-chan struct{} { return c.p.Done() }
-func (c v1Call) Answered() bool        { return c.p.Answered() }
-func (c v1Call) forget()               { c.rt.client.Forget(c.p) }
-
-func (c v1Call) settled() {
-	if _, err := c.p.Result(); err != nil && !isCallError(err) {
-		c.log.Debug("connection ended while the turn settled", "error", err)
-	}
-}
-
-// result reads the stop reason of the prompt's answer: a JSON-RPC error,
-// an answer with both a result and an error, and a lost connection are
-// checked first.
-func (c v1Call) result() domain.TurnResult {
-	resp, err := c.p.Result()
-	var callErr *acpclient.CallError
-	var decodeErr *acpclient.DecodeError
-	switch {
-	case errors.As(err, &callErr):
-		return domain.FailedResult(domain.WrapError(domain.KindResponseError, callErr.Error(), callErr))
-	case errors.Is(err, jsonrpc.ErrAmbiguousResponse):
-		return domain.FailedResult(domain.WrapError(domain.KindTurnOutcomeUnknown, domain.MsgPromptAmbiguous, err))
-	case errors.As(err, &decodeErr):
-		return domain.FailedResult(domain.WrapError(domain.KindTurnOutcomeUnknown, domain.MsgPromptUndecodable, err))
-	case err != nil:
-		return c.rt.lostConnection(err)
-	case resp.StopReason == "":
-		return domain.FailedResult(domain.NewError(domain.KindTurnOutcomeUnknown, domain.MsgPromptUndecodable))
-	}
-	res := domain.Disposition(resp.StopReason, domain.OverrideNone, "")
-	if f := ingestWireUsage(decodeWireUsage(resp.Usage, c.log), domain.SourcePromptResult, c.log); f != nil {
-		res.Usage, res.Source = &f.usage, f.source
-		res.Breakdown = modelBreakdown(resp.Meta)
-	}
-	return res
-}
+func (p promptWire) lostConnection(cause error) domain.TurnResult { return p.rt.lostConnection(cause) }
+func (p promptWire) broken() <-chan struct{}                      { return p.rt.conn.Broken() }
+func (p promptWire) writeErr() error                              { return p.rt.conn.WriteErr() }
+func (p promptWire) done() <-chan struct{}                        { return p.rt.conn.Done() }
 
 func isCallError(err error) bool {
 	var ce *acpclient.CallError

@@ -170,4 +170,3 @@ func TestUnaskedCancellationSameOnBothVersions(t *testing.T) {
 		})
 	}
 }
-

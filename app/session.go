@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
@@ -29,7 +30,8 @@ type Session struct {
 	caps   *capRecord
 	obs    *observation // nil observes nothing
 	ledger *ledger      // cost and context from usage_update
-	v2     *v2Tracker   // nil unless the settings ask for v2 or auto
+
+	proto atomic.Pointer[protocolRef] // the protocol part, once initialize settled the version
 
 	// Set while the session starts; read-only afterwards.
 	agent   domain.AgentInfo
@@ -71,10 +73,7 @@ func newSession(opts Options, obs *observation) *Session {
 	if opts.Settings.Subagents {
 		s.stream.kids = newChildren(s.stream, log)
 	}
-	if opts.Settings.Protocol.Requested() == acpwire.ProtocolVersion2 {
-		s.v2 = newV2Tracker(log, s.stream, s.turns, s.ID)
-		s.stream.otherKind = s.v2.otherKind
-	}
+	s.stream.otherKind = s.otherKind
 	return s
 }
 
@@ -113,7 +112,7 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	default:
 		req := promptRequest{sessionID: s.ID(), text: prompt, meta: t.meta}
 		res = s.turns.run(ctx, t, s.prompter(), boundsOf(s.opts.Settings), req)
-		s.v2.settle()
+		s.protocol().endTurn()
 	}
 
 	t.handedOver() // no prompt goes out after this point

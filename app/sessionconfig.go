@@ -14,8 +14,9 @@ import (
 )
 
 // configClient is what applying a session configuration calls: the three
-// configuration methods of ACP v1. A v2 session applies the same plan
-// through set_config_option alone (ApplyConfig with an offer of options).
+// configuration methods of ACP v1. A version without modes and legacy
+// models applies the same plan through set_config_option alone (an offer
+// of options only, protocol.offer).
 type configClient interface {
 	SetConfigOption(ctx context.Context, req acpwire.SetConfigOptionRequest) (acpwire.SetConfigOptionResponse, error)
 	SetMode(ctx context.Context, req acpwire.SetModeRequest) error
@@ -61,7 +62,7 @@ func offeredOptions(in []acpwire.ConfigOption) []domain.OfferedOption {
 // start); a call that times out or loses the connection is reported by
 // callErr.
 func applyConfig(ctx context.Context, client configClient, id string, cfg domain.SessionConfig, offer domain.SessionOffer,
-	v2 bool, timeout time.Duration, callErr func(method string, err error) error,
+	selectType string, timeout time.Duration, callErr func(method string, err error) error,
 ) (domain.SessionOffer, error) {
 	calls, err := domain.PlanSessionConfig(cfg, offer)
 	if err != nil {
@@ -69,7 +70,7 @@ func applyConfig(ctx context.Context, client configClient, id string, cfg domain
 	}
 	for _, c := range calls {
 		callCtx, cancel := context.WithTimeout(ctx, timeout)
-		method, err := makeCall(callCtx, client, id, c, &offer, v2)
+		method, err := makeCall(callCtx, client, id, c, &offer, selectType)
 		cancel()
 		if err != nil {
 			var ce *acpclient.CallError
@@ -86,7 +87,7 @@ func applyConfig(ctx context.Context, client configClient, id string, cfg domain
 // makeCall makes one call and records in offer the state its answer
 // reports: set_config_option answers every option; set_mode and set_model
 // answer nothing but success, which is taken as the new current value.
-func makeCall(ctx context.Context, client configClient, id string, c domain.ConfigCall, offer *domain.SessionOffer, v2 bool) (string, error) {
+func makeCall(ctx context.Context, client configClient, id string, c domain.ConfigCall, offer *domain.SessionOffer, selectType string) (string, error) {
 	switch c.Via {
 	case domain.ConfigViaMode:
 		if err := client.SetMode(ctx, acpwire.SetModeRequest{SessionID: id, ModeID: c.Value}); err != nil {
@@ -105,8 +106,8 @@ func makeCall(ctx context.Context, client configClient, id string, c domain.Conf
 	switch {
 	case c.Boolean:
 		req.Type, req.Value = "boolean", c.Value == "true"
-	case v2:
-		req.Type = "id" // v2 names a select's value by its type
+	case selectType != "":
+		req.Type = selectType // the version names a select's value by its type
 	}
 	resp, err := client.SetConfigOption(ctx, req)
 	if err != nil {
@@ -135,15 +136,12 @@ func (s *Session) systemPrompt() *acpwire.SystemPrompt {
 // created or continued, answering offer, and records the posture.
 func (s *Session) configure(ctx context.Context, offer domain.SessionOffer) error {
 	cfg := s.opts.Settings.Session
-	if s.v2.on() {
-		// v2 configures through options only: no session/set_mode, no
-		// legacy model list (docs/behaviour.md#protocol-v2).
-		offer.Modes, offer.CurrentMode, offer.Models, offer.CurrentModel = nil, "", nil, ""
-	}
+	proto := s.protocol()
+	offer = proto.offer(offer) // what the version configures (docs/behaviour.md#protocol-v2)
 	state := offer
 	if cfg.Applies() {
 		var err error
-		state, err = applyConfig(ctx, s.rt.client, s.ID(), cfg, offer, s.v2.on(), s.opts.Settings.EffectiveReadTimeout(),
+		state, err = applyConfig(ctx, s.rt.client, s.ID(), cfg, offer, proto.selectType(), s.opts.Settings.EffectiveReadTimeout(),
 			func(method string, err error) error { return s.startupError(ctx, method, err) })
 		if err != nil {
 			return err

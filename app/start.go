@@ -251,47 +251,6 @@ func (s *Session) reservedFor(name string) string {
 	return ""
 }
 
-// initialize performs the handshake (step 5) and records what the
-// runtime advertised.
-func (s *Session) initialize(ctx context.Context) error {
-	if s.v2 != nil {
-		return s.initializeV2(ctx)
-	}
-	req := acpwire.InitializeRequest{
-		ProtocolVersion: acpwire.ProtocolVersion,
-		// acpdrive presents notice updates as runtime notices, so it says
-		// so (docs/behaviour.md#runtime-notices).
-		ClientCapabilities: acpwire.ClientCapabilities{Session: acpwire.NoticesOffered()},
-		ClientInfo:         &acpwire.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion},
-	}
-	if s.opts.Settings.Subagents {
-		req.ClientCapabilities.Subagents = &acpwire.SubagentCapability{}
-	}
-	callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.InitializeTimeout())
-	resp, err := s.rt.client.Initialize(callCtx, req)
-	cancel()
-	if err != nil {
-		if verr := versionRefused(err); verr != nil {
-			return verr
-		}
-		return s.startupError(ctx, acpwire.MethodInitialize, err)
-	}
-	if resp.ProtocolVersion != acpwire.ProtocolVersion {
-		// Another version is no transient failure: the same runtime gives
-		// the same answer again (docs/behaviour.md#start-up-errors). An
-		// absent (zero) or negative one says no version at all: a
-		// malformed answer, response_error as before.
-		kind := domain.KindAgentNotFound
-		if resp.ProtocolVersion <= 0 {
-			kind = domain.KindResponseError
-		}
-		return domain.NewError(kind,
-			fmt.Sprintf("agent reported protocol version %d, want %d", resp.ProtocolVersion, acpwire.ProtocolVersion))
-	}
-	s.handshake(resp)
-	return nil
-}
-
 // handshake records what an accepted initialize answer advertised.
 func (s *Session) handshake(resp acpwire.InitializeResponse) {
 	s.agent = agentInfo(resp)
@@ -419,7 +378,7 @@ func (s *Session) resolve(ctx context.Context) error {
 	if id != "" && route != "" {
 		c := &continuation{
 			client: s.rt.client, clock: s.clock, log: s.log, creations: s.opts.Creations,
-			stream: s.stream, readTimeout: s.opts.Settings.EffectiveReadTimeout(), v2: s.v2.on(),
+			stream: s.stream, readTimeout: s.opts.Settings.EffectiveReadTimeout(), proto: s.protocol(),
 		}
 		began := s.clock.Now()
 		err := c.continueSession(ctx, route, acpwire.LoadSessionRequest{SessionID: id, CWD: s.opts.Workspace, MCPServers: s.encodeServers(),
@@ -431,6 +390,7 @@ func (s *Session) resolve(ctx context.Context) error {
 			s.adopt(id)
 			s.meter.opened(id, true)
 			s.log.Info("agent session continued", "route", route, "session_id", id, "agent_pid", s.PID())
+			s.protocol().continued(ctx, id)
 			a := c.answer
 			return s.configure(ctx, sessionOffer(a.Modes, a.ConfigOptions, a.Models))
 		}

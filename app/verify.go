@@ -84,7 +84,7 @@ func verify(ctx context.Context, opts Options) error {
 		t, _, _, _ := s.turns.begin()
 		req := promptRequest{sessionID: s.ID(), text: VerificationPrompt}
 		res := s.turns.run(vctx, t, s.prompter(), boundsOf(vo.Settings), req)
-		s.v2.settle()
+		s.protocol().endTurn()
 		t.handedOver()
 		s.turns.finish()
 		if res.Err != nil && res.Outcome != domain.OutcomeCompleted {

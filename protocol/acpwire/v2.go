@@ -47,6 +47,11 @@ type InitializeRequestV2 struct {
 	ProtocolVersion int             `json:"protocolVersion"`
 	Info            *Implementation `json:"info,omitempty"`
 	Capabilities    struct{}        `json:"capabilities"`
+	// ClientInfo and ClientCapabilities are v1's shape of the same
+	// declaration, sent beside v2's when the client also accepts an
+	// answer of 1 (--protocol auto): a runtime that answers 1 reads these.
+	ClientInfo         *Implementation     `json:"clientInfo,omitempty"`
+	ClientCapabilities *ClientCapabilities `json:"clientCapabilities,omitempty"`
 }
 
 // InitializeResponseV2 is a v2 initialize answer.
