@@ -384,6 +384,9 @@ func (c *v2Call) watch(wg *sync.WaitGroup, bound <-chan time.Time) {
 	select {
 	case <-c.p.Done():
 	case <-bound:
+		if c.p.Answered() {
+			break // the answer came with the bound: it is read
+		}
 		c.log.Warn("agent did not accept the prompt within read_timeout_ms")
 		c.rt.client.Forget(c.p)
 		c.cancelOnce.Do(c.cancel)
