@@ -267,14 +267,11 @@ func (s *Session) handshake(resp acpwire.InitializeResponse) {
 	s.deliverable()
 }
 
-// versionRefused maps an initialize error that refuses the protocol
-// version (code -32022, or data naming the supported versions) onto
-// agent_not_found, not retryable: the operator's message names the
-// versions the runtime supports (docs/behaviour.md#start-up-errors). Any
-// other error is nil.
-func versionRefused(err error) error { return versionRefusedFor(err, acpwire.ProtocolVersion) }
-
-// versionRefusedFor is versionRefused for a request that asked for want.
+// versionRefusedFor maps an initialize error that refuses the protocol
+// version the request asked for (want) — code -32022, or data naming the
+// supported versions — onto agent_not_found, not retryable: the
+// operator's message names the versions the runtime supports
+// (docs/behaviour.md#start-up-errors). Any other error is nil.
 func versionRefusedFor(err error, want int) error {
 	var callErr *acpclient.CallError
 	if !errors.As(err, &callErr) {

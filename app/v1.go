@@ -43,7 +43,7 @@ func askV1(ctx context.Context, s *Session) (acpwire.InitializeResponse, error) 
 	resp, err := s.rt.client.Initialize(callCtx, req)
 	cancel()
 	if err != nil {
-		if verr := versionRefused(err); verr != nil {
+		if verr := versionRefusedFor(err, acpwire.ProtocolVersion); verr != nil {
 			return resp, verr
 		}
 		return resp, s.startupError(ctx, acpwire.MethodInitialize, err)
