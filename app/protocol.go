@@ -31,6 +31,12 @@ type protocol interface {
 	// event stream does not know (the eventStream.otherKind hook); false
 	// leaves it unrecognized.
 	otherKind(kind string, params json.RawMessage) bool
+	// rewrite is the version's pure translation of an update of a kind
+	// the event stream does not know into one it knows: out is nil for an
+	// update that only says the runtime is alive, ok false for a kind the
+	// version does not have either. A child session's stream reads its
+	// updates through it, as the parent's do through otherKind.
+	rewrite(kind string, params json.RawMessage) (out json.RawMessage, ok bool)
 	// encodeServers encodes the delivered MCP servers for the session
 	// calls (new, continuation, fork).
 	encodeServers(servers []domain.MCPServer) []json.RawMessage

@@ -77,6 +77,8 @@ func (v1Protocol) endTurn() {}
 
 func (v1Protocol) otherKind(string, json.RawMessage) bool { return false }
 
+func (v1Protocol) rewrite(string, json.RawMessage) (json.RawMessage, bool) { return nil, false }
+
 func (v1Protocol) encodeServers(servers []domain.MCPServer) []json.RawMessage {
 	return acpwire.EncodeMCPServers(servers)
 }

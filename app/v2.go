@@ -219,7 +219,7 @@ func (tr *v2Protocol) otherKind(kind string, params json.RawMessage) bool {
 		tr.stateUpdate(params)
 		return true
 	}
-	out, ok := acpwire.TranslateV2Update(kind, params)
+	out, ok := tr.rewrite(kind, params)
 	if !ok {
 		return false
 	}
@@ -229,6 +229,12 @@ func (tr *v2Protocol) otherKind(kind string, params json.RawMessage) bool {
 	}
 	tr.stream.update(out)
 	return true
+}
+
+// rewrite reads a kind v2 reshaped as its v1 counterpart
+// (docs/behaviour.md#protocol-v2, Updates).
+func (tr *v2Protocol) rewrite(kind string, params json.RawMessage) (json.RawMessage, bool) {
+	return acpwire.TranslateV2Update(kind, params)
 }
 
 // stateUpdate reads one state_update: idle ends the running prompt's
