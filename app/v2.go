@@ -450,10 +450,13 @@ func (c *v2Call) settled() {
 }
 
 // result maps the turn's end onto the disposition table
-// (docs/behaviour.md#turn-disposition, #protocol-v2): a prompt refused
-// with -32800 was cancelled, any other error answer is response_error;
-// an idle's stop reason goes through the same table as v1's, "error"
-// with the JSON-RPC error v1 would have answered.
+// (docs/behaviour.md#turn-disposition, #protocol-v2): only a
+// cancellation this side asked for is turn_cancelled, as on v1 — a prompt
+// refused with -32800, or an idle "cancelled", once the teardown's
+// session/close has begun; any other error answer is response_error, a
+// prompt not accepted in time response_timeout; an idle's stop reason goes
+// through the same table as v1's, "error" with the JSON-RPC error v1 would
+// have answered.
 func (c *v2Call) result() domain.TurnResult {
 	var callErr *acpclient.CallError
 	var decodeErr *acpclient.DecodeError
