@@ -170,3 +170,24 @@ func TestUnaskedCancellationSameOnBothVersions(t *testing.T) {
 		})
 	}
 }
+
+// TestV2CancelBeforeAcceptanceCancelsOnce: a turn the caller cancels
+// while the runtime has not accepted its prompt is turn_cancelled, and
+// session/cancel goes out once although the acceptance bound passes
+// during the wait after it (docs/behaviour.md#overrides).
+func TestV2CancelBeforeAcceptanceCancelsOnce(t *testing.T) {
+	t.Parallel()
+	h := start(t, append(script(t, "v2-never-accepts.json"), "--protocol", "2"),
+		withReadTimeout(300*time.Millisecond),
+		withConfig(func(s *domain.SessionSettings) {
+			s.Protocol, s.TurnTimeout, s.StallTimeout = domain.ProtocolV2, 0, 0
+		}))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := h.turnAsync(ctx, "x")
+	h.waitReceived("session/prompt", 1)
+	cancel()
+	res := <-done
+	assert.Equal(t, domain.OutcomeCancelled, res.Outcome, res.Message())
+	h.stop()
+	assert.Len(t, received(t, h.agentLg, "session/cancel"), 1, "the cancel goes out once")
+}
