@@ -22,7 +22,7 @@ import (
 func TestV2AcceptanceIsBounded(t *testing.T) {
 	t.Parallel()
 	h := start(t, append(script(t, "v2-never-accepts.json"), "--protocol", "2"),
-		withReadTimeout(300*time.Millisecond),
+		withReadTimeout(time.Second),
 		withConfig(func(s *domain.SessionSettings) {
 			s.Protocol, s.TurnTimeout, s.StallTimeout = domain.ProtocolV2, 0, 0
 		}))
@@ -124,7 +124,7 @@ func TestV2ResumeWaitsForEarlierWork(t *testing.T) {
 func TestV2ResumeCancelsEarlierWorkAtTheBound(t *testing.T) {
 	t.Parallel()
 	h := start(t, append(script(t, "v2-resume-running-forever.json"), "--protocol", "2"),
-		withReadTimeout(300*time.Millisecond),
+		withReadTimeout(time.Second),
 		withConfig(func(s *domain.SessionSettings) { s.Protocol = domain.ProtocolV2 }), withResume("saved-1"))
 	require.Equal(t, acpwire.MethodSessionResume, h.sess.Route())
 	cancels := received(t, h.agentLg, "session/cancel")
@@ -178,7 +178,7 @@ func TestUnaskedCancellationSameOnBothVersions(t *testing.T) {
 func TestV2CancelBeforeAcceptanceCancelsOnce(t *testing.T) {
 	t.Parallel()
 	h := start(t, append(script(t, "v2-never-accepts.json"), "--protocol", "2"),
-		withReadTimeout(300*time.Millisecond),
+		withReadTimeout(time.Second),
 		withConfig(func(s *domain.SessionSettings) {
 			s.Protocol, s.TurnTimeout, s.StallTimeout = domain.ProtocolV2, 0, 0
 		}))
