@@ -28,7 +28,7 @@ type Session struct {
 	meter  *meter
 	caps   *capRecord
 	obs    *observation // nil observes nothing
-	ledger *ledger      // cost and context from usage_update
+	ledger *ledger      // cost and context from the session's own usage_update (stream.ledger)
 	v2     *v2Tracker   // nil unless the settings ask for v2 or auto
 
 	// Set while the session starts; read-only afterwards.
@@ -58,14 +58,13 @@ func newSession(opts Options, obs *observation) *Session {
 		turns:  newTurnEngine(opts.Clock, log),
 		meter:  newMeter(opts.MeasurementSources, log),
 		caps:   newCapRecord(log),
-		ledger: &ledger{},
 	}
 	sink := func(ev domain.Event) {
-		s.ledger.observe(ev)
 		opts.OnEvent(ev)
 		obs.event(ev)
 	}
 	s.stream = newEventStream(opts.Clock, log, sink, opts.OnAgentText, s.rt.pid)
+	s.ledger = s.stream.ledger // the session's own figures, no child's
 	s.stream.activity = s.turns.touch
 	s.stream.noticed = obs.notice
 	if opts.Settings.Subagents {
@@ -73,7 +72,7 @@ func newSession(opts Options, obs *observation) *Session {
 	}
 	if opts.Settings.Protocol.Requested() == acpwire.ProtocolVersion2 {
 		s.v2 = newV2Tracker(log, s.stream, s.turns, s.ID)
-		s.stream.otherKind = s.v2.otherKind
+		hookV2Children(s.stream, s.v2.on, s.v2.otherKind)
 	}
 	return s
 }
