@@ -28,7 +28,7 @@ type Session struct {
 	meter  *meter
 	caps   *capRecord
 	obs    *observation // nil observes nothing
-	ledger *ledger      // cost and context from the session's own usage_update (stream.ledger)
+	ledger *ledger      // cost and context from usage_update
 	v2     *v2Tracker   // nil unless the settings ask for v2 or auto
 
 	// Set while the session starts; read-only afterwards.
@@ -58,13 +58,14 @@ func newSession(opts Options, obs *observation) *Session {
 		turns:  newTurnEngine(opts.Clock, log),
 		meter:  newMeter(opts.MeasurementSources, log),
 		caps:   newCapRecord(log),
+		ledger: &ledger{},
 	}
 	sink := func(ev domain.Event) {
 		opts.OnEvent(ev)
 		obs.event(ev)
 	}
 	s.stream = newEventStream(opts.Clock, log, sink, opts.OnAgentText, s.rt.pid)
-	s.ledger = s.stream.ledger // the session's own figures, no child's
+	s.stream.ledger = s.ledger // fed the session's own usage_update only, no child's
 	s.stream.activity = s.turns.touch
 	s.stream.noticed = obs.notice
 	if opts.Settings.Subagents {

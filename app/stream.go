@@ -48,9 +48,9 @@ type eventStream struct {
 
 	emitMu sync.Mutex // serializes the sink
 
-	mu          sync.Mutex // guards the fields below
-	sessionID   string
-	idKnown     bool
+	mu        sync.Mutex // guards the fields below
+	sessionID string
+	idKnown   bool
 	// expected is the session a continuation asked for, the stream's own
 	// until an answer names the session (adopt): a replay is routed by
 	// session id from its first byte
