@@ -16,10 +16,13 @@ import (
 	"github.com/acpdrive/acpdrive/protocol/jsonrpc"
 )
 
-// maxChildren bounds the child sessions followed at once; a runtime that
-// announces more cannot grow memory without bound
-// (docs/behaviour.md#bounds). A child past the bound is not followed: its
-// updates are dropped as any foreign session's.
+// maxChildren bounds the child sessions followed at once, and the records
+// kept of them; a runtime that announces more cannot grow memory without
+// bound (docs/behaviour.md#bounds). Only children whose work has not ended
+// count: an ended child (idle) leaves the count, and its record is
+// forgotten, oldest end first, when a new child needs the room. A child
+// past the bound is not followed: its updates are dropped as any foreign
+// session's.
 const maxChildren = 256
 
 // ChildSession is one child session a session follows: a subagent the
@@ -32,6 +35,11 @@ type ChildSession struct {
 	// CanCancel reports whether the runtime lets session/cancel name it.
 	CanCancel bool `json:"can_cancel"`
 	domain.ChildInfo
+	// Context is the child's latest usage_update (its context use, and
+	// its cumulative cost when the runtime sent one): the child's own
+	// figures, never the parent's (docs/behaviour.md#token-accounting);
+	// nil before any.
+	Context *domain.ContextUsage `json:"context,omitempty"`
 }
 
 // children is the registry of a session's child sessions: each has its
@@ -43,14 +51,19 @@ type children struct {
 	root *eventStream
 	log  *slog.Logger
 
-	mu   sync.Mutex
-	byID map[string]*child
+	mu    sync.Mutex
+	byID  map[string]*child
+	ended uint64 // counts the ends of children's work, to forget the oldest first
 }
 
-// child is one followed child session.
+// child is one followed child session: a session of its own, with its own
+// event stream (accumulator, tool calls, ledger).
 type child struct {
 	ChildSession
 	stream *eventStream
+	// endedAt orders the children whose work ended (idle); 0 while it
+	// runs.
+	endedAt uint64
 }
 
 func newChildren(root *eventStream, log *slog.Logger) *children {
@@ -74,13 +87,13 @@ func (c *children) subagent(parent string, u *acpwire.SubagentUpdate, now time.T
 	c.mu.Lock()
 	ch, known := c.byID[u.SessionID]
 	if !known {
-		if len(c.byID) >= maxChildren {
+		if !c.roomLocked() {
 			c.mu.Unlock()
 			c.log.Debug("dropped a child session: too many followed at once", "child_session_id", u.SessionID, "max_children", maxChildren)
 			return
 		}
 		ch = &child{ChildSession: ChildSession{ID: u.SessionID, ParentID: parent}}
-		ch.stream = c.root.childStream(u.SessionID, parent)
+		ch.stream = c.root.childStream(ch)
 		c.byID[u.SessionID] = ch
 	}
 	before := ch.ChildInfo
@@ -94,10 +107,7 @@ func (c *children) subagent(parent string, u *acpwire.SubagentUpdate, now time.T
 		ch.CanCancel = u.Capabilities.CanCancel()
 	}
 	if st := u.State; st != nil {
-		ch.State, ch.StopReason, ch.Error = st.State, st.StopReason, ""
-		if st.Error != nil {
-			ch.Error = domain.TruncateRunes(st.Error.Message, domain.MessageCap)
-		}
+		c.setStateLocked(ch, st)
 	}
 	info := ch.ChildInfo
 	c.mu.Unlock()
@@ -105,10 +115,75 @@ func (c *children) subagent(parent string, u *acpwire.SubagentUpdate, now time.T
 	case !known:
 		c.log.Info("child session announced", "child_session_id", u.SessionID, "parent_session_id", parent, "title", info.Title)
 		c.emit(ch, domain.Event{Type: domain.EventChildStarted, Time: now, Message: childTitle(info), Title: info.Title}, info)
-	case info.State != before.State || info.StopReason != before.StopReason || info.Error != before.Error:
-		c.log.Debug("child session state", "child_session_id", u.SessionID, "state", info.State, "stop_reason", info.StopReason)
-		c.emit(ch, domain.Event{Type: domain.EventChildState, Time: now, Message: domain.ChildStateText(info)}, info)
+	default:
+		c.changed(ch, before, info, now)
 	}
+	c.root.activity(now)
+}
+
+// roomLocked reports whether a new child may be followed: fewer than
+// maxChildren are working, and a record is free or the oldest ended
+// child's is forgotten for it. c.mu must be held.
+func (c *children) roomLocked() bool {
+	if len(c.byID) < maxChildren {
+		return true
+	}
+	var oldest *child
+	for _, ch := range c.byID {
+		if ch.endedAt != 0 && (oldest == nil || ch.endedAt < oldest.endedAt) {
+			oldest = ch
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	delete(c.byID, oldest.ID)
+	c.log.Debug("forgot an ended child session to follow a new one", "child_session_id", oldest.ID, "max_children", maxChildren)
+	return true
+}
+
+// setStateLocked records the child's work state; idle ends its work.
+// c.mu must be held.
+func (c *children) setStateLocked(ch *child, st *acpwire.SubagentState) {
+	ch.State, ch.StopReason, ch.Error = st.State, st.StopReason, ""
+	if st.Error != nil {
+		ch.Error = domain.TruncateRunes(st.Error.Message, domain.MessageCap)
+	}
+	switch {
+	case st.State != domain.ChildIdle:
+		ch.endedAt = 0
+	case ch.endedAt == 0:
+		c.ended++
+		ch.endedAt = c.ended
+	}
+}
+
+// changed reports a change of the child's state as child_state. The
+// child's message so far is reported before it, and when its work ended
+// (idle) its open tool calls are forgotten: they end with the child's
+// work, not with the parent's turn
+// (docs/behaviour.md#sessions-as-resources-and-child-sessions).
+func (c *children) changed(ch *child, before, info domain.ChildInfo, now time.Time) {
+	if info.State == before.State && info.StopReason == before.StopReason && info.Error == before.Error {
+		return
+	}
+	ch.stream.flush()
+	if info.State == domain.ChildIdle {
+		ch.stream.endTurn()
+	}
+	c.log.Debug("child session state", "child_session_id", ch.ID, "state", info.State, "stop_reason", info.StopReason)
+	c.emit(ch, domain.Event{Type: domain.EventChildState, Time: now, Message: domain.ChildStateText(info)}, info)
+}
+
+// ownState records a state the child reported on its own session (a v2
+// child's state_update, v2_children.go) as a subagent_update's state is.
+func (c *children) ownState(ch *child, st *acpwire.SubagentState, now time.Time) {
+	c.mu.Lock()
+	before := ch.ChildInfo
+	c.setStateLocked(ch, st)
+	info := ch.ChildInfo
+	c.mu.Unlock()
+	c.changed(ch, before, info, now)
 	c.root.activity(now)
 }
 
@@ -138,7 +213,9 @@ func (c *children) snapshot() []ChildSession {
 	defer c.mu.Unlock()
 	out := make([]ChildSession, 0, len(c.byID))
 	for _, ch := range c.byID {
-		out = append(out, ch.ChildSession)
+		cs := ch.ChildSession
+		cs.Context = ch.stream.ledger.latest()
+		out = append(out, cs)
 	}
 	slices.SortFunc(out, func(a, b ChildSession) int {
 		switch {
@@ -153,7 +230,8 @@ func (c *children) snapshot() []ChildSession {
 }
 
 // endTurn ends the parent turn for every child: its accumulated message
-// is reported and its open tool calls forgotten.
+// is reported. Its open tool calls stay open: a child's work is not the
+// parent's turn, and a call that ends in a later turn is reported whole.
 func (c *children) endTurn() {
 	if c == nil {
 		return
@@ -166,7 +244,6 @@ func (c *children) endTurn() {
 	c.mu.Unlock()
 	for _, s := range streams {
 		s.flush()
-		s.endTurn()
 	}
 }
 
@@ -197,16 +274,22 @@ func cancelChild(ctx context.Context, client *acpclient.Client, log *slog.Logger
 	return err
 }
 
-// childStream is the event stream of child id of parent: its events go
-// through s's sink stamped with both ids; its activity is the running
-// turn's; it serves the same tool servers; it has no reply text of its
-// own for OnAgentText (its messages are events).
-func (s *eventStream) childStream(id, parent string) *eventStream {
+// childStream is the event stream of child ch: its events go through s's
+// sink stamped with the child's id and its parent's; its activity is the
+// running turn's; it serves the same tool servers; it has its own
+// accumulator, tool calls and ledger, and no reply text of its own for
+// OnAgentText (its messages are events); it reads the update kinds of the
+// parent's protocol version (childKind).
+func (s *eventStream) childStream(ch *child) *eventStream {
+	id, parent := ch.ID, ch.ParentID
 	cs := newEventStream(s.clock, s.log.With("child_session_id", id), func(ev domain.Event) {
 		ev.SessionID, ev.ParentSessionID = id, parent
 		s.emit(ev)
 	}, nil, s.pid)
 	cs.activity, cs.noticed = s.activity, s.noticed
+	if s.childKind != nil {
+		cs.otherKind = s.childKind(ch)
+	}
 	s.mu.Lock()
 	cs.toolsServed = s.toolsServed
 	cs.kids = s.kids

@@ -66,8 +66,10 @@ func TestChildSessionEvents(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []app.ChildSession{{ID: refagent.ChildSessionID, ParentID: "ref-1", CanCancel: true,
-		ChildInfo: domain.ChildInfo{Title: "Explore the repository", Description: "general-purpose", State: "idle", StopReason: "end_turn"}}},
+		ChildInfo: domain.ChildInfo{Title: "Explore the repository", Description: "general-purpose", State: "idle", StopReason: "end_turn"},
+		Context:   &domain.ContextUsage{Used: 1200, Size: 200000}}},
 		h.sess.Children())
+	assert.Nil(t, res.Context, "the child's usage_update is not the parent's context use")
 }
 
 // TestChildSessionsNotDeclared: without Subagents nothing is declared, the

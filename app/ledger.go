@@ -6,17 +6,19 @@ import (
 	"github.com/acpdrive/acpdrive/domain"
 )
 
-// ledger follows what usage_update says of the session between and during
+// ledger follows what usage_update says of one session between and during
 // turns (docs/behaviour.md#token-accounting): the cumulative cost before a
-// turn and at its end, and the context window's use at its end. It is fed
-// every event the stream emits, on the reader goroutine, and read by the
-// turn that ends.
+// turn and at its end, and the context window's use at its end. Each event
+// stream has its own (a child session's too): it is fed the context_usage
+// events of its own stream only, on the reader goroutine, and read by the
+// turn that ends (a child's by Session.Children).
 type ledger struct {
 	mu       sync.Mutex
 	cost     *domain.Cost         // the latest cumulative cost, nil before any
 	before   *domain.Cost         // the cumulative cost when the running turn began
 	turnCost bool                 // a cost arrived during the running turn
 	context  *domain.ContextUsage // the latest context use during the running turn
+	latestCx *domain.ContextUsage // the latest context use, whatever the turn
 	wire     bool                 // some turn was measured from the protocol
 	running  *domain.Usage        // the last running total a prompt result carried
 }
@@ -50,7 +52,23 @@ func (l *ledger) observe(ev domain.Event) {
 		l.cost, l.turnCost = &cost, true
 		c.Cost = &cost
 	}
-	l.context = &c
+	l.context, l.latestCx = &c, &c
+}
+
+// latest is a copy of the latest context use (with its cost), nil before
+// any usage_update.
+func (l *ledger) latest() *domain.ContextUsage {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.latestCx == nil {
+		return nil
+	}
+	c := *l.latestCx
+	if c.Cost != nil {
+		cost := *c.Cost
+		c.Cost = &cost
+	}
+	return &c
 }
 
 // begin marks a turn's start: the cost so far is its baseline.

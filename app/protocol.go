@@ -31,6 +31,10 @@ type protocol interface {
 	// event stream does not know (the eventStream.otherKind hook); false
 	// leaves it unrecognized.
 	otherKind(kind string, params json.RawMessage) bool
+	// childKind takes, on the reader goroutine, an update of a kind the
+	// event stream does not know sent under child ch's id (the child
+	// stream's otherKind hook); false leaves it unrecognized.
+	childKind(kids *children, ch *child, kind string, params json.RawMessage) bool
 	// rewrite is the version's pure translation of an update of a kind
 	// the event stream does not know into one it knows: out is nil for an
 	// update that only says the runtime is alive, ok false for a kind the
@@ -123,6 +127,16 @@ func (s *Session) protocol() protocol {
 func (s *Session) otherKind(kind string, params json.RawMessage) bool {
 	p := s.proto.Load()
 	return p != nil && p.otherKind(kind, params)
+}
+
+// childKind is the hook a child's stream reads the kinds of the settled
+// part through (eventStream.childKind): nothing is taken before
+// initialize settled it.
+func (s *Session) childKind(ch *child) func(kind string, params json.RawMessage) bool {
+	return func(kind string, params json.RawMessage) bool {
+		p := s.proto.Load()
+		return p != nil && p.childKind(s.stream.kids, ch, kind, params)
+	}
 }
 
 // prompter is the session's prompter, the settled part's.

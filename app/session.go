@@ -63,17 +63,18 @@ func newSession(opts Options, obs *observation) *Session {
 		ledger: &ledger{},
 	}
 	sink := func(ev domain.Event) {
-		s.ledger.observe(ev)
 		opts.OnEvent(ev)
 		obs.event(ev)
 	}
 	s.stream = newEventStream(opts.Clock, log, sink, opts.OnAgentText, s.rt.pid)
+	s.stream.ledger = s.ledger // fed the session's own usage_update only, no child's
 	s.stream.activity = s.turns.touch
 	s.stream.noticed = obs.notice
 	if opts.Settings.Subagents {
 		s.stream.kids = newChildren(s.stream, log)
 	}
 	s.stream.otherKind = s.otherKind
+	s.stream.childKind = s.childKind
 	return s
 }
 

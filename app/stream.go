@@ -38,12 +38,24 @@ type eventStream struct {
 	// session's state_update and reshaped kinds, v2.go); false leaves it
 	// unrecognized. Set before the connection starts; nil takes none.
 	otherKind func(kind string, params json.RawMessage) bool
+	// childKind, when set, gives each child stream its otherKind: a v2
+	// session's children speak v2 as their parent does (v2_children.go).
+	childKind func(ch *child) func(kind string, params json.RawMessage) bool
+	// ledger follows this stream's own usage_update figures (cost and
+	// context use); a child's stream has its own, so a child's figures
+	// never reach its parent's (docs/behaviour.md#token-accounting).
+	ledger *ledger
 
 	emitMu sync.Mutex // serializes the sink
 
-	mu          sync.Mutex // guards the fields below
-	sessionID   string
-	idKnown     bool
+	mu        sync.Mutex // guards the fields below
+	sessionID string
+	idKnown   bool
+	// expected is the session a continuation asked for, the stream's own
+	// until an answer names the session (adopt): a replay is routed by
+	// session id from its first byte
+	// (docs/behaviour.md#sessions-as-resources-and-child-sessions).
+	expected    string
 	acc         domain.Accumulator
 	lastMessage domain.Message
 	tools       map[string]*toolRecord
@@ -72,6 +84,7 @@ func newEventStream(clock ports.Clock, log *slog.Logger, sink func(domain.Event)
 		activity: func(time.Time) {},
 		noticed:  func(time.Time, string) {},
 		tools:    make(map[string]*toolRecord),
+		ledger:   &ledger{},
 	}
 }
 
@@ -92,11 +105,29 @@ func (s *eventStream) serveTools(served bool) {
 }
 
 // watchReplay routes updates of the loaded session to w until it is
-// replaced by nil.
+// replaced by nil. Until adopt names the session, the loaded session is
+// the stream's own and every other id is foreign (a child's, or another
+// session's), also once w is replaced by nil.
 func (s *eventStream) watchReplay(w *replayWatch) {
 	s.mu.Lock()
 	s.replay = w
+	if w != nil {
+		s.expected = w.sessionID
+	}
 	s.mu.Unlock()
+}
+
+// ownLocked is the session whose updates are the stream's own, and
+// whether one is known: the adopted one, else the one a continuation
+// asked for. s.mu must be held.
+func (s *eventStream) ownLocked() (string, bool) {
+	switch {
+	case s.idKnown:
+		return s.sessionID, true
+	case s.expected != "":
+		return s.expected, true
+	}
+	return "", false
 }
 
 // LastMessage returns the latest completed agent message.
@@ -109,8 +140,17 @@ func (s *eventStream) last() domain.Message {
 // update maps one session/update (docs/behaviour.md#events).
 func (s *eventStream) update(params json.RawMessage) {
 	sessionID, u, err := acpwire.DecodeSessionUpdate(params)
+	if err != nil && sessionID == "" {
+		// The envelope itself does not decode ("sessionId": 7): whose
+		// update it is cannot be known, so it is no other session's
+		// (docs/behaviour.md#events).
+		s.log.Debug("agent sent a session update whose envelope could not be read", "error", err)
+		s.other(domain.Event{Type: domain.EventMalformed, Message: domain.MsgUnknownUpdate})
+		return
+	}
 	s.mu.Lock()
-	foreign := s.idKnown && sessionID != s.sessionID
+	own, known := s.ownLocked()
+	foreign := known && sessionID != own
 	replay := s.replay
 	s.mu.Unlock()
 	if foreign {
@@ -158,7 +198,7 @@ func (s *eventStream) update(params json.RawMessage) {
 	case acpwire.UpdatePlan:
 		s.other(domain.Event{Type: domain.EventOtherMessage, Message: domain.MsgPlanUpdate, Plan: planEntries(u.Plan)})
 	case acpwire.UpdateToolCall, acpwire.UpdateToolCallUpdate:
-		s.toolCall(u.ToolCall, now)
+		s.toolCall(u.ToolCall, u.Kind == acpwire.UpdateToolCall, now)
 	case acpwire.UpdateNotice:
 		s.runtimeNotice(noticeText(u.Notice), domain.Notice{Source: domain.NoticeFromUpdate, Severity: u.Notice.Severity}, now)
 	case acpwire.UpdateSubagent:
@@ -210,6 +250,7 @@ func (s *eventStream) text(messageID, text string, at time.Time) {
 // agent's reply, so neither ends the accumulated message
 // (docs/behaviour.md#messages).
 func (s *eventStream) state(ev domain.Event) {
+	s.ledger.observe(ev)
 	s.emit(ev)
 	s.activity(ev.Time)
 }
@@ -284,10 +325,15 @@ func (s *eventStream) refused(sessionID string) {
 
 // toolCall records tool_call and tool_call_update, and emits one
 // tool_result per call that reaches completed or failed — also for a
-// tool_call born terminal (docs/behaviour.md#events).
-func (s *eventStream) toolCall(tc *acpwire.ToolCall, now time.Time) {
+// tool_call born terminal (docs/behaviour.md#events). A tool_call (starts)
+// for an id still open starts the call again: its duration is counted
+// from the latest start.
+func (s *eventStream) toolCall(tc *acpwire.ToolCall, starts bool, now time.Time) {
 	s.mu.Lock()
 	rec, seen := s.tools[tc.ToolCallID]
+	if seen && starts {
+		rec.began = now
+	}
 	if !seen {
 		rec = &toolRecord{kind: domain.ToolOther, began: now}
 		if len(s.tools) >= maxOpenTools {

@@ -77,6 +77,9 @@ func (v1Protocol) endTurn() {}
 
 func (v1Protocol) otherKind(string, json.RawMessage) bool { return false }
 
+// childKind: a v1 child sends no kind v1 does not have.
+func (v1Protocol) childKind(*children, *child, string, json.RawMessage) bool { return false }
+
 func (v1Protocol) rewrite(string, json.RawMessage) (json.RawMessage, bool) { return nil, false }
 
 func (v1Protocol) encodeServers(servers []domain.MCPServer) []json.RawMessage {

@@ -215,6 +215,9 @@ func (tr *v2Protocol) selectType() string { return "id" }
 // event stream decodes every update first, so the chunks that make up a
 // stream cost a v2 session nothing more.
 func (tr *v2Protocol) otherKind(kind string, params json.RawMessage) bool {
+	if tr.notFollowed(kind) {
+		return true
+	}
 	if kind == acpwire.UpdateStateUpdate {
 		tr.stateUpdate(params)
 		return true

@@ -66,6 +66,46 @@ func childTurns() map[string]*Turn {
 				stop("end_turn"),
 			},
 		},
+		"subagent-usage": {
+			Description: "The parent's usage_update (600 of 100000, cost 0.30 USD); announces child-1; under child-1 a usage_update (1200 of 200000, cost 2.00 USD); child-1 idle end_turn; the parent's own text (messageId p-1); end_turn.",
+			Steps: []Step{
+				{Step: StepUsage, Used: 600, Size: 100000, Cost: json.RawMessage(`{"amount":0.3,"currency":"USD"}`)},
+				announceChild(),
+				childStep(Step{Step: StepUsage, Used: 1200, Size: 200000, Cost: json.RawMessage(`{"amount":2,"currency":"USD"}`)}),
+				subagentUpdate(`,"state":{"state":"idle","stopReason":"end_turn"}`),
+				{Step: StepText, Text: "The parent is done.", MessageID: strPtr("p-1")},
+				stop("end_turn"),
+			},
+		},
+		"subagent-last-text": {
+			Description: "Announces child-1; under child-1 a text (messageId c-1) and nothing after it; child-1 idle end_turn; the parent's own text (messageId p-1); end_turn.",
+			Steps: []Step{
+				announceChild(),
+				childStep(Step{Step: StepText, Text: "The child reports back.", MessageID: strPtr("c-1")}),
+				subagentUpdate(`,"state":{"state":"idle","stopReason":"end_turn"}`),
+				{Step: StepText, Text: "The parent is done.", MessageID: strPtr("p-1")},
+				stop("end_turn"),
+			},
+		},
+		"subagent-background": {
+			Description: "Announces child-1; under child-1 an execute tool call bg-call (title \"sleep 5\") in progress; the parent's own text (messageId p-1); end_turn, the child still running (#subagent-background-end ends it).",
+			Steps: []Step{
+				announceChild(),
+				childStep(Step{Step: StepToolCall, ToolCallID: "bg-call", Title: "sleep 5", Kind: "execute", Status: "in_progress"}),
+				{Step: StepText, Text: "Started in the background.", MessageID: strPtr("p-1")},
+				stop("end_turn"),
+			},
+		},
+		"subagent-background-end": {
+			Description: "Sleeps 20 ms; under child-1 bg-call completed; child-1 idle end_turn; the parent's own text (messageId p-2); end_turn.",
+			Steps: []Step{
+				{Step: StepSleep, Ms: 20},
+				childStep(Step{Step: StepToolCallUpdate, ToolCallID: "bg-call", Status: "completed"}),
+				subagentUpdate(`,"state":{"state":"idle","stopReason":"end_turn"}`),
+				{Step: StepText, Text: "The background work is done.", MessageID: strPtr("p-2")},
+				stop("end_turn"),
+			},
+		},
 		"subagent-wait": {
 			Description: "Announces child-1 (running) and a child text, then waits for session/cancel; on cancel reports child-1 idle cancelled.",
 			Steps: []Step{

@@ -70,3 +70,34 @@ func TestRunSubagentsHuman(t *testing.T) {
 	assert.NotContains(t, stdout, "The child looked around.")
 	assert.Contains(t, stdout, "The parent is done.")
 }
+
+// TestRunSubagentsHumanTextBeforeIdle: a person reads a child's last
+// message before the state that ends its work, on both protocol versions.
+func TestRunSubagentsHumanTextBeforeIdle(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"1", "2"} {
+		stdout, stderr, code := runIn(t, t.TempDir(), "run", "--subagents", "--protocol", v,
+			"--command", testbin.Path(t)+" agent --protocol "+v, "#subagent-last-text")
+		require.Equal(t, 0, code, stderr)
+		text := strings.Index(stdout, "  │ The child reports back.\n")
+		idle := strings.Index(stdout, "  │ state: idle (end_turn)\n")
+		require.NotEqual(t, -1, text, stdout)
+		require.NotEqual(t, -1, idle, stdout)
+		assert.Less(t, text, idle, "v%s: the child's text comes before its idle:\n%s", v, stdout)
+	}
+}
+
+// TestRunCeilingsReadTheParentsFigures: --max-cost and
+// --max-context-fraction decide on the parent's own figures: a child's
+// cumulative cost (2.00 USD) and context use are the child's, so the run
+// goes on to its second prompt.
+func TestRunCeilingsReadTheParentsFigures(t *testing.T) {
+	t.Parallel()
+	stdout, stderr, code := runIn(t, t.TempDir(), "run", "--json", "--subagents", "--max-cost", "1", "--max-context-fraction", "0.9",
+		"--command", testbin.Path(t)+" agent", "#subagent-usage", "#subagent-usage")
+	require.Equal(t, 0, code, stderr)
+	run := wireRun(t, stdout)
+	assert.Equal(t, float64(2), run["turns"], "the child's figures stop nothing")
+	assert.Nil(t, run["stopped"])
+	assert.Equal(t, []any{map[string]any{"amount": 0.3, "currency": "USD"}}, run["cost"], "the parent's cost alone")
+}
