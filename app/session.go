@@ -60,7 +60,7 @@ func newSession(opts Options, obs *observation) *Session {
 	log := opts.Logger.With("component", "acp_session")
 	s := &Session{
 		opts: opts, log: log, clock: opts.Clock, obs: obs,
-		rt:     newRuntime(log, opts.Clock, opts.DrainBound),
+		rt:     newRuntime(log, opts.Clock, opts.drainBound),
 		turns:  newTurnEngine(opts.Clock, log),
 		meter:  newMeter(opts.MeasurementSources, log),
 		caps:   newCapRecord(log),
