@@ -252,7 +252,7 @@ func (e *turnEngine) touch(at time.Time) {
 func (e *turnEngine) run(ctx context.Context, t *turnState, p prompter, b turnBounds, req promptRequest) domain.TurnResult {
 	turnCtx, cancelTurn := ctx, context.CancelFunc(func() {})
 	if b.turn > 0 {
-		turnCtx, cancelTurn = context.WithTimeoutCause(ctx, b.turn, errTurnTimeout)
+		turnCtx, cancelTurn = context.WithTimeoutCause(ctx, b.turn, turnTimeoutCause{})
 	}
 	defer cancelTurn()
 	if t.ended() {
@@ -319,14 +319,17 @@ func (e *turnEngine) run(ctx context.Context, t *turnState, p prompter, b turnBo
 	}
 }
 
-// errTurnTimeout is the cause of a turn context ended by turn_timeout_ms.
-var errTurnTimeout = errors.New(msgTurnTimeout)
+// turnTimeoutCause is the cause of a turn context ended by
+// turn_timeout_ms, told apart from the caller's own deadline.
+type turnTimeoutCause struct{}
+
+func (turnTimeoutCause) Error() string { return msgTurnTimeout }
 
 // timeoutMessage words a turn_timeout of turnCtx: turn_timeout_ms when its
 // own bound passed, the caller's deadline otherwise
 // (docs/behaviour.md#overrides).
 func timeoutMessage(turnCtx context.Context) string {
-	if errors.Is(context.Cause(turnCtx), errTurnTimeout) {
+	if errors.Is(context.Cause(turnCtx), turnTimeoutCause{}) {
 		return msgTurnTimeout
 	}
 	return domain.MsgCallerDeadline
