@@ -19,7 +19,15 @@ import (
 // (docs/behaviour.md#turn-disposition).
 func TestTurnResultCarriesTheWholeReply(t *testing.T) {
 	t.Parallel()
-	h := start(t, nil)
+	t.Run("v1", func(t *testing.T) { t.Parallel(); replyTurns(t, start(t, nil)) })
+	t.Run("v2", func(t *testing.T) {
+		t.Parallel()
+		replyTurns(t, start(t, []string{"--protocol", "2"},
+			withConfig(func(s *domain.SessionSettings) { s.Protocol = domain.ProtocolV2 })))
+	})
+}
+
+func replyTurns(t *testing.T, h *harness) {
 	long := strings.Repeat("é", 2000) + " end"
 	res := h.turn(long)
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
