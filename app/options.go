@@ -46,10 +46,6 @@ type Options struct {
 	// callback slows the runtime down (backpressure) and loses nothing.
 	// It must not call back into the Session.
 	OnEvent func(domain.Event)
-	// ProbeSession makes Probe create a throwaway session, report its
-	// modes, configuration options, models and commands, and delete (or
-	// close) it (docs/behaviour.md#probe). Only Probe reads it.
-	ProbeSession bool
 	// Observers receive every event after OnEvent, under the same rules.
 	Observers []ports.Observer
 	// OnAgentText, when set, receives the text of every agent message
@@ -92,11 +88,30 @@ type Options struct {
 	ForkSessionID string
 	// VerifyCredential runs VerifyCredential before the working session.
 	VerifyCredential bool
-	// DrainBound overrides DefaultDrainBound (tests only need it shorter).
-	DrainBound time.Duration
 	// ClientName and ClientVersion are sent as clientInfo; they default to
 	// "acpdrive" and Version.
 	ClientName, ClientVersion string
+
+	// drainBound overrides DefaultDrainBound; only this package's tests
+	// set it (export_test.go).
+	drainBound time.Duration
+}
+
+// ProbeOptions asks Probe for more than the handshake
+// (docs/behaviour.md#probe).
+type ProbeOptions struct {
+	// Session makes Probe create a throwaway session, report its modes,
+	// configuration options, models and commands, and delete (or close)
+	// it.
+	Session bool
+}
+
+// probeOptions is the one ProbeOptions of a Probe call, or none.
+func probeOptions(po []ProbeOptions) ProbeOptions {
+	if len(po) == 0 {
+		return ProbeOptions{}
+	}
+	return po[0]
 }
 
 // OptionsError is a programmer's mistake in Options: a required port
@@ -132,8 +147,8 @@ func (o Options) resolved() (Options, error) {
 	if o.Creations == nil {
 		o.Creations = NewMemoryCreations()
 	}
-	if o.DrainBound <= 0 {
-		o.DrainBound = DefaultDrainBound
+	if o.drainBound <= 0 {
+		o.drainBound = DefaultDrainBound
 	}
 	if o.ClientName == "" {
 		o.ClientName = "acpdrive"

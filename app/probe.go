@@ -42,7 +42,7 @@ type ProbeReport struct {
 	MetaKeys       []string `json:"meta_keys"`
 	ResultMetaKeys []string `json:"result_meta_keys,omitempty"`
 	// Session is what a throwaway session showed, when
-	// Options.ProbeSession asked for one; nil otherwise.
+	// ProbeOptions.Session asked for one; nil otherwise.
 	Session *ProbeSession `json:"session,omitempty"`
 	// NegativeControl is how the runtime answered an unknown "_" method.
 	NegativeControl NegativeControl `json:"negative_control"`
@@ -143,14 +143,15 @@ const probeCommandsWait = 2 * time.Second
 // normal teardown. It creates no session, so nothing is stored on the
 // runtime's side, unless Settings.ConfirmToolServers asks for the tool-server
 // confirmation: servers are declared on session/new only, so the probe
-// then creates one session and waits for the verdict.
-func Probe(ctx context.Context, opts Options) (ProbeReport, error) {
+// then creates one session and waits for the verdict. po, at most one,
+// asks for more (ProbeOptions.Session).
+func Probe(ctx context.Context, opts Options, po ...ProbeOptions) (ProbeReport, error) {
 	opts, err := opts.resolved()
 	if err != nil {
 		return ProbeReport{}, refused(opts, err)
 	}
 	var seen *probeSeen
-	if opts.ProbeSession {
+	if probeOptions(po).Session {
 		seen = newProbeSeen()
 		onEvent := opts.OnEvent
 		opts.OnEvent = func(ev domain.Event) {

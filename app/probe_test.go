@@ -13,7 +13,7 @@ import (
 
 // TestProbeShowsEverythingAdvertised: every session capability key, the
 // auth methods and auth capabilities, providers and _meta keys reach the
-// report; with ProbeSession, the throwaway session's modes, options,
+// report; with ProbeOptions.Session, the throwaway session's modes, options,
 // models and commands too, and it is deleted after.
 func TestProbeShowsEverythingAdvertised(t *testing.T) {
 	t.Parallel()
@@ -25,8 +25,7 @@ func TestProbeShowsEverythingAdvertised(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			o, _, _, agentLg := agentOptions(t, []string{"--scenario", "advertise-all"})
-			o.ProbeSession = c.session
-			r, err := app.Probe(context.Background(), o)
+			r, err := app.Probe(context.Background(), o, app.ProbeOptions{Session: c.session})
 			require.NoError(t, err)
 			assert.Equal(t, []string{"list", "delete", "additionalDirectories", "resume", "close", "fork", "subagents", "systemPrompt", "title"}, r.SessionCapabilities)
 			assert.Equal(t, map[string]string{"systemPrompt": `{"mode":{"override":{}}}`}, r.SessionCapabilityValues)
@@ -67,8 +66,7 @@ func TestProbeShowsEverythingAdvertised(t *testing.T) {
 func TestProbeOfAPlainRuntime(t *testing.T) {
 	t.Parallel()
 	o, _, _, _ := agentOptions(t, []string{"--scenario", "commands-after-new"})
-	o.ProbeSession = true
-	r, err := app.Probe(context.Background(), o)
+	r, err := app.Probe(context.Background(), o, app.ProbeOptions{Session: true})
 	require.NoError(t, err)
 	assert.Equal(t, []string{}, r.SessionCapabilities)
 	assert.Nil(t, r.Providers)

@@ -33,6 +33,11 @@ type Session struct {
 
 	proto atomic.Pointer[protocolRef] // the protocol part, once initialize settled the version
 
+	reply  turnReply     // the running turn's reply, from the emitted events
+	totals sessionTotals // the session's turns summed (Totals)
+	// stopped is set once Stop was called: a later Turn is refused.
+	stopped atomic.Bool
+
 	// Set while the session starts; read-only afterwards.
 	agent   domain.AgentInfo
 	route   string
@@ -56,13 +61,14 @@ func newSession(opts Options, obs *observation) *Session {
 	log := opts.Logger.With("component", "acp_session")
 	s := &Session{
 		opts: opts, log: log, clock: opts.Clock, obs: obs,
-		rt:     newRuntime(log, opts.Clock, opts.DrainBound),
+		rt:     newRuntime(log, opts.Clock, opts.drainBound),
 		turns:  newTurnEngine(opts.Clock, log),
 		meter:  newMeter(opts.MeasurementSources, log),
 		caps:   newCapRecord(log),
 		ledger: &ledger{},
 	}
 	sink := func(ev domain.Event) {
+		s.reply.observe(ev)
 		opts.OnEvent(ev)
 		obs.event(ev)
 	}
@@ -79,13 +85,24 @@ func newSession(opts Options, obs *observation) *Session {
 }
 
 // Turn sends one prompt and relays the runtime's updates as events until
-// the turn ends (docs/behaviour.md#turn-disposition). Cancelling ctx
-// cancels the turn (session/cancel is sent once); a ctx deadline ends it
-// as turn_timeout. Only one turn may run at a time: a second concurrent
-// call is refused with response_error before anything reaches the
-// runtime. An ending held from between turns (a request only a person
-// could answer) ends this turn without sending the prompt.
+// the turn ends (docs/behaviour.md#turn-disposition), and returns how it
+// ended: the outcome, the error (nil on turn_completed), the turn's reply
+// (TurnResult.Reply: the agent's last message of the turn, whole up to
+// domain.ReplyCap), and its usage and cost when measured.
+//
+// Cancelling ctx cancels the turn (session/cancel is sent once):
+// turn_cancelled. ctx's deadline ends it as turn_timeout with
+// domain.MsgCallerDeadline, told apart from Settings.TurnTimeout's
+// "the turn exceeded turn_timeout_ms". Only one turn may run at a time: a
+// second concurrent call is refused with response_error before anything
+// reaches the runtime. A Turn after Stop is refused with turn_cancelled
+// (not retryable) and domain.MsgSessionStopped, and sends nothing. An
+// ending held from between turns (a request only a person could answer)
+// ends this turn without sending the prompt.
 func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
+	if s.stopped.Load() {
+		return domain.FailedResult(domain.NewError(domain.KindTurnCancelled, domain.MsgSessionStopped))
+	}
 	t, held, first, ok := s.turns.begin()
 	if !ok {
 		return domain.FailedResult(domain.NewError(domain.KindResponseError, domain.MsgTurnInFlight))
@@ -95,6 +112,7 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	defer s.turns.gate.Unlock()
 
 	s.stream.flush()
+	s.reply.begin()
 	s.ledger.begin()
 	s.stream.emit(domain.Event{Type: domain.EventSessionStarted, SessionID: s.ID(), Message: domain.MsgSessionStarted})
 	if first {
@@ -120,7 +138,9 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	s.stream.kids.endTurn()
 	s.stream.flush()
 	s.stream.endTurn()
+	res.Reply, res.ReplyCut = s.reply.take()
 	s.measure(ctx, &res)
+	s.totals.add(res)
 	s.turns.finish()
 	s.stream.emit(outcomeEvent(res))
 	s.obs.turnEnded(s.clock.Now(), res)
@@ -131,30 +151,25 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 // record's gaps and a failed tool-server confirmation.
 func (s *Session) firstTurnNotices() {
 	if notice, ok := s.caps.takeNotice().Notice(); ok {
-		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: notice})
+		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: notice, Origin: domain.OriginAcpdrive})
 		s.stream.noticed(s.clock.Now(), notice)
 	}
 	if notice := s.agent.ToolServers.Notice(); notice != "" {
-		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: notice})
+		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: notice, Origin: domain.OriginAcpdrive})
 	}
 	if p := s.agent.Posture; p != nil && s.opts.Settings.Session.Applies() {
 		// Only a configured session announces its posture: an unconfigured
 		// one shows it in the record and the result alone
 		// (docs/behaviour.md#session-configuration).
-		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: domain.MsgSessionPosturePrefix + p.Text()})
+		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: domain.MsgSessionPosturePrefix + p.Text(), Origin: domain.OriginAcpdrive})
 	}
 }
 
 // outcomeEvent is the event that closes a turn: turn_failed for a failure
 // the runtime reported through its stop reason, turn_ended_with_error for
-// any other failure.
-func outcomeEvent(res domain.TurnResult) domain.Event {
-	typ := res.Outcome.Event()
-	if res.Outcome == domain.OutcomeFailed && res.StopReason == "" {
-		typ = domain.EventTurnEndedWithError
-	}
-	return domain.Event{Type: typ, Message: res.Message()}
-}
+// any other failure; either way its Outcome is the result's
+// (docs/behaviour.md#turn-disposition).
+func outcomeEvent(res domain.TurnResult) domain.Event { return res.Event() }
 
 // Stop tears the session down in the fixed order of
 // docs/behaviour.md#teardown, however far the start got.
@@ -165,6 +180,7 @@ func outcomeEvent(res domain.TurnResult) domain.Event {
 // its result. Stop is idempotent and safe for concurrent use. What survives
 // the teardown is reported as a *domain.SurvivorsError (logged at Warn).
 func (s *Session) Stop(ctx context.Context) error {
+	s.stopped.Store(true)
 	began := s.clock.Now()
 	td := teardownSteps{
 		closeMethod: s.endWith,
@@ -234,5 +250,11 @@ func (s *Session) AgentInfo() domain.AgentInfo { return s.agent }
 // "session/load", "session/resume" or "session/fork".
 func (s *Session) Route() string { return s.route }
 
-// LastMessage returns the latest completed agent message.
+// LastMessage returns the latest completed agent message, cut to
+// domain.MessageCap runes. A turn's whole reply is its TurnResult.Reply.
 func (s *Session) LastMessage() domain.Message { return s.stream.last() }
+
+// Totals returns the session's totals so far: every turn's usage summed
+// figure by figure over the measured turns, and cost per currency
+// (docs/behaviour.md#token-accounting). fmt.Print prints them on one line.
+func (s *Session) Totals() domain.Totals { return s.totals.snapshot() }

@@ -202,7 +202,7 @@ func (s *Session) launch(ctx context.Context, unreachable []string) error {
 // discard gives back what a prepared plan holds when it will not be
 // started (a pool's reserved slot, docs/behaviour.md#ssh).
 func discard(plan ports.Plan) {
-	if d, ok := plan.(interface{ Discard() }); ok {
+	if d, ok := plan.(ports.Discarder); ok {
 		d.Discard()
 	}
 }

@@ -304,7 +304,7 @@ func (s *eventStream) other(ev domain.Event) {
 
 // notice emits a notification, ending the accumulated message first.
 func (s *eventStream) notice(msg string) {
-	s.other(domain.Event{Type: domain.EventNotification, Message: msg})
+	s.other(domain.Event{Type: domain.EventNotification, Message: msg, Origin: domain.OriginAcpdrive})
 	s.noticed(s.clock.Now(), msg)
 }
 
@@ -318,7 +318,7 @@ func (s *eventStream) refused(sessionID string) {
 	s.mu.Unlock()
 	if gated {
 		s.log.Warn("a tool call was gated by consent in a session that delivered tool servers", "session_id", sessionID)
-		s.emit(domain.Event{Type: domain.EventNotification, Message: domain.MsgToolServersGated})
+		s.emit(domain.Event{Type: domain.EventNotification, Message: domain.MsgToolServersGated, Origin: domain.OriginAcpdrive})
 		s.noticed(s.clock.Now(), domain.MsgToolServersGated)
 	}
 }
@@ -424,5 +424,5 @@ func (s *eventStream) stamp(ev domain.Event) domain.Event {
 }
 
 func messageEvent(m domain.Message) domain.Event {
-	return domain.Event{Type: domain.EventNotification, Message: m.Text, Time: m.At}
+	return domain.Event{Type: domain.EventNotification, Message: m.Text, Time: m.At, Origin: domain.OriginAgent}
 }

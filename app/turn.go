@@ -252,7 +252,7 @@ func (e *turnEngine) touch(at time.Time) {
 func (e *turnEngine) run(ctx context.Context, t *turnState, p prompter, b turnBounds, req promptRequest) domain.TurnResult {
 	turnCtx, cancelTurn := ctx, context.CancelFunc(func() {})
 	if b.turn > 0 {
-		turnCtx, cancelTurn = context.WithTimeout(ctx, b.turn)
+		turnCtx, cancelTurn = context.WithTimeoutCause(ctx, b.turn, turnTimeoutCause{})
 	}
 	defer cancelTurn()
 	if t.ended() {
@@ -298,7 +298,7 @@ func (e *turnEngine) run(ctx context.Context, t *turnState, p prompter, b turnBo
 		case <-turnCtx.Done():
 			end := ending{override: domain.OverrideCancel}
 			if errors.Is(turnCtx.Err(), context.DeadlineExceeded) {
-				end = ending{err: domain.NewError(domain.KindTurnTimeout, msgTurnTimeout)}
+				end = ending{err: domain.NewError(domain.KindTurnTimeout, timeoutMessage(turnCtx))}
 			}
 			if !t.end(end) {
 				continue // an ending was decided first; take it
@@ -319,11 +319,27 @@ func (e *turnEngine) run(ctx context.Context, t *turnState, p prompter, b turnBo
 	}
 }
 
+// turnTimeoutCause is the cause of a turn context ended by
+// turn_timeout_ms, told apart from the caller's own deadline.
+type turnTimeoutCause struct{}
+
+func (turnTimeoutCause) Error() string { return msgTurnTimeout }
+
+// timeoutMessage words a turn_timeout of turnCtx: turn_timeout_ms when its
+// own bound passed, the caller's deadline otherwise
+// (docs/behaviour.md#overrides).
+func timeoutMessage(turnCtx context.Context) string {
+	if errors.Is(context.Cause(turnCtx), turnTimeoutCause{}) {
+		return msgTurnTimeout
+	}
+	return domain.MsgCallerDeadline
+}
+
 // sendFailure maps a prompt that could not be handed over.
 func (e *turnEngine) sendFailure(turnCtx context.Context, p prompter, err error, readTimeout time.Duration) domain.TurnResult {
 	switch {
 	case turnCtx.Err() != nil && errors.Is(turnCtx.Err(), context.DeadlineExceeded):
-		return domain.FailedResult(domain.NewError(domain.KindTurnTimeout, msgTurnTimeout))
+		return domain.FailedResult(domain.NewError(domain.KindTurnTimeout, timeoutMessage(turnCtx)))
 	case turnCtx.Err() != nil:
 		return domain.Disposition("", domain.OverrideCancel, "")
 	}

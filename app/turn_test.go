@@ -557,7 +557,7 @@ func TestCrashMidTurn(t *testing.T) {
 func TestExitLeavingDescendantHoldingStdout(t *testing.T) {
 	t.Parallel()
 	clock := fakeclock.New(epoch)
-	h := startProc(t, nil, withClock(clock), func(o *app.Options) { o.DrainBound = 700 * time.Millisecond })
+	h := startProc(t, nil, withClock(clock), func(o *app.Options) { app.SetDrainBound(o, 700*time.Millisecond) })
 	done := h.turnAsync(context.Background(), "#orphan-stdout")
 	require.NoError(t, clock.WaitForTimers(context.Background(), 1))
 	clock.Advance(700*time.Millisecond - time.Millisecond)

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
 )
 
 // crossCheckTolerance is how far, as a fraction of the protocol's total,
@@ -29,7 +30,7 @@ const (
 // usage_update and emits one token_usage event for a measured turn.
 func (s *Session) measure(ctx context.Context, res *domain.TurnResult) {
 	wire := res.Usage != nil
-	if wire && domain.WireUsageIsRunningTotal(s.agent.Name) {
+	if wire && s.wireUsageIsRunningTotal() {
 		// docs/behaviour.md#token-accounting: this runtime's prompt result
 		// carries the session's running total.
 		u, ok := s.ledger.turnOfRunningTotal(*res.Usage)
@@ -66,6 +67,18 @@ func (s *Session) measure(ctx context.Context, res *domain.TurnResult) {
 		s.stream.emit(domain.Event{Type: domain.EventTokenUsage, Usage: res.Usage, Model: res.Model,
 			Source: res.Source, Cost: res.Cost, Breakdown: res.Breakdown})
 	}
+}
+
+// wireUsageIsRunningTotal asks the measurement sources whether the
+// runtime's prompt result carries the session's running total
+// (ports.WireUsageReader; docs/behaviour.md#token-accounting).
+func (s *Session) wireUsageIsRunningTotal() bool {
+	for _, src := range s.opts.MeasurementSources {
+		if r, ok := src.(ports.WireUsageReader); ok && r.WireUsageIsRunningTotal(s.agent.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 // crossCheck compares the protocol's figure on res with the journal's:

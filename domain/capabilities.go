@@ -200,3 +200,20 @@ func (c Capabilities) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(entries)
 }
+
+// String prints the record one entry per line, in the fixed order:
+// "<label>: <state>", followed by " (confirmed)" for a confirmed entry.
+// fmt.Print(sess.Capabilities()) prints it.
+func (c Capabilities) String() string {
+	var b strings.Builder
+	for i, l := range capabilityOrder {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(string(l) + ": " + string(c.levels[i].state()))
+		if c.confirmed[i] {
+			b.WriteString(" (confirmed)")
+		}
+	}
+	return b.String()
+}

@@ -87,6 +87,13 @@ const (
 	MsgUnaskedCancel = "agent reported a cancelled stop reason without a cancellation on either side"
 	// MsgTurnCancelled is the message for a turn this side cancelled.
 	MsgTurnCancelled = "turn cancelled"
+	// MsgSessionStopped is the turn_cancelled message of a Turn called
+	// after the session's Stop: nothing is sent, and retrying on the same
+	// session cannot help.
+	MsgSessionStopped = "the session was stopped; a stopped session takes no further turn"
+	// MsgCallerDeadline is the turn_timeout message of a turn ended by the
+	// deadline of the caller's own context (not turn_timeout_ms).
+	MsgCallerDeadline = "the caller's context deadline passed before the turn ended"
 	// MsgInputRequired is the message (optionally followed by ": <detail>")
 	// for a turn ended because only a person could answer.
 	MsgInputRequired = "agent asked for a decision only a person can make"

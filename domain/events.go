@@ -28,7 +28,8 @@ const (
 	// EventTokenUsage carries measured token figures for a turn.
 	EventTokenUsage EventType = "token_usage"
 	// EventNotification carries the agent's accumulated message and
-	// acpdrive's own notices.
+	// acpdrive's own notices; Event.Origin tells them apart
+	// (docs/behaviour.md#events).
 	EventNotification EventType = "notification"
 	// EventMessageChunk carries one text chunk of the agent's reply, as it
 	// streams (the accumulated message follows as a notification).
@@ -138,6 +139,14 @@ type Event struct {
 	AgentPID int `json:"agent_pid,omitempty"`
 	// Message is the event's text.
 	Message string `json:"message,omitempty"`
+	// Origin is set on every notification: OriginAgent for the agent's
+	// accumulated message, OriginAcpdrive for acpdrive's own notices
+	// (docs/behaviour.md#events).
+	Origin string `json:"origin,omitempty"`
+	// Outcome is set on the event that closes a turn: the outcome of the
+	// turn's domain.TurnResult, in the same words (turn_failed also on a
+	// turn_ended_with_error event; docs/behaviour.md#turn-disposition).
+	Outcome Outcome `json:"outcome,omitempty"`
 	// SessionID is set on session_started, and on every event of a child
 	// session: the child's id.
 	SessionID string `json:"session_id,omitempty"`
@@ -193,6 +202,15 @@ type Event struct {
 	// Plan is set on the other_message of a plan update: the complete list.
 	Plan []PlanEntry `json:"plan,omitempty"`
 }
+
+// Who wrote a notification (Event.Origin).
+const (
+	// OriginAgent: the agent's accumulated message, part of its reply.
+	OriginAgent = "agent"
+	// OriginAcpdrive: a notice of acpdrive's own (a capability gap, a
+	// refused permission request, the session's posture), never the reply.
+	OriginAcpdrive = "acpdrive"
+)
 
 // Where a runtime notice came from (Notice.Source).
 const (

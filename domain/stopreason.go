@@ -23,6 +23,19 @@ const (
 // Event returns the event type that reports this outcome.
 func (o Outcome) Event() EventType { return EventType(o) }
 
+// Event returns the event that closes the turn r ended
+// (docs/behaviour.md#turn-disposition): its type is the outcome's event
+// type, except turn_ended_with_error for a failure that did not come
+// through a stop reason; its Outcome is always r.Outcome, so an event
+// reader and a result reader use one vocabulary.
+func (r TurnResult) Event() Event {
+	typ := r.Outcome.Event()
+	if r.Outcome == OutcomeFailed && r.StopReason == "" {
+		typ = EventTurnEndedWithError
+	}
+	return Event{Type: typ, Message: r.Message(), Outcome: r.Outcome}
+}
+
 // Stop reasons a session/prompt response can carry.
 const (
 	// StopEndTurn: the agent finished the turn.
@@ -80,7 +93,19 @@ type TurnResult struct {
 	// Context is the context window's use at the turn's end, nil when the
 	// runtime reports none.
 	Context *ContextUsage
+	// Reply is the turn's reply: the agent's last message of the turn
+	// (its message_chunk texts since the last message boundary), whole up
+	// to ReplyCap bytes; "" when the turn produced no message
+	// (docs/behaviour.md#turn-disposition). A child session's text is
+	// never part of it.
+	Reply string
+	// ReplyCut reports that Reply was cut at ReplyCap bytes.
+	ReplyCut bool
 }
+
+// ReplyCap bounds TurnResult.Reply, in bytes (1 MiB): a longer reply is
+// cut at the last whole rune within the bound and ReplyCut is set.
+const ReplyCap = 1 << 20
 
 // Message returns the error's message, or "" when there is no error.
 func (r TurnResult) Message() string {

@@ -1,7 +1,5 @@
 package domain
 
-import "strings"
-
 // Where a turn's figures came from (Usage.Source, the token_usage event's
 // source; docs/behaviour.md#token-accounting). A journal source names
 // itself (its ports.MeasurementSource name).
@@ -62,16 +60,6 @@ func (w WireUsage) Usage() (u Usage, wireTotal int64, ok bool) {
 	}
 	u.TotalTokens = u.Sum()
 	return u, val(w.TotalTokens), true
-}
-
-// WireUsageIsRunningTotal reports whether the runtime named agentName
-// (the handshake's agentInfo.name) reports the session's running total in
-// each prompt result: the turn's figure is then the difference from the
-// previous turn's (docs/behaviour.md#token-accounting).
-// Copilot CLI ("Copilot") is the one known: its second turn's result
-// carries both turns' figures.
-func WireUsageIsRunningTotal(agentName string) bool {
-	return strings.EqualFold(agentName, "Copilot")
 }
 
 // Sub returns the figure-by-figure difference u − v and whether no

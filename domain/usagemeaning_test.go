@@ -110,8 +110,6 @@ func TestCostAndContextBudgets(t *testing.T) {
 }
 
 func TestRunningTotal(t *testing.T) {
-	assert.True(t, domain.WireUsageIsRunningTotal("Copilot"))
-	assert.False(t, domain.WireUsageIsRunningTotal("@agentclientprotocol/claude-agent-acp"))
 	d, ok := domain.Usage{InputTokens: 310, OutputTokens: 30, CacheReadTokens: 120, ReasoningTokens: 7}.Sub(
 		domain.Usage{InputTokens: 160, OutputTokens: 21, CacheReadTokens: 70, ReasoningTokens: 6})
 	assert.True(t, ok)

@@ -58,6 +58,15 @@ type Plan interface {
 	Start(ctx context.Context, env []string) (Process, error)
 }
 
+// Discarder is an optional interface of a Plan that holds something
+// until it is started (a pool's reserved host slot,
+// docs/behaviour.md#ssh): the application calls Discard, once, on a
+// prepared plan it will not start, so that what it holds is given back.
+// A started plan gives it back when its Process is released.
+type Discarder interface {
+	Discard()
+}
+
 // Identity names a started runtime.
 type Identity struct {
 	// PID is the local process acpdrive watches: the runtime itself, or

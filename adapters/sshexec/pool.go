@@ -28,7 +28,7 @@ type HostLauncher struct {
 // reservation becomes the started session's slot at the plan's first
 // Start and is given back when its Process is released. It is given back
 // without a session when that Start fails, when the plan's Discard is
-// called (the plans implement interface{ Discard() }), or, for a plan that
+// called (the plans implement ports.Discarder), or, for a plan that
 // is dropped without either, when the garbage collector finds the plan
 // unreachable. A later Start of the same plan takes a fresh slot, or fails
 // port_exit when the host is full.
@@ -40,7 +40,10 @@ type Pool struct {
 	running map[string]int // sessions started or reserved, per host
 }
 
-var _ ports.Launcher = (*Pool)(nil)
+var (
+	_ ports.Launcher  = (*Pool)(nil)
+	_ ports.Discarder = (*poolPlan)(nil)
+)
 
 // NewPool returns a pool over hosts, in order (ties go to the earlier
 // host). perHostCap <= 0 means no cap.

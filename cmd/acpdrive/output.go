@@ -34,6 +34,10 @@ type turnResultLine struct {
 	Cost *domain.Cost `json:"cost,omitempty"`
 	// Context is the context window's use at the turn's end.
 	Context *domain.ContextUsage `json:"context,omitempty"`
+	// Reply is the turn's reply, whole up to domain.ReplyCap
+	// (docs/behaviour.md#turn-result); ReplyCut marks one cut there.
+	Reply    string `json:"reply,omitempty"`
+	ReplyCut bool   `json:"reply_cut,omitempty"`
 }
 
 // startupFailedLine is the JSON line printed when the session cannot start.
@@ -266,7 +270,8 @@ func (p *printer) turnResult(n int, res domain.TurnResult) {
 	if p.json {
 		line := turnResultLine{Type: "turn_result", Turn: n, Outcome: string(res.Outcome),
 			StopReason: res.StopReason, Message: res.Message(), Usage: res.Usage, Model: res.Model,
-			Source: res.Source, Breakdown: res.Breakdown, Cost: res.Cost, Context: res.Context}
+			Source: res.Source, Breakdown: res.Breakdown, Cost: res.Cost, Context: res.Context,
+			Reply: res.Reply, ReplyCut: res.ReplyCut}
 		if res.Err != nil {
 			retry := res.Err.Kind.Retryable()
 			line.ErrorKind, line.Retryable = string(res.Err.Kind), &retry

@@ -45,10 +45,10 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "acpdrive probe: %v\n", err)
 		return exitUsage
 	}
-	opts := app.Options{Settings: settingsOf(cfg), Workspace: workspace, ProbeSession: *withSession}
+	opts := app.Options{Settings: settingsOf(cfg), Workspace: workspace}
 	deps.Apply(&opts)
 	f.applyLauncher(&opts, cfg, logger)
-	report, err := app.Probe(ctx, opts)
+	report, err := app.Probe(ctx, opts, app.ProbeOptions{Session: *withSession})
 	if err != nil {
 		out := newPrinter(f.json, stdout, stderr)
 		out.startupFailed(err)

@@ -298,7 +298,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	deps.Apply(&opts)
 	f.applyLauncher(&opts, cfg, logger)
 	if f.noMeasure {
-		opts.MeasurementSources = nil
+		opts.MeasurementSources = wireUsageOnly(opts.MeasurementSources)
 	}
 	sess, err := startInterruptible(ctx, sigs, opts)
 	if err != nil {

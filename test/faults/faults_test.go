@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/internal/testsupport/proctest"
 )
@@ -461,10 +462,10 @@ func scenarios() []scenario {
 			r.mustStart()
 			res, elapsed := r.turn(context.Background(), "go")
 			wantResult(t, res, domain.OutcomeFailed, domain.KindPortExit, outputLost)
-			if elapsed < r.opts.DrainBound*3/4 {
-				t.Errorf("turn ended after %s, before the drain bound %s", elapsed, r.opts.DrainBound)
+			if elapsed < app.DefaultDrainBound*3/4 {
+				t.Errorf("turn ended after %s, before the drain bound %s", elapsed, app.DefaultDrainBound)
 			}
-			within(t, "the turn", elapsed, r.opts.DrainBound)
+			within(t, "the turn", elapsed, app.DefaultDrainBound)
 			res, _ = r.turn(context.Background(), "again")
 			wantResult(t, res, domain.OutcomeFailed, domain.KindPortExit, outputLost)
 		}},

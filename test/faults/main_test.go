@@ -98,12 +98,11 @@ func newRig(t *testing.T, behaviour string, args ...string) *rig {
 	cfg.StallTimeout = 0
 	cfg.TurnTimeout = 60 * time.Second
 	r.opts = app.Options{
-		Settings:   cfg,
-		Workspace:  r.dir,
-		Launcher:   launcher,
-		Clock:      sysclock.Clock{},
-		OnEvent:    r.record,
-		DrainBound: time.Second,
+		Settings:  cfg,
+		Workspace: r.dir,
+		Launcher:  launcher,
+		Clock:     sysclock.Clock{},
+		OnEvent:   r.record,
 	}
 	t.Cleanup(r.finish)
 	return r
