@@ -187,10 +187,15 @@ func (s *Session) Stop(ctx context.Context) error {
 	})
 }
 
+// failedStartStopMargin is how much longer than the stop grace the
+// teardown of a start that did not become the session may take
+// (docs/behaviour.md#bounds: stop_grace + 5 s).
+const failedStartStopMargin = 5 * time.Second
+
 // stopWithin tears down a start that did not become the session, bounded
-// by the stop grace and ten seconds more.
+// by the stop grace and failedStartStopMargin more.
 func (s *Session) stopWithin(ctx context.Context) error {
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.Settings.StopGrace+10*time.Second)
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.Settings.StopGrace+failedStartStopMargin)
 	defer cancel()
 	return s.Stop(stopCtx)
 }

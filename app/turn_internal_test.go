@@ -5,6 +5,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -128,4 +131,15 @@ func TestVerificationBoundText(t *testing.T) {
 	} {
 		assert.Equal(t, want, boundText(d), "%v", d)
 	}
+}
+
+// TestFailedStartStopBoundIsTheDocumented: a start that did not become the
+// session is torn down within stop_grace + 5 s, as docs/behaviour.md#bounds
+// says (it was stop_grace + 10 s).
+func TestFailedStartStopBoundIsTheDocumented(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "behaviour.md"))
+	require.NoError(t, err)
+	require.Contains(t, strings.Join(strings.Fields(string(doc)), " "), "the library stops a failed start with `stop_grace + 5 s`")
+	assert.Equal(t, 5*time.Second, failedStartStopMargin)
 }
