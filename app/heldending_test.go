@@ -97,7 +97,11 @@ func TestHeldEndingOwnedWhenTheRequestIsRead(t *testing.T) {
 	res := h.turn("#between-turns")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
 	// The between-turns request was read and its answer is on its way.
-	<-gate.hit
+	select {
+	case <-gate.hit:
+	case <-time.After(waitFor):
+		t.Fatal("the between-turns request was not answered")
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
