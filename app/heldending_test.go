@@ -81,8 +81,18 @@ func (w *gatedStdin) Write(b []byte) (int, error) {
 // forced, not hoped for.
 func TestHeldEndingOwnedWhenTheRequestIsRead(t *testing.T) {
 	t.Parallel()
+	for _, v := range versions {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			heldEndingOwnedWhenTheRequestIsRead(t, v.client, v.agent)
+		})
+	}
+}
+
+func heldEndingOwnedWhenTheRequestIsRead(t *testing.T, client domain.ProtocolChoice, agent string) {
 	gate := &gatedLauncher{match: []byte(`"outcome":"cancelled"`), hit: make(chan struct{}), release: make(chan struct{})}
-	o, rec, logs, agentLog := agentOptions(t, nil)
+	o, rec, logs, agentLog := agentOptions(t, []string{"--protocol", agent},
+		withConfig(func(s *domain.SessionSettings) { s.Protocol = client }))
 	gate.Launcher = o.Launcher
 	o.Launcher = gate
 	h := startWith(t, o, rec, logs, agentLog)
