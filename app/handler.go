@@ -63,15 +63,20 @@ func (h *connHandler) HandleRequest(req jsonrpc.Request) {
 		h.childRequest(req, ch)
 		return
 	}
-	a := decide(req, h.turns.endingPending())
+	a, owner := h.turns.request(func(pending bool) answer { return decide(req, pending) })
+	if owner != nil {
+		// The running turn owns the ending: it wakes once the notice is
+		// out, whatever happens on the way (docs/behaviour.md#held-endings).
+		defer owner.signal()
+	}
 	if err := h.answer(req, a); err != nil {
 		h.log.Debug("could not answer an agent request", "method", req.Method, "error", err)
 	}
 	switch {
 	case a.refused:
 		h.stream.refused(h.sessionID())
-	case a.person != "":
-		h.turns.endForPerson(a.person, h.stream.notice)
+	case owner != nil:
+		h.stream.notice(a.person)
 	case a.unimplemented:
 		h.log.Debug("agent called a method this client does not implement", "method", req.Method)
 		h.stream.other(domain.Event{Type: domain.EventMalformed, Message: domain.MsgUnimplementedMethod})

@@ -173,11 +173,14 @@ func (o Options) resolved() (Options, error) {
 }
 
 // refused reports options that cannot start: settings refused at start
-// are a startup_failed event; a programmer's mistake is not an event.
+// are a startup_failed event, for OnEvent and every observer's Observe
+// (no session is observed); a programmer's mistake is not an event.
 func refused(opts Options, err error) error {
 	var oe *OptionsError
 	if !errors.As(err, &oe) {
-		opts.OnEvent(domain.Event{Type: domain.EventStartupFailed, Message: failureMessage(err), Time: opts.Clock.Now().UTC()})
+		ev := domain.Event{Type: domain.EventStartupFailed, Message: failureMessage(err), Time: opts.Clock.Now().UTC()}
+		opts.OnEvent(ev)
+		(&observation{plain: opts.Observers}).event(ev)
 	}
 	return err
 }

@@ -75,6 +75,7 @@ func newSession(opts Options, obs *observation) *Session {
 	s.stream = newEventStream(opts.Clock, log, sink, opts.OnAgentText, s.rt.pid)
 	s.stream.ledger = s.ledger // fed the session's own usage_update only, no child's
 	s.stream.activity = s.turns.touch
+	s.turns.announce = s.stream.notice
 	s.stream.noticed = obs.notice
 	if opts.Settings.Subagents {
 		s.stream.kids = newChildren(s.stream, log)
@@ -202,10 +203,15 @@ func (s *Session) Stop(ctx context.Context) error {
 	})
 }
 
+// failedStartStopMargin is how much longer than the stop grace the
+// teardown of a start that did not become the session may take
+// (docs/behaviour.md#bounds: stop_grace + 5 s).
+const failedStartStopMargin = 5 * time.Second
+
 // stopWithin tears down a start that did not become the session, bounded
-// by the stop grace and ten seconds more.
+// by the stop grace and failedStartStopMargin more.
 func (s *Session) stopWithin(ctx context.Context) error {
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.Settings.StopGrace+10*time.Second)
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.Settings.StopGrace+failedStartStopMargin)
 	defer cancel()
 	return s.Stop(stopCtx)
 }

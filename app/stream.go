@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -220,29 +221,37 @@ func (s *eventStream) update(params json.RawMessage) {
 
 // text accumulates one text chunk and emits it as a message_chunk event,
 // which also tells the caller the runtime is alive. It is the hot path of
-// every stream: one lock for the accumulator, one for the sink.
+// every stream. The sink is taken before the accumulator, so a flush on
+// another goroutine can never take a message whose last chunk is not yet
+// emitted and report it first (docs/behaviour.md#messages); the sink is
+// released by a defer, whatever its consumer does.
 func (s *eventStream) text(messageID, text string, at time.Time) {
+	s.textLocked(messageID, text, at)
+	s.activity(at)
+}
+
+// textLocked is text's part under the sink's lock.
+func (s *eventStream) textLocked(messageID, text string, at time.Time) {
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
 	s.mu.Lock()
 	done, flushed := s.acc.Add(messageID, text, at)
 	if flushed {
 		s.lastMessage = done
 	}
 	s.mu.Unlock()
-	s.emitMu.Lock()
 	if flushed {
-		s.onEvent(s.stamp(messageEvent(done)))
+		s.deliver(s.stamp(messageEvent(done)))
 	}
 	if text != "" {
 		// An empty chunk (some runtimes open a message with one) still
 		// counts as activity and a messageId boundary, but is no event:
 		// no event without content.
 		if s.onText != nil {
-			s.onText(messageID, text)
+			s.safely(domain.EventMessageChunk, func() { s.onText(messageID, text) })
 		}
-		s.onEvent(s.stamp(domain.Event{Type: domain.EventMessageChunk, Time: at, Message: text, MessageID: messageID}))
+		s.deliver(s.stamp(domain.Event{Type: domain.EventMessageChunk, Time: at, Message: text, MessageID: messageID}))
 	}
-	s.emitMu.Unlock()
-	s.activity(at)
 }
 
 // state emits an event about the session's state (commands, mode,
@@ -408,7 +417,24 @@ func (s *eventStream) emit(ev domain.Event) {
 	ev = s.stamp(ev)
 	s.emitMu.Lock()
 	defer s.emitMu.Unlock()
-	s.onEvent(ev)
+	s.deliver(ev)
+}
+
+// deliver hands ev to the sink; s.emitMu is held.
+func (s *eventStream) deliver(ev domain.Event) { s.safely(ev.Type, func() { s.onEvent(ev) }) }
+
+// safely runs a consumer of the caller's (OnEvent, OnAgentText, an
+// observer) for an event of type typ. A panic there is the consumer's bug,
+// not the session's end: it is recovered and logged at Error, the event is
+// lost for the consumers after the one that panicked, and the session goes
+// on (docs/behaviour.md#the-librarys-own-contract).
+func (s *eventStream) safely(typ domain.EventType, consume func()) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("an event consumer panicked", "event_type", string(typ), "panic", fmt.Sprint(v))
+		}
+	}()
+	consume()
 }
 
 // stamp fills an event's time (UTC) and the agent's PID.

@@ -53,6 +53,7 @@ type turnState struct {
 	sent      chan struct{}                // closed once the prompt's hand-over is over, whatever its outcome
 	sentOnce  sync.Once
 	meta      map[string]string // the prompt's _meta pairs from the observers; set before the prompt goes out
+	sending   bool              // the prompt's hand-over began; guarded by the engine's mu
 
 	mu sync.Mutex
 	e  *ending
@@ -155,7 +156,11 @@ type turnEngine struct {
 	// held); the event stream's hot path reads it without the lock.
 	running atomic.Pointer[turnState]
 
-	mu      sync.Mutex // guards the fields below
+	// announce emits the notice of an ending held since the turn began,
+	// before that turn's outcome; nil emits nothing.
+	announce func(string)
+
+	mu      sync.Mutex // guards the fields below and turnState.sending
 	held    *ending
 	started int
 }
@@ -193,43 +198,68 @@ func (e *turnEngine) betweenTurns(f func()) {
 	f()
 }
 
-// endForPerson ends the running turn as turn_input_required. A request
-// that arrives when no turn runs, or after the running turn's prompt was
-// answered, belongs to no turn: its ending is held for the next turn.
-// It runs on the reader goroutine, so "answered" is exact: the answer is
-// recorded before any later line is handled. announce emits the notice;
-// it runs before the turn wakes, so the notice always precedes the turn's
-// outcome event.
-func (e *turnEngine) endForPerson(notice string, announce func(string)) {
+// request decides the answer to a request from the runtime and, when
+// the answer needs a person, who owns that ending, in one step under the
+// engine's lock (docs/behaviour.md#held-endings): a turn cannot begin or
+// hand its prompt over between the two. The ending goes to the running
+// turn when its prompt went out and is not answered yet; otherwise (no
+// turn, a turn whose prompt has not gone out, an answered one) it is held
+// for the next hand-over, which then sends no prompt. decide gets whether
+// an ending is already decided. When the running turn owns the ending, it
+// is claimed but not yet woken: the caller writes the answer, announces
+// the notice and then signals owner, so the notice precedes the turn's
+// outcome event. It runs on the reader goroutine, so "answered" is exact.
+func (e *turnEngine) request(decide func(endingPending bool) answer) (a answer, owner *turnState) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t := e.running.Load()
+	owned := t != nil && e.owns(t)
+	a = decide(e.held != nil || owned && t.ended())
+	if a.person == "" {
+		return a, nil
+	}
 	end := ending{
 		override: domain.OverrideInputRequired,
-		notice:   notice,
+		notice:   a.person,
 		err:      domain.Disposition("", domain.OverrideInputRequired, "").Err,
 	}
-	t := e.running.Load()
-	answered := t != nil && t.answeredOnReader()
-	e.mu.Lock()
-	if t == nil || answered || e.running.Load() != t {
-		if e.held == nil {
-			e.held = &end
+	if owned {
+		if t.claim(end) {
+			return a, t
 		}
-		e.mu.Unlock()
-		return
+		return a, nil // an ending was decided first
 	}
-	e.mu.Unlock()
-	if t.claim(end) {
-		announce(notice)
-		t.signal()
+	if e.held == nil {
+		e.held = &end
 	}
+	return a, nil
 }
 
-// endingPending reports whether an ending is already decided, for the
-// running turn or held for the next one.
-func (e *turnEngine) endingPending() bool {
+// owns reports whether t's prompt went out and is not answered yet: only
+// then does an ending belong to t. e.mu must be held; a hand-over that
+// began is waited for (bounded by the acceptance bound), and nothing on
+// the hand-over's path takes e.mu.
+func (e *turnEngine) owns(t *turnState) bool {
+	if !t.sending {
+		return false
+	}
+	<-t.sent
+	p := t.prompt.Load()
+	return p != nil && !p.Answered()
+}
+
+// handOver marks the point after which t's prompt goes out, unless an
+// ending was held since the turn began: then that ending is returned and
+// no prompt is sent.
+func (e *turnEngine) handOver(t *turnState) *ending {
 	e.mu.Lock()
-	held, t := e.held != nil, e.running.Load()
-	e.mu.Unlock()
-	return held || t != nil && t.ended() && !t.answeredOnReader()
+	defer e.mu.Unlock()
+	if held := e.held; held != nil {
+		e.held = nil
+		return held
+	}
+	t.sending = true
+	return nil
 }
 
 // endRunning ends the running turn, if any, with end.
@@ -255,9 +285,16 @@ func (e *turnEngine) run(ctx context.Context, t *turnState, p prompter, b turnBo
 		turnCtx, cancelTurn = context.WithTimeoutCause(ctx, b.turn, turnTimeoutCause{})
 	}
 	defer cancelTurn()
+	if held := e.handOver(t); held != nil {
+		// A request only a person could answer arrived after the turn
+		// began and before its prompt went out: nothing is sent.
+		if e.announce != nil {
+			e.announce(held.notice)
+		}
+		t.handedOver()
+		return held.result()
+	}
 	if t.ended() {
-		// A request only a person could answer arrived before the
-		// prompt went out: nothing is sent.
 		return t.ending().result()
 	}
 	acceptCtx, cancelAccept := context.WithTimeout(turnCtx, b.read)
@@ -275,32 +312,44 @@ func (e *turnEngine) run(ctx context.Context, t *turnState, p prompter, b turnBo
 	if b.stall > 0 {
 		stall = e.clock.After(b.stall)
 	}
+	// lost is set once this side's ending lost its claim to one decided
+	// first (a person-needed ending claimed before its notice went out):
+	// the winner signals endCh, so the loop waits for that alone rather
+	// than waking again on a context or a stream that stays done.
+	lost := false
 	for {
+		var broken, cancelled <-chan struct{}
+		if !lost {
+			broken, cancelled = p.broken(), turnCtx.Done()
+		}
 		select {
 		case <-call.Done():
 			if t.ended() {
 				// This side decided first: its ending wins over the
 				// stop reason.
+				<-t.endCh
 				return t.ending().result()
 			}
 			return call.result()
 		case <-t.endCh:
 			return e.settle(p, call, req.sessionID, t.ending(), b.read)
-		case <-p.broken():
+		case <-broken:
 			// A write to the runtime did not complete within its bound
 			// (docs/behaviour.md#bounds): nothing more can be sent.
 			end := ending{err: domain.WrapError(domain.KindPortExit, domain.MsgWriteFailed, p.writeErr())}
 			if !t.end(end) {
+				lost = true
 				continue
 			}
 			call.forget()
 			return end.result()
-		case <-turnCtx.Done():
+		case <-cancelled:
 			end := ending{override: domain.OverrideCancel}
 			if errors.Is(turnCtx.Err(), context.DeadlineExceeded) {
 				end = ending{err: domain.NewError(domain.KindTurnTimeout, timeoutMessage(turnCtx))}
 			}
 			if !t.end(end) {
+				lost = true
 				continue // an ending was decided first; take it
 			}
 			return e.settle(p, call, req.sessionID, end, b.read)
@@ -312,6 +361,7 @@ func (e *turnEngine) run(ctx context.Context, t *turnState, p prompter, b turnBo
 			}
 			end := ending{err: domain.NewError(domain.KindTurnTimeout, msgTurnStalled)}
 			if !t.end(end) {
+				stall = nil
 				continue
 			}
 			return e.settle(p, call, req.sessionID, end, b.read)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
@@ -62,7 +63,7 @@ func verifyObserved(ctx context.Context, opts Options, obs *observation) error {
 func verify(ctx context.Context, opts Options) error {
 	limit := opts.Settings.EffectiveVerificationBound()
 	bound := domain.WrapError(domain.KindCredentialUnverified,
-		fmt.Sprintf("%sno answer within the verification bound of %s", msgCredentialIncomplete, limit), context.DeadlineExceeded)
+		fmt.Sprintf("%sno answer within the verification bound of %s", msgCredentialIncomplete, boundText(limit)), context.DeadlineExceeded)
 	vctx, cancel := context.WithTimeoutCause(ctx, limit, bound)
 	defer cancel()
 	vo := opts
@@ -133,4 +134,14 @@ func verificationError(err error) error {
 		return ae
 	}
 	return domain.WrapError(domain.KindCredentialUnverified, msgCredentialIncomplete+ae.Message, ae)
+}
+
+// boundText writes a bound the way docs/behaviour.md#credential-verification
+// does: whole seconds as seconds ("60s", never "1m0s"), anything finer as
+// time.Duration writes it ("700ms").
+func boundText(d time.Duration) string {
+	if d > 0 && d%time.Second == 0 {
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return d.String()
 }

@@ -141,6 +141,9 @@ func (s SessionSettings) Validate() []Finding {
 	if s.StopGrace <= 0 {
 		fs = append(fs, Finding{Severity: SeverityError, Check: CheckStopGraceNonPositive, Message: MsgStopGraceNonPositive})
 	}
+	if _, err := ParseProtocolChoice(string(s.Protocol)); err != nil {
+		fs = append(fs, Finding{Severity: SeverityError, Check: CheckProtocolInvalid, Message: "agent." + err.Error()})
+	}
 	return append(fs, s.Session.Validate()...)
 }
 

@@ -9,11 +9,16 @@ import (
 	"github.com/acpdrive/acpdrive/app"
 )
 
+// stopMargin is how much longer than the stop grace the CLI gives Stop
+// (docs/behaviour.md#bounds: stop_grace + 10 s), whichever path stops.
+const stopMargin = 10 * time.Second
+
 // interrupter turns SIGINT/SIGTERM into turn cancellation: the first signal
 // cancels the running turn (and no further turn starts), a second one stops
-// the session; the teardown still runs in its fixed order.
+// the session within stopBound; the teardown still runs in its fixed order.
 type interrupter struct {
-	sess *app.Session
+	sess      *app.Session
+	stopBound time.Duration
 
 	mu       sync.Mutex
 	cancel   context.CancelFunc
@@ -24,8 +29,8 @@ type interrupter struct {
 	wg   sync.WaitGroup
 }
 
-func newInterrupter(sigs <-chan os.Signal, sess *app.Session) *interrupter {
-	in := &interrupter{sess: sess, done: make(chan struct{})}
+func newInterrupter(sigs <-chan os.Signal, sess *app.Session, stopBound time.Duration) *interrupter {
+	in := &interrupter{sess: sess, stopBound: stopBound, done: make(chan struct{})}
 	in.wg.Add(1)
 	go func() {
 		defer in.wg.Done()
@@ -51,7 +56,7 @@ func (in *interrupter) signal() {
 		cancel()
 	}
 	if count >= 2 {
-		ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, stop := context.WithTimeout(context.Background(), in.stopBound)
 		defer stop()
 		_ = in.sess.Stop(ctx)
 	}

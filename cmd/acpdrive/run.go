@@ -307,7 +307,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	out.host = sess.Host()
 
-	interrupts := newInterrupter(sigs, sess)
+	interrupts := newInterrupter(sigs, sess, cfg.StopGrace+stopMargin)
 	defer interrupts.close()
 
 	code := exitOK
@@ -335,7 +335,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			break
 		}
 	}
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.StopGrace+10*time.Second)
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.StopGrace+stopMargin)
 	defer cancel()
 	stopErr := sess.Stop(stopCtx)
 	end.notice = end.budget.unbounded()

@@ -116,7 +116,7 @@ func sessionsCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	} else {
 		err = store.Delete(ctx, id)
 	}
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.StopGrace+10*time.Second)
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.StopGrace+stopMargin)
 	defer cancel()
 	if stopErr := store.Stop(stopCtx); stopErr != nil && logger != nil {
 		logger.Warn("teardown reported", "error", stopErr)

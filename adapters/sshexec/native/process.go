@@ -28,6 +28,8 @@ const (
 	killWindow = 2 * time.Second
 	// killResend is the pause between the remote group kill's rounds.
 	killResend = 50 * time.Millisecond
+	// killRounds is how many rounds the remote group kill makes at most.
+	killRounds = int(killWindow / killResend)
 	// stderrDrainBound bounds Release's wait for standard error's end.
 	stderrDrainBound = time.Second
 	// settleBound bounds Release's wait for the request handler and the
@@ -231,11 +233,15 @@ func (p *process) Kill() error {
 	deadline := time.Now().Add(killWindow)
 	var survivors []domain.Survivor
 	if pg := p.group.PGID(); pg > 0 && !procio.Closed(p.c.dead) {
-		code, err := p.runAside(remotecmd.KillGroupCommand(pg, int(killWindow/killResend)), killWindow+time.Second)
+		out, code, err := p.runAsideOutput(remotecmd.KillGroupCommand(pg, killRounds), killWindow+time.Second)
 		if err != nil {
 			p.logger.Debug("could not kill the remote process group", slog.String("error", err.Error()))
 		} else {
 			survivors = remotecmd.GroupSurvivors(code, pg, p.l.host)
+			if rounds, ok := remotecmd.KillRounds(out); ok {
+				p.logger.Debug("remote process group killed", slog.Int64("remote_pgid", pg),
+					slog.Int("rounds", rounds), slog.Int("max_rounds", killRounds))
+			}
 		}
 	}
 	p.killed.Store(true)
@@ -268,23 +274,31 @@ func (p *process) signalGroup(sig string, bound time.Duration) error {
 // runAside runs cmd on its own channel of the connection and returns its
 // exit status, bounded.
 func (p *process) runAside(cmd string, bound time.Duration) (int, error) {
+	_, code, err := p.runAsideOutput(cmd, bound)
+	return code, err
+}
+
+// runAsideOutput is runAside that also returns what cmd wrote to standard
+// output (at most a line is expected).
+func (p *process) runAsideOutput(cmd string, bound time.Duration) ([]byte, int, error) {
 	type result struct {
+		out  []byte
 		code int
 		err  error
 	}
 	done := make(chan result, 1)
 	sess, err := p.c.client.NewSession()
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	go func() {
-		err := sess.Run(cmd)
+		out, err := sess.Output(cmd)
 		var ee *ssh.ExitError
 		switch {
 		case err == nil:
-			done <- result{}
+			done <- result{out: out}
 		case errors.As(err, &ee):
-			done <- result{code: ee.ExitStatus()}
+			done <- result{out: out, code: ee.ExitStatus()}
 		default:
 			done <- result{err: err}
 		}
@@ -294,11 +308,11 @@ func (p *process) runAside(cmd string, bound time.Duration) (int, error) {
 	select {
 	case r := <-done:
 		_ = sess.Close()
-		return r.code, r.err
+		return r.out, r.code, r.err
 	case <-t.C:
-		_ = sess.Close() // ends Run
+		_ = sess.Close() // ends Output
 		<-done
-		return 0, fmt.Errorf("remote command did not finish within %v", bound)
+		return nil, 0, fmt.Errorf("remote command did not finish within %v", bound)
 	}
 }
 

@@ -11,7 +11,11 @@
 // remote side runs as another user. Otherwise the fixture logs in as the
 // current user and says so in the test log; the remote environment is
 // still sshd's, not the test process's (sshd builds it afresh and accepts
-// no variable). The fixture creates and changes no account.
+// no variable). The fixture creates and changes no account. As the
+// current user, every channel starts that user's login shell with its
+// start-up files (bash reads ~/.bashrc under sshd), which can take a
+// long time on a loaded machine: tests assert what the transports
+// guarantee, never how fast a channel starts.
 //
 // When sshd is missing the tests skip, except under CI=true, where they
 // fail: CI installs openssh-server (.ci/run) and must not skip silently.
@@ -268,7 +272,7 @@ func Start(t testing.TB) *Server {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if same {
-		t.Logf("sshtest: the remote account is the current user %q (as root, %s is used when it exists; .ci/run creates it)", uname, RemoteUser)
+		t.Logf("sshtest: the remote account is the current user %q, whose login shell and start-up files run on every channel (as root, %s is used when it exists; .ci/run creates it)", uname, RemoteUser)
 	}
 	return s
 }

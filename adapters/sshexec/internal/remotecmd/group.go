@@ -111,7 +111,9 @@ func SignalGroupCommand(sig string, pg int64) string {
 
 // KillGroupCommand is the remote loop of the force step: it KILLs group pg
 // every 50 ms and exits 0 once the group is empty or holds only zombies,
-// or ExitGroupAlive after rounds rounds.
+// or ExitGroupAlive after rounds rounds. Before it exits it writes the
+// number of rounds that found live members to standard output (0: the
+// first KILL left nothing running), which KillRounds reads.
 //
 // A member killed after its parent ended is an orphan: it stays in the
 // group as a zombie until the remote init reaps it, and kill(2) still
@@ -130,12 +132,23 @@ func KillGroupCommand(pg int64, rounds int) string {
 }
 i=0
 while kill -s KILL -- -` + g + ` 2>/dev/null; do
-  acpdrive_live || exit 0
-  i=$((i+1)); [ "$i" -ge ` + strconv.Itoa(rounds) + ` ] && exit ` + strconv.Itoa(ExitGroupAlive) + `
+  acpdrive_live || { echo "$i"; exit 0; }
+  i=$((i+1)); [ "$i" -ge ` + strconv.Itoa(rounds) + ` ] && { echo "$i"; exit ` + strconv.Itoa(ExitGroupAlive) + `; }
   sleep 0.05 2>/dev/null || sleep 1
 done
+echo "$i"
 exit 0
 `
+}
+
+// KillRounds reads the rounds KillGroupCommand wrote to standard output;
+// ok is false when out holds no count (the command did not get that far).
+func KillRounds(out []byte) (rounds int, ok bool) {
+	n, err := strconv.Atoi(string(bytes.TrimSpace(out)))
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
 }
 
 // GroupSurvivors is what the force step reports for remote group pg on

@@ -38,3 +38,17 @@ func TestPGIDFilter(t *testing.T) {
 		})
 	}
 }
+
+// TestKillRounds: the group kill's round count is read from its output.
+func TestKillRounds(t *testing.T) {
+	for out, want := range map[string]int{"0\n": 0, "3\n": 3, " 40 ": 40} {
+		if n, ok := KillRounds([]byte(out)); !ok || n != want {
+			t.Errorf("KillRounds(%q) = %d, %v; want %d", out, n, ok, want)
+		}
+	}
+	for _, out := range []string{"", "x", "-1"} {
+		if _, ok := KillRounds([]byte(out)); ok {
+			t.Errorf("KillRounds(%q) read a count", out)
+		}
+	}
+}
