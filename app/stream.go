@@ -291,6 +291,10 @@ func (s *eventStream) authStatus(params json.RawMessage) {
 // mapped update, at a turn's start and end, and when the stream from the
 // runtime ends.
 func (s *eventStream) flush() {
+	// The sink's lock first, as in text: a message is never handed over
+	// after a chunk of the next one.
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
 	s.mu.Lock()
 	done, ok := s.acc.Flush()
 	if ok {
@@ -298,7 +302,7 @@ func (s *eventStream) flush() {
 	}
 	s.mu.Unlock()
 	if ok {
-		s.emit(messageEvent(done))
+		s.deliver(s.stamp(messageEvent(done)))
 	}
 }
 
