@@ -85,6 +85,9 @@ type runResultLine struct {
 	// ProtocolVersion is the ACP version the session spoke
 	// (docs/behaviour.md#protocol-v2); absent when no handshake completed.
 	ProtocolVersion int `json:"protocol_version,omitempty"`
+	// Resume is what became of --resume: continued, or why not
+	// (docs/behaviour.md#session-continuation); absent without --resume.
+	Resume *resumeLine `json:"resume,omitempty"`
 }
 
 // printer renders a run either as JSON lines or for a person.
@@ -105,8 +108,9 @@ type printer struct {
 	lastMsgID string
 	streamed  bool // a reply was streamed and its report has not arrived
 	tools     int
-	title     string // the session title last shown
-	mode      string // the mode last shown
+	title     string      // the session title last shown
+	resume    *resumeLine // what became of --resume; nil without it
+	mode      string      // the mode last shown
 }
 
 // newPrinter prints to stdout through a buffer (flushWriter) that is
@@ -296,6 +300,20 @@ func (p *printer) turnResult(n int, res domain.TurnResult) {
 	fmt.Fprintf(p.out, "── %s\n", summary)
 }
 
+// resumed records what became of --resume and, when the session was not
+// continued, tells a person at once (docs/behaviour.md#session-continuation).
+func (p *printer) resumed(r *resumeLine, newID string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	defer p.done()
+	p.resume = r
+	if r == nil || r.Continued || p.json {
+		return
+	}
+	p.clearStatus()
+	fmt.Fprintf(p.out, "· %s\n", r.text(newID))
+}
+
 func (p *printer) startupFailed(err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -360,7 +378,7 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 	if p.json {
 		line := runResultLine{Type: "run_result", SessionID: sess.ID(), AgentPID: sess.PID(), CapabilityGaps: gaps, Turns: turns,
 			Host: p.host, Survivors: survivors, MeasuredTurns: end.budget.tokens.Measured, Stopped: end.stopped, Notice: end.notice,
-			ToolServers: sess.AgentInfo().ToolServers, ForkedFrom: sess.ForkedFrom(), ProtocolVersion: sess.AgentInfo().ProtocolVersion}
+			ToolServers: sess.AgentInfo().ToolServers, ForkedFrom: sess.ForkedFrom(), ProtocolVersion: sess.AgentInfo().ProtocolVersion, Resume: p.resume}
 		line.Mode, line.Config = postureFields(sess.Posture())
 		line.Model = sess.Posture().Model
 		if end.budget.tokens.Measured > 0 {
@@ -375,6 +393,11 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 	fmt.Fprintf(p.out, "session %s (pid %d): %d turn(s)", sess.ID(), sess.PID(), turns)
 	if from := sess.ForkedFrom(); from != "" {
 		fmt.Fprintf(p.out, "; forked from %s", from)
+	}
+	if r := p.resume; r != nil && r.Continued {
+		fmt.Fprintf(p.out, "; continued through %s", r.Route)
+	} else if r != nil {
+		fmt.Fprintf(p.out, "; %s not continued, started afresh", r.Requested)
 	}
 	if p.host != "" {
 		fmt.Fprintf(p.out, " on %s", p.host)

@@ -296,6 +296,8 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		VerifyCredential: f.verifyCredential,
 	}
 	deps.Apply(&opts)
+	fallback := &fallbackRecorder{}
+	opts.Logger = fallback.logger(logger)
 	f.applyLauncher(&opts, cfg, logger)
 	if f.noMeasure {
 		opts.MeasurementSources = nil
@@ -306,6 +308,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitNoSession
 	}
 	out.host = sess.Host()
+	out.resumed(resumeOutcome(sess, f.resume, fallback), sess.ID())
 
 	interrupts := newInterrupter(sigs, sess)
 	defer interrupts.close()

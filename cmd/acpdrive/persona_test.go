@@ -1,0 +1,66 @@
+package main_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
+)
+
+// The tests of this file retry, through the binary, what a person typing
+// at the CLI met (each names the finding it proves fixed).
+
+// lastObject is the last JSON line of stdout, decoded loosely.
+func lastObject(t *testing.T, stdout string) map[string]any {
+	t.Helper()
+	var last map[string]any
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "{") {
+			last = nil
+			require.NoError(t, json.Unmarshal(sc.Bytes(), &last), sc.Text())
+		}
+	}
+	require.NotNil(t, last, "no JSON line in %q", stdout)
+	return last
+}
+
+// TestResumeThatFallsBackSaysSo: a --resume the runtime cannot honour
+// tells the person, at once and in run_result, that the run did not
+// continue, why, and that it started afresh.
+func TestResumeThatFallsBackSaysSo(t *testing.T) {
+	bin := testbin.Path(t)
+	cases := []struct{ scenario, reason string }{
+		{"load-error", "session/load failed: session/load error -32603: No previous sessions found for this project."},
+		{"resume-error", "session/resume failed: session/resume error -32002: Resource not found"},
+		{"echo", "the runtime advertises neither session/load nor session/resume"},
+	}
+	for _, c := range cases {
+		t.Run(c.scenario, func(t *testing.T) {
+			command := bin + " agent --scenario " + c.scenario
+			stdout, stderr, code := runIn(t, t.TempDir(), "run", "--command", command, "--resume", "saved-7", "hi")
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, stdout, "· did not continue session saved-7: "+c.reason+"; started a new session ref-1 instead\n")
+			assert.Contains(t, stdout, "; saved-7 not continued, started afresh")
+
+			stdout, stderr, code = runIn(t, t.TempDir(), "run", "--json", "--command", command, "--resume", "saved-7", "hi")
+			require.Equal(t, 0, code, stderr)
+			last := lastObject(t, stdout)
+			assert.Equal(t, "ref-1", last["session_id"])
+			resume, _ := last["resume"].(map[string]any)
+			require.NotNil(t, resume, "run_result carries resume: %v", last)
+			assert.Equal(t, "saved-7", resume["requested"])
+			assert.Equal(t, false, resume["continued"])
+			assert.Equal(t, c.reason, resume["reason"])
+		})
+	}
+	stdout, stderr, code := runIn(t, t.TempDir(), "run", "--json", "--command", bin+" agent --scenario resume", "--resume", "saved-7", "hi")
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, map[string]any{"requested": "saved-7", "continued": true, "route": "session/resume"}, lastObject(t, stdout)["resume"])
+}
