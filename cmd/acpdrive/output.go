@@ -34,6 +34,9 @@ type turnResultLine struct {
 	Cost *domain.Cost `json:"cost,omitempty"`
 	// Context is the context window's use at the turn's end.
 	Context *domain.ContextUsage `json:"context,omitempty"`
+	// RuntimeExit is how the runtime's process ended and the tail of its
+	// standard error, when its exit ended the turn (port_exit).
+	RuntimeExit string `json:"runtime_exit,omitempty"`
 }
 
 // startupFailedLine is the JSON line printed when the session cannot start.
@@ -263,14 +266,16 @@ func (p *printer) updateStatus(last string) {
 	}
 }
 
-func (p *printer) turnResult(n int, res domain.TurnResult) {
+// turnResult prints a turn's result; exit is how the runtime ended when
+// its exit ended the turn ("" otherwise).
+func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer p.buf.flush() // a result is a boundary the reader waits for
 	if p.json {
 		line := turnResultLine{Type: "turn_result", Turn: n, Outcome: string(res.Outcome),
 			StopReason: res.StopReason, Message: res.Message(), Usage: res.Usage, Model: res.Model,
-			Source: res.Source, Breakdown: res.Breakdown, Cost: res.Cost, Context: res.Context}
+			Source: res.Source, Breakdown: res.Breakdown, Cost: res.Cost, Context: res.Context, RuntimeExit: exit}
 		if res.Err != nil {
 			retry := res.Err.Kind.Retryable()
 			line.ErrorKind, line.Retryable = string(res.Err.Kind), &retry
@@ -286,6 +291,9 @@ func (p *printer) turnResult(n int, res domain.TurnResult) {
 	}
 	if res.Err != nil {
 		summary += fmt.Sprintf(": %s [%s, retryable=%t]", res.Err.Message, res.Err.Kind, res.Err.Kind.Retryable())
+	}
+	if exit != "" {
+		summary += "; the runtime exited: " + exit
 	}
 	if p.status != nil {
 		summary += fmt.Sprintf(" in %s, %d tool calls", p.status.elapsed().Round(time.Millisecond), p.tools)

@@ -64,3 +64,24 @@ func TestResumeThatFallsBackSaysSo(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, map[string]any{"requested": "saved-7", "continued": true, "route": "session/resume"}, lastObject(t, stdout)["resume"])
 }
+
+// TestCrashMidTurnShowsExitAndStderr: a runtime that exits mid-turn is
+// reported with its exit status and the tail of its standard error, as a
+// start-up failure is, without --log-level.
+func TestCrashMidTurnShowsExitAndStderr(t *testing.T) {
+	command := testbin.Path(t) + " agent --scenario crash"
+	want := "exit status 3: fatal: reference agent crashed on purpose (scenario crash)"
+	stdout, _, code := runIn(t, t.TempDir(), "run", "--command", command, "hi")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "[port_exit, retryable=true]; the runtime exited: "+want+";")
+	stdout, _, code = runIn(t, t.TempDir(), "run", "--json", "--command", command, "hi")
+	assert.Equal(t, 1, code)
+	var result map[string]any
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(l, `{"type":"turn_result"`) {
+			require.NoError(t, json.Unmarshal([]byte(l), &result))
+		}
+	}
+	require.NotNil(t, result)
+	assert.Equal(t, want, result["runtime_exit"])
+}

@@ -332,7 +332,13 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		interrupts.turnDone()
 		turns++
 		end.budget.add(res)
-		out.turnResult(i+1, res)
+		exit := ""
+		if res.Err != nil && res.Err.Kind == domain.KindPortExit {
+			// The runtime's exit ended the turn: say how it ended and
+			// what it last wrote (docs/behaviour.md#cli).
+			exit, _ = sess.RuntimeExit()
+		}
+		out.turnResult(i+1, res, exit)
 		if res.Outcome != domain.OutcomeCompleted {
 			code = exitTurnFailed
 			break
