@@ -98,6 +98,7 @@ type printer struct {
 	host   string // the SSH host that ran the session, "" locally
 	json   bool
 	out    io.Writer // buf, written with mu held
+	errw   io.Writer // standard error: a person's error lines
 	buf    *flushWriter
 	status *statusLine // nil unless human output goes to a terminal
 	// eager: flush after every call (stdout is a terminal: the output is
@@ -120,7 +121,7 @@ type printer struct {
 // written out when the session waits for the runtime (idle), within
 // maxOutputLatency otherwise, and when the run ends (close).
 func newPrinter(jsonOut bool, stdout, stderr io.Writer) *printer {
-	p := &printer{json: jsonOut}
+	p := &printer{json: jsonOut, errw: stderr}
 	p.buf = newFlushWriter(stdout, &p.mu)
 	p.out = p.buf
 	p.enc = json.NewEncoder(p.buf)
@@ -336,7 +337,9 @@ func (p *printer) startupFailed(err error) {
 		return
 	}
 	p.clearStatus()
-	fmt.Fprintf(p.out, "session could not start: %s\n", err)
+	// A person's errors go to standard error; --json's startup_failed
+	// stays on stdout (docs/behaviour.md#cli).
+	fmt.Fprintf(p.errw, "session could not start: %s\n", err)
 }
 
 // usageText renders figures for a person; "not measured" when there are

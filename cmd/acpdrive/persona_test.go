@@ -85,3 +85,23 @@ func TestCrashMidTurnShowsExitAndStderr(t *testing.T) {
 	require.NotNil(t, result)
 	assert.Equal(t, want, result["runtime_exit"])
 }
+
+// TestStartupErrorGoesToStderr: a person's start-up error is on standard
+// error (stdout stays empty); --json's startup_failed stays on stdout.
+func TestStartupErrorGoesToStderr(t *testing.T) {
+	for _, sub := range []string{"run", "probe"} {
+		args := []string{sub, "--command", "acpdrive-no-such-runtime"}
+		if sub == "run" {
+			args = append(args, "hi")
+		}
+		stdout, stderr, code := runIn(t, t.TempDir(), args...)
+		assert.Equal(t, 3, code, sub)
+		assert.Empty(t, stdout, sub)
+		assert.True(t, strings.HasPrefix(stderr, "session could not start: agent: agent_not_found: agent command \"acpdrive-no-such-runtime\" was not found on PATH"), "%s: %q", sub, stderr)
+		assert.Equal(t, 1, strings.Count(stderr, "\n"), sub)
+		stdout, stderr, code = runIn(t, t.TempDir(), append(args, "--json")...)
+		assert.Equal(t, 3, code, sub)
+		assert.Empty(t, stderr, sub)
+		assert.Contains(t, stdout, `{"type":"startup_failed",`, sub)
+	}
+}
