@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -323,7 +324,9 @@ func (p *printer) resumed(r *resumeLine, newID string) {
 	fmt.Fprintf(p.out, "· %s\n", r.text(newID))
 }
 
-func (p *printer) startupFailed(err error) {
+// startupFailed prints why the session could not start; settings name
+// the bounds a timeout message quotes.
+func (p *printer) startupFailed(err error, settings domain.SessionSettings) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer p.buf.flush() // a result is a boundary the reader waits for
@@ -339,7 +342,7 @@ func (p *printer) startupFailed(err error) {
 	p.clearStatus()
 	// A person's errors go to standard error; --json's startup_failed
 	// stays on stdout (docs/behaviour.md#cli).
-	fmt.Fprintf(p.errw, "session could not start: %s\n", err)
+	fmt.Fprintf(p.errw, "session could not start: %s\n", startupText(err, settings))
 }
 
 // usageText renders figures for a person; "not measured" when there are
@@ -462,4 +465,23 @@ func toolServersText(c *domain.ToolServerCheck) string {
 		return "confirmed"
 	}
 	return "not confirmed within " + bound.String()
+}
+
+// startupText is a start-up error on one line for a person: a call that
+// timed out names the call, its bound and the flag that sets it
+// (docs/behaviour.md#cli); any other error is its text with line breaks
+// joined.
+func startupText(err error, s domain.SessionSettings) string {
+	var ae *domain.AgentError
+	if errors.As(err, &ae) && ae.Kind == domain.KindResponseTimeout && ae.Cause != nil {
+		method, rest, found := strings.Cut(ae.Cause.Error(), "\n")
+		if found && rest == context.DeadlineExceeded.Error() {
+			bound, flag := s.EffectiveReadTimeout(), "--read-timeout"
+			if method == "initialize" {
+				bound, flag = s.InitializeTimeout(), "--init-timeout"
+			}
+			return fmt.Sprintf("agent: %s: the runtime did not answer %s within %s (%s sets this bound)", ae.Kind, method, bound, flag)
+		}
+	}
+	return strings.ReplaceAll(err.Error(), "\n", ": ")
 }

@@ -105,3 +105,19 @@ func TestStartupErrorGoesToStderr(t *testing.T) {
 		assert.Contains(t, stdout, `{"type":"startup_failed",`, sub)
 	}
 }
+
+// TestInitTimeoutFlag: --init-timeout bounds initialize (no 60 s floor),
+// and the message is one line naming the call, the bound and the flag.
+func TestInitTimeoutFlag(t *testing.T) {
+	command := testbin.Path(t) + " agent --scenario hang-init"
+	for _, sub := range []string{"run", "probe"} {
+		args := []string{sub, "--command", command, "--init-timeout", "300ms"}
+		if sub == "run" {
+			args = append(args, "hi")
+		}
+		stdout, stderr, code := runIn(t, t.TempDir(), args...)
+		assert.Equal(t, 3, code, sub)
+		assert.Empty(t, stdout, sub)
+		assert.Equal(t, "session could not start: agent: response_timeout: the runtime did not answer initialize within 300ms (--init-timeout sets this bound)\n", stderr, sub)
+	}
+}

@@ -45,13 +45,13 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "acpdrive probe: %v\n", err)
 		return exitUsage
 	}
-	opts := app.Options{Settings: settingsOf(cfg), Workspace: workspace, ProbeSession: *withSession}
+	opts := app.Options{Settings: f.settings(cfg), Workspace: workspace, ProbeSession: *withSession}
 	deps.Apply(&opts)
 	f.applyLauncher(&opts, cfg, logger)
 	report, err := app.Probe(ctx, opts)
 	if err != nil {
 		out := newPrinter(f.json, stdout, stderr)
-		out.startupFailed(err)
+		out.startupFailed(err, opts.Settings)
 		out.close()
 		return exitNoSession
 	}

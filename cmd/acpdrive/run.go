@@ -26,6 +26,7 @@ type runFlags struct {
 	command      string
 	workspace    string
 	readTimeout  time.Duration
+	initTimeout  time.Duration
 	turnTimeout  time.Duration
 	stallTimeout time.Duration
 	stopGrace    time.Duration
@@ -60,6 +61,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.command, "command", "", "the runtime's command line, split like a shell would (quotes respected, no shell run); default: the built-in reference agent")
 	fs.StringVar(&f.workspace, "workspace", "", "the directory the runtime works in (default: the current directory)")
 	fs.DurationVar(&f.readTimeout, "read-timeout", def.ReadTimeout, "bound of every start-up call but initialize (which waits for the larger of it and 60s), of a turn's acceptance and of the wait after a cancel")
+	fs.DurationVar(&f.initTimeout, "init-timeout", 0, "bound of the initialize call (default: the larger of --read-timeout and 60s)")
 	fs.DurationVar(&f.stopGrace, "stop-grace", def.StopGrace, "how long the runtime gets to exit after SIGTERM before SIGKILL")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of human output")
 	fs.Func("ssh-host", "run the runtime on `HOST` over SSH ([user@]host[:port] or a config alias; repeatable or comma-separated; tried in order)", func(v string) error {
@@ -285,7 +287,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	defer signal.Stop(sigs)
 
 	opts := app.Options{
-		Settings:    settingsOf(cfg),
+		Settings:    f.settings(cfg),
 		Workspace:   workspace,
 		OnEvent:     out.event,
 		OnAgentText: out.text,
@@ -304,7 +306,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	sess, err := startInterruptible(ctx, sigs, opts)
 	if err != nil {
-		out.startupFailed(err)
+		out.startupFailed(err, opts.Settings)
 		return exitNoSession
 	}
 	out.host = sess.Host()
@@ -388,6 +390,14 @@ func (f runFlags) applyLauncher(opts *app.Options, cfg domain.Config, logger *sl
 		StrictHostKeyChecking: cfg.SSHStrictHostKeyChecking,
 		ConfigFile:            cfg.SSHConfig, PassEnv: cfg.SSHPassEnv, Native: f.sshTransport == "native",
 	}, cfg.SSHHosts, 0)
+}
+
+// settings is the session's settings: the configuration's, and the
+// flags that have no WORKFLOW.md key (--init-timeout).
+func (f runFlags) settings(cfg domain.Config) domain.SessionSettings {
+	s := settingsOf(cfg)
+	s.InitTimeout = f.initTimeout
+	return s
 }
 
 // settingsOf is the session's settings for the CLI's configuration. The

@@ -96,13 +96,13 @@ func sessionsCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "acpdrive sessions %s: %v\n", sub, err)
 		return exitUsage
 	}
-	opts := app.Options{Settings: settingsOf(cfg), Workspace: workspace}
+	opts := app.Options{Settings: f.settings(cfg), Workspace: workspace}
 	deps.Apply(&opts)
 	f.applyLauncher(&opts, cfg, logger)
 	store, err := app.OpenSessionStore(ctx, opts)
 	if err != nil {
 		out := newPrinter(f.json, stdout, stderr)
-		out.startupFailed(err)
+		out.startupFailed(err, opts.Settings)
 		out.close()
 		return exitNoSession
 	}
