@@ -13,11 +13,29 @@ import (
 // its "reason" attribute is why.
 const msgContinuationFallback = "session continuation not confirmed; falling back to session/new"
 
-// fallbackRecorder keeps the reason of a continuation's fallback from the
-// session's own log record, whatever level the person asked logs at.
+// msgCancelUnanswered is the Warn record app writes when the runtime did
+// not answer the prompt within read_timeout after session/cancel
+// (docs/behaviour.md#turns-and-their-disposition).
+const msgCancelUnanswered = "agent did not answer the prompt after session/cancel"
+
+// fallbackRecorder keeps what a person must be told from the session's own
+// log records, whatever level the person asked logs at: the reason of a
+// continuation's fallback, and a cancel the runtime never acknowledged.
 type fallbackRecorder struct {
-	mu     sync.Mutex
-	reason string
+	mu                sync.Mutex
+	reason            string
+	cancelUnanswered  bool
+	cancelWaitedBound string
+}
+
+// takeCancelUnanswered reports (and forgets) that the runtime did not
+// answer after a cancel, and the bound waited.
+func (r *fallbackRecorder) takeCancelUnanswered() (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b, ok := r.cancelWaitedBound, r.cancelUnanswered
+	r.cancelUnanswered, r.cancelWaitedBound = false, ""
+	return b, ok
 }
 
 func (r *fallbackRecorder) get() string {
@@ -47,6 +65,17 @@ func (h recordingHandler) Enabled(ctx context.Context, l slog.Level) bool {
 }
 
 func (h recordingHandler) Handle(ctx context.Context, rec slog.Record) error {
+	if rec.Message == msgCancelUnanswered {
+		h.rec.mu.Lock()
+		h.rec.cancelUnanswered = true
+		rec.Attrs(func(a slog.Attr) bool {
+			if a.Key == "read_timeout" {
+				h.rec.cancelWaitedBound = a.Value.String()
+			}
+			return true
+		})
+		h.rec.mu.Unlock()
+	}
 	if rec.Message == msgContinuationFallback {
 		rec.Attrs(func(a slog.Attr) bool {
 			if a.Key == "reason" {

@@ -14,6 +14,9 @@ import (
 // the session; the teardown still runs in its fixed order.
 type interrupter struct {
 	sess *app.Session
+	// notify tells a person at once what a signal does (count: 1 for
+	// the first, 2 for the second); nil tells nothing.
+	notify func(count int)
 
 	mu       sync.Mutex
 	cancel   context.CancelFunc
@@ -24,8 +27,8 @@ type interrupter struct {
 	wg   sync.WaitGroup
 }
 
-func newInterrupter(sigs <-chan os.Signal, sess *app.Session) *interrupter {
-	in := &interrupter{sess: sess, done: make(chan struct{})}
+func newInterrupter(sigs <-chan os.Signal, sess *app.Session, notify func(count int)) *interrupter {
+	in := &interrupter{sess: sess, notify: notify, done: make(chan struct{})}
 	in.wg.Add(1)
 	go func() {
 		defer in.wg.Done()
@@ -47,6 +50,9 @@ func (in *interrupter) signal() {
 	in.stopping = true
 	cancel, count := in.cancel, in.count
 	in.mu.Unlock()
+	if in.notify != nil && count <= 2 {
+		in.notify(count)
+	}
 	if cancel != nil {
 		cancel()
 	}

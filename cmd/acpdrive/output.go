@@ -35,6 +35,9 @@ type turnResultLine struct {
 	Cost *domain.Cost `json:"cost,omitempty"`
 	// Context is the context window's use at the turn's end.
 	Context *domain.ContextUsage `json:"context,omitempty"`
+	// CancelUnanswered reports that the runtime never answered the prompt
+	// after the cancel within read_timeout.
+	CancelUnanswered bool `json:"cancel_unanswered,omitempty"`
 	// RuntimeExit is how the runtime's process ended and the tail of its
 	// standard error, when its exit ended the turn (port_exit).
 	RuntimeExit string `json:"runtime_exit,omitempty"`
@@ -115,7 +118,10 @@ type printer struct {
 	tools     int
 	title     string      // the session title last shown
 	resume    *resumeLine // what became of --resume; nil without it
-	mode      string      // the mode last shown
+	// unanswered is the bound waited for the runtime's answer after a
+	// cancel it never gave, for the next turn result; "" when it answered.
+	unanswered string
+	mode       string // the mode last shown
 }
 
 // newPrinter prints to stdout through a buffer (flushWriter) that is
@@ -277,7 +283,9 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 	if p.json {
 		line := turnResultLine{Type: "turn_result", Turn: n, Outcome: string(res.Outcome),
 			StopReason: res.StopReason, Message: res.Message(), Usage: res.Usage, Model: res.Model,
-			Source: res.Source, Breakdown: res.Breakdown, Cost: res.Cost, Context: res.Context, RuntimeExit: exit}
+			Source: res.Source, Breakdown: res.Breakdown, Cost: res.Cost, Context: res.Context, RuntimeExit: exit,
+			CancelUnanswered: p.unanswered != ""}
+		p.unanswered = ""
 		if res.Err != nil {
 			retry := res.Err.Kind.Retryable()
 			line.ErrorKind, line.Retryable = string(res.Err.Kind), &retry
@@ -297,6 +305,10 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 	if exit != "" {
 		summary += "; the runtime exited: " + exit
 	}
+	if p.unanswered != "" {
+		summary += "; the runtime never acknowledged the cancel (no answer within " + p.unanswered + ")"
+		p.unanswered = ""
+	}
 	if p.status != nil {
 		summary += fmt.Sprintf(" in %s, %d tool calls", p.status.elapsed().Round(time.Millisecond), p.tools)
 	}
@@ -308,6 +320,33 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 		summary += "; context " + domain.ContextText(*res.Context)
 	}
 	fmt.Fprintf(p.out, "── %s\n", summary)
+}
+
+// interrupted tells a person at once what a SIGINT or SIGTERM does
+// (docs/behaviour.md#cli): the first cancels the turn, the second stops
+// the session. Human output only, on standard error.
+func (p *printer) interrupted(count int) {
+	if p.json {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearStatus()
+	p.endLine()
+	p.buf.flush() // what came before the signal, before the line about it
+	if count == 1 {
+		fmt.Fprintln(p.errw, "acpdrive: cancelling the turn (session/cancel sent, waiting for the runtime's answer); interrupt again to stop the session")
+		return
+	}
+	fmt.Fprintln(p.errw, "acpdrive: stopping the session")
+}
+
+// cancelUnanswered records, for the next turn result, that the runtime did
+// not answer after the cancel within bound.
+func (p *printer) cancelUnanswered(bound string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.unanswered = bound
 }
 
 // resumed records what became of --resume and, when the session was not

@@ -2,8 +2,12 @@ package main_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"io"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -120,4 +124,47 @@ func TestInitTimeoutFlag(t *testing.T) {
 		assert.Empty(t, stdout, sub)
 		assert.Equal(t, "session could not start: agent: response_timeout: the runtime did not answer initialize within 300ms (--init-timeout sets this bound)\n", stderr, sub)
 	}
+}
+
+// interruptAfter runs the CLI, sends SIGINT once stdout shows want, and
+// returns all of stdout and stderr.
+func interruptAfter(t *testing.T, want string, args ...string) (string, string) {
+	t.Helper()
+	cmd := exec.Command(testbin.Path(t), args...)
+	cmd.Dir = t.TempDir()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	r := bufio.NewReader(stdout)
+	var seen bytes.Buffer
+	for !strings.Contains(seen.String(), want) {
+		b, err := r.ReadByte()
+		require.NoError(t, err, "output ended before %q: %q", want, seen.String())
+		seen.WriteByte(b)
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	rest, err := io.ReadAll(r)
+	require.NoError(t, err)
+	_ = cmd.Wait()
+	return seen.String() + string(rest), stderr.String()
+}
+
+// TestInterruptSaysWhatHappens: the first SIGINT is answered at once on
+// stderr; a runtime that never acknowledges the cancel is named in the
+// ending, one that does is not.
+func TestInterruptSaysWhatHappens(t *testing.T) {
+	stdout, stderr := interruptAfter(t, "I will never answer.", "run", "--read-timeout", "1s", "#no-response")
+	assert.Equal(t, "acpdrive: cancelling the turn (session/cancel sent, waiting for the runtime's answer); interrupt again to stop the session\n", stderr)
+	assert.Contains(t, stdout, "── turn 1: turn_cancelled: turn cancelled [turn_cancelled, retryable=false]; the runtime never acknowledged the cancel (no answer within 1s);")
+
+	stdout, stderr = interruptAfter(t, "Waiting for a cancel.", "run", "#wait-cancel")
+	assert.Contains(t, stderr, "acpdrive: cancelling the turn")
+	assert.Contains(t, stdout, "── turn 1: turn_cancelled")
+	assert.NotContains(t, stdout, "never acknowledged")
+
+	stdout, stderr = interruptAfter(t, `"type":"message_chunk"`, "run", "--json", "--read-timeout", "1s", "#no-response")
+	assert.Empty(t, stderr, "--json writes nothing for a person")
+	assert.Contains(t, stdout, `"outcome":"turn_cancelled","error_kind":"turn_cancelled","retryable":false,"message":"turn cancelled","cancel_unanswered":true}`)
 }

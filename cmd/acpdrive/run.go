@@ -312,7 +312,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	out.host = sess.Host()
 	out.resumed(resumeOutcome(sess, f.resume, fallback), sess.ID())
 
-	interrupts := newInterrupter(sigs, sess)
+	interrupts := newInterrupter(sigs, sess, out.interrupted)
 	defer interrupts.close()
 
 	code := exitOK
@@ -339,6 +339,9 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			// The runtime's exit ended the turn: say how it ended and
 			// what it last wrote (docs/behaviour.md#cli).
 			exit, _ = sess.RuntimeExit()
+		}
+		if bound, ok := fallback.takeCancelUnanswered(); ok && res.Outcome == domain.OutcomeCancelled {
+			out.cancelUnanswered(bound)
 		}
 		out.turnResult(i+1, res, exit)
 		if res.Outcome != domain.OutcomeCompleted {
