@@ -168,3 +168,53 @@ func TestInterruptSaysWhatHappens(t *testing.T) {
 	assert.Empty(t, stderr, "--json writes nothing for a person")
 	assert.Contains(t, stdout, `"outcome":"turn_cancelled","error_kind":"turn_cancelled","retryable":false,"message":"turn cancelled","cancel_unanswered":true}`)
 }
+
+// TestBadFlagIsOneLine: a bad flag value is one line on stderr naming the
+// flag, what it takes and --help; no usage dump, no library's message.
+func TestBadFlagIsOneLine(t *testing.T) {
+	see := " (acpdrive run --help lists the flags)\n"
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--read-timeout", "soon"}, `acpdrive run: --read-timeout "soon": want a duration like 5s, 1m30s or 0`},
+		{[]string{"--log-level", "loud"}, `acpdrive run: --log-level "loud": want debug, info, warn or error`},
+		{[]string{"--max-tokens", "many"}, `acpdrive run: --max-tokens "many": want a whole number like 1000`},
+		{[]string{"--json=maybe"}, `acpdrive run: --json "maybe": want true or false`},
+		{[]string{"--frobnicate"}, `acpdrive run: unknown flag --frobnicate`},
+	}
+	for _, c := range cases {
+		stdout, stderr, code := runIn(t, t.TempDir(), append([]string{"run"}, append(c.args, "hi")...)...)
+		assert.Equal(t, 2, code, "%q", c.args)
+		assert.Empty(t, stdout, "%q", c.args)
+		assert.Equal(t, c.want+see, stderr, "%q", c.args)
+	}
+	stdout, stderr, code := runIn(t, t.TempDir(), "probe", "--read-timeout", "soon")
+	assert.Equal(t, 2, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "acpdrive probe: --read-timeout \"soon\": want a duration like 5s, 1m30s or 0 (acpdrive probe --help lists the flags)\n", stderr)
+}
+
+// TestNegativeFlagIsUsageError: every flag refuses a negative value the
+// same way (exit 2, one line), before anything starts.
+func TestNegativeFlagIsUsageError(t *testing.T) {
+	see := " (acpdrive run --help lists the flags)\n"
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-tokens", "-1"}, "acpdrive run: --max-tokens -1: want a whole number of 0 or more (0: no ceiling)"},
+		{[]string{"--turn-timeout", "-5s"}, "acpdrive run: --turn-timeout -5s: want a duration of 0 or more (0 disables it)"},
+		{[]string{"--read-timeout", "-1s"}, "acpdrive run: --read-timeout -1s: want a duration of 0 or more (0 means 30s)"},
+		{[]string{"--stall-timeout", "-1m"}, "acpdrive run: --stall-timeout -1m0s: want a duration of 0 or more (0 disables it)"},
+		{[]string{"--init-timeout", "-1s"}, "acpdrive run: --init-timeout -1s: want a duration of 0 or more (0 keeps the default)"},
+		{[]string{"--max-cost", "-1"}, "acpdrive run: --max-cost -1: want an amount of 0 or more (0: no ceiling)"},
+		{[]string{"--stop-grace", "-1s"}, "acpdrive run: --stop-grace -1s: want a positive duration like 5s"},
+	}
+	for _, c := range cases {
+		stdout, stderr, code := runIn(t, t.TempDir(), append([]string{"run"}, append(c.args, "hi")...)...)
+		assert.Equal(t, 2, code, "%q", c.args)
+		assert.Empty(t, stdout, "%q", c.args)
+		assert.Equal(t, c.want+see, stderr, "%q", c.args)
+	}
+}

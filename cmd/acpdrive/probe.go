@@ -18,17 +18,21 @@ import (
 func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f runFlags
 	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	f.register(fs)
 	withSession := fs.Bool("session", false, "also create a throwaway session (deleted or closed after) to show its modes, configuration options, models and commands")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: acpdrive probe [flags]")
-		fs.PrintDefaults()
+	help := func(w io.Writer) {
+		fmt.Fprintln(w, "usage: acpdrive probe [flags]")
+		printDefaults(fs, w)
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, "probe", stdout, help); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
+		fmt.Fprintf(stderr, "acpdrive probe: %v\n", err)
+		return exitUsage
+	}
+	if err := f.check("probe"); err != nil {
+		fmt.Fprintf(stderr, "acpdrive probe: %v\n", err)
 		return exitUsage
 	}
 	if fs.NArg() > 0 {

@@ -81,11 +81,10 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	f.session.register(fs)
 }
 
-func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) {
+func parseRunFlags(args []string, stdout io.Writer) (runFlags, []string, error) {
 	def := domain.DefaultConfig()
 	var f runFlags
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	f.register(fs)
 	fs.DurationVar(&f.turnTimeout, "turn-timeout", def.TurnTimeout, "bound of one whole turn (0 disables)")
 	fs.DurationVar(&f.stallTimeout, "stall-timeout", def.StallTimeout, "longest time a turn may go without an event (0 disables)")
@@ -97,12 +96,15 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.BoolVar(&f.noMeasure, "no-measure", false, "arm no measurement source: the runtime gets no telemetry settings and no turn is measured")
 	fs.Int64Var(&f.maxTokens, "max-tokens", 0, "stop before the next prompt once the measured turns used this many tokens in total (0: no ceiling; agent.max_tokens)")
 	f.budgets.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: acpdrive run [flags] PROMPT... [flags] [-- PROMPT...]")
-		fs.PrintDefaults()
+	help := func(w io.Writer) {
+		fmt.Fprintln(w, "usage: acpdrive run [flags] PROMPT... [flags] [-- PROMPT...]")
+		printDefaults(fs, w)
 	}
 	flagArgs, prompts := splitArgs(fs, args)
-	if err := fs.Parse(flagArgs); err != nil {
+	if err := parseFlags(fs, flagArgs, "run", stdout, help); err != nil {
+		return f, nil, err
+	}
+	if err := f.check("run"); err != nil {
 		return f, nil, err
 	}
 	prompts = append(prompts, fs.Args()...)
@@ -254,7 +256,7 @@ func (f runFlags) resolve(stderr io.Writer) (domain.Config, *slog.Logger, string
 }
 
 func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f, prompts, err := parseRunFlags(args, stderr)
+	f, prompts, err := parseRunFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}

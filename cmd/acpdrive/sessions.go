@@ -52,21 +52,25 @@ func sessionsCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	sub := args[0]
 	var f runFlags
 	fs := flag.NewFlagSet("sessions "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	f.register(fs)
-	fs.Usage = func() {
+	help := func(w io.Writer) {
 		if sub == "list" {
-			fmt.Fprintln(stderr, "usage: acpdrive sessions list [flags]   (--workspace DIR lists only that directory's sessions)")
+			fmt.Fprintln(w, "usage: acpdrive sessions list [flags]   (--workspace DIR lists only that directory's sessions)")
 		} else {
-			fmt.Fprintln(stderr, "usage: acpdrive sessions delete [flags] ID")
+			fmt.Fprintln(w, "usage: acpdrive sessions delete [flags] ID")
 		}
-		fs.PrintDefaults()
+		printDefaults(fs, w)
 	}
 	flagArgs, rest := splitArgs(fs, args[1:])
-	if err := fs.Parse(flagArgs); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
+	err := parseFlags(fs, flagArgs, "sessions "+sub, stdout, help)
+	if err == nil {
+		err = f.check("sessions " + sub)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "acpdrive sessions %s: %v\n", sub, err)
 		return exitUsage
 	}
 	rest = append(rest, fs.Args()...)
