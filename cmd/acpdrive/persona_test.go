@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
+	"github.com/acpdrive/acpdrive/refagent"
 )
 
 // The tests of this file retry, through the binary, what a person typing
@@ -217,4 +220,46 @@ func TestNegativeFlagIsUsageError(t *testing.T) {
 		assert.Empty(t, stdout, "%q", c.args)
 		assert.Equal(t, c.want+see, stderr, "%q", c.args)
 	}
+}
+
+// TestRelativePathsResolvedAlike: --workspace . and a relative --add-dir
+// are both taken against the current directory; an additional directory
+// that does not exist is refused the way a missing workspace is.
+func TestRelativePathsResolvedAlike(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+	agentLog := filepath.Join(dir, "agent.log")
+	agent := testbin.Path(t) + " agent --scenario session-config --log " + agentLog
+	stdout, stderr, code := runIn(t, dir, "run", "--json", "--command", agent, "--workspace", ".", "--add-dir", "sub", "hi")
+	require.Equal(t, 0, code, "stdout %s stderr %s", stdout, stderr)
+	recs, err := refagent.ReadLog(agentLog)
+	require.NoError(t, err)
+	var params struct {
+		Params struct {
+			CWD                   string   `json:"cwd"`
+			AdditionalDirectories []string `json:"additionalDirectories"`
+		} `json:"params"`
+	}
+	for _, r := range recs {
+		if r.Method == "session/new" {
+			require.NoError(t, json.Unmarshal(r.Message, &params))
+		}
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	require.NoError(t, err)
+	for _, p := range append([]string{params.Params.CWD}, params.Params.AdditionalDirectories...) {
+		assert.True(t, filepath.IsAbs(p), p)
+	}
+	assert.Contains(t, []string{dir, real}, params.Params.CWD)
+	require.Len(t, params.Params.AdditionalDirectories, 1)
+	assert.Contains(t, []string{filepath.Join(dir, "sub"), filepath.Join(real, "sub")}, params.Params.AdditionalDirectories[0])
+
+	stdout, stderr, code = runIn(t, dir, "run", "--command", agent, "--add-dir", "missing", "hi")
+	assert.Equal(t, 3, code)
+	assert.Empty(t, stdout)
+	assert.True(t, strings.HasPrefix(stderr, "session could not start: agent: invalid_workspace_cwd: additional directory does not exist: "), stderr)
+	stdout, stderr, code = runIn(t, dir, "run", "--command", agent, "--workspace", "missing", "hi")
+	assert.Equal(t, 3, code)
+	assert.Empty(t, stdout)
+	assert.True(t, strings.HasPrefix(stderr, "session could not start: agent: invalid_workspace_cwd: workspace path does not exist: "), stderr)
 }

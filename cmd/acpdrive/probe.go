@@ -52,7 +52,11 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	opts := app.Options{Settings: f.settings(cfg), Workspace: workspace, ProbeSession: *withSession}
 	deps.Apply(&opts)
 	f.applyLauncher(&opts, cfg, logger)
-	report, err := app.Probe(ctx, opts)
+	err = checkAdditionalDirectories(cfg)
+	var report app.ProbeReport
+	if err == nil {
+		report, err = app.Probe(ctx, opts)
+	}
 	if err != nil {
 		out := newPrinter(f.json, stdout, stderr)
 		out.startupFailed(err, opts.Settings)

@@ -215,6 +215,9 @@ func (f runFlags) config() (domain.Config, error) {
 	if err := f.session.apply(&cfg); err != nil {
 		return cfg, err
 	}
+	if err := localAdditionalDirectories(&cfg); err != nil {
+		return cfg, err
+	}
 	var errs []error
 	for _, finding := range cfg.Validate() {
 		if finding.Severity == domain.SeverityError {
@@ -251,6 +254,9 @@ func (f runFlags) resolve(stderr io.Writer) (domain.Config, *slog.Logger, string
 		if workspace, err = os.Getwd(); err != nil {
 			return cfg, nil, "", err
 		}
+	}
+	if workspace, err = localWorkspace(cfg, workspace); err != nil {
+		return cfg, nil, "", err
 	}
 	return cfg, logger, workspace, nil
 }
@@ -306,7 +312,11 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if f.noMeasure {
 		opts.MeasurementSources = nil
 	}
-	sess, err := startInterruptible(ctx, sigs, opts)
+	err = checkAdditionalDirectories(cfg)
+	var sess *app.Session
+	if err == nil {
+		sess, err = startInterruptible(ctx, sigs, opts)
+	}
 	if err != nil {
 		out.startupFailed(err, opts.Settings)
 		return exitNoSession
