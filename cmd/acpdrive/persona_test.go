@@ -263,3 +263,39 @@ func TestRelativePathsResolvedAlike(t *testing.T) {
 	assert.Empty(t, stdout)
 	assert.True(t, strings.HasPrefix(stderr, "session could not start: agent: invalid_workspace_cwd: workspace path does not exist: "), stderr)
 }
+
+// TestRunWorkflowWarnsAsValidateDoes: run --workflow prints validate's
+// warnings (a typo'd key), on stderr, and runs.
+func TestRunWorkflowWarnsAsValidateDoes(t *testing.T) {
+	dir := t.TempDir()
+	wf := filepath.Join(dir, "WORKFLOW.md")
+	require.NoError(t, os.WriteFile(wf, []byte("---\nagent:\n  kind: agent-client-protocol\n  command: "+testbin.Path(t)+" agent\n  turn_timout_ms: 5\n---\n"), 0o600))
+	want := "warning config.unknown_key: agent.turn_timout_ms: the agent block has no such key; it is ignored (line 5)\n"
+	validated, _, code := runIn(t, dir, "validate", wf)
+	require.Equal(t, 0, code)
+	require.Equal(t, want, validated)
+	for _, jsonOut := range []bool{false, true} {
+		args := []string{"run", "--workflow", wf, "hi"}
+		if jsonOut {
+			args = append(args, "--json")
+		}
+		stdout, stderr, code := runIn(t, dir, args...)
+		assert.Equal(t, 0, code, stderr)
+		assert.Equal(t, want, stderr)
+		assert.Contains(t, stdout, "hi")
+	}
+}
+
+// TestRunFlagsOverrideTheWorkflow: --command supplies what a WORKFLOW.md
+// lacks; without it the file is refused as validate refuses it.
+func TestRunFlagsOverrideTheWorkflow(t *testing.T) {
+	dir := t.TempDir()
+	wf := filepath.Join(dir, "nocmd.md")
+	require.NoError(t, os.WriteFile(wf, []byte("---\nagent:\n  kind: agent-client-protocol\n  read_timeout_ms: 4000\n---\n"), 0o600))
+	stdout, stderr, code := runIn(t, dir, "run", "--workflow", wf, "--command", testbin.Path(t)+" agent", "hi")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "── turn 1: turn_completed")
+	_, stderr, code = runIn(t, dir, "run", "--workflow", wf, "hi")
+	assert.Equal(t, 2, code)
+	assert.Equal(t, "acpdrive run: agent.command is required for agent kind \"agent-client-protocol\"\n", stderr)
+}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -159,18 +160,66 @@ func splitArgs(fs *flag.FlagSet, args []string) (flagArgs, prompts []string) {
 // WORKFLOW.md when --workflow names one, then the flags given on the
 // command line. The result is checked by domain.Config.Validate, the same
 // function "acpdrive validate" runs.
-func (f runFlags) config() (domain.Config, error) {
+//
+// The file's own findings (those Config.Validate does not make) are
+// judged as "acpdrive validate" judges them; what Config.Validate finds is
+// judged on the result, so a flag overrides what the file lacks or gets
+// wrong (--command for a file without agent.command). Warnings are
+// returned, to be printed as validate prints them.
+func (f runFlags) config() (domain.Config, []domain.Finding, error) {
 	cfg := domain.DefaultConfig()
+	var fileFindings []domain.Finding
 	if f.workflow != "" {
 		loaded, findings, err := config.Load(f.workflow)
 		if err != nil {
-			return cfg, fmt.Errorf("--workflow: %w", err)
+			return cfg, nil, fmt.Errorf("--workflow: %w", err)
 		}
-		if domain.HasErrors(findings) {
-			return cfg, fmt.Errorf("--workflow %s: %w", f.workflow, domain.FindingsError(findings))
+		fileFindings = withoutFindings(findings, loaded.Validate())
+		if domain.HasErrors(fileFindings) {
+			return cfg, warningsOf(fileFindings), fmt.Errorf("--workflow %s: %w", f.workflow, domain.FindingsError(fileFindings))
 		}
 		cfg = loaded
 	}
+	cfg, err := f.overrides(cfg)
+	if err != nil {
+		return cfg, warningsOf(fileFindings), err
+	}
+	var errs []error
+	var warnings []domain.Finding
+	for _, finding := range append(fileFindings, cfg.Validate()...) {
+		if finding.Severity == domain.SeverityError {
+			errs = append(errs, errors.New(finding.Message))
+		} else if !slices.Contains(warnings, finding) {
+			warnings = append(warnings, finding)
+		}
+	}
+	return cfg, warnings, errors.Join(errs...)
+}
+
+// warningsOf is the warnings among fs.
+func warningsOf(fs []domain.Finding) []domain.Finding {
+	var out []domain.Finding
+	for _, f := range fs {
+		if f.Severity != domain.SeverityError {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// withoutFindings is fs less every finding in drop.
+func withoutFindings(fs, drop []domain.Finding) []domain.Finding {
+	var out []domain.Finding
+	for _, f := range fs {
+		if !slices.Contains(drop, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// overrides applies the flags given on the command line to cfg.
+func (f runFlags) overrides(cfg domain.Config) (domain.Config, error) {
 	switch {
 	case f.command != "":
 		words, err := domain.SplitHostCommandLine(f.command)
@@ -178,7 +227,7 @@ func (f runFlags) config() (domain.Config, error) {
 			return cfg, fmt.Errorf("--command: %w", err)
 		}
 		cfg.Command = words
-	case len(cfg.Command) == 0:
+	case len(cfg.Command) == 0 && f.workflow == "":
 		exe, err := os.Executable()
 		if err != nil {
 			return cfg, fmt.Errorf("locate the reference agent: %w", err)
@@ -218,13 +267,7 @@ func (f runFlags) config() (domain.Config, error) {
 	if err := localAdditionalDirectories(&cfg); err != nil {
 		return cfg, err
 	}
-	var errs []error
-	for _, finding := range cfg.Validate() {
-		if finding.Severity == domain.SeverityError {
-			errs = append(errs, errors.New(finding.Message))
-		}
-	}
-	return cfg, errors.Join(errs...)
+	return cfg, nil
 }
 
 func (f runFlags) logger(stderr io.Writer) (*slog.Logger, error) {
@@ -241,7 +284,11 @@ func (f runFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 // resolve turns the flags into what a launch needs: the configuration,
 // the logger (nil: none) and the workspace.
 func (f runFlags) resolve(stderr io.Writer) (domain.Config, *slog.Logger, string, error) {
-	cfg, err := f.config()
+	cfg, warnings, err := f.config()
+	for _, w := range warnings {
+		// As "acpdrive validate" prints them (docs/behaviour.md#validate-time-checks).
+		fmt.Fprintf(stderr, "%s %s: %s\n", w.Severity, w.Check, w.Message)
+	}
 	if err != nil {
 		return cfg, nil, "", err
 	}
