@@ -121,6 +121,8 @@ type printer struct {
 	// unanswered is the bound waited for the runtime's answer after a
 	// cancel it never gave, for the next turn result; "" when it answered.
 	unanswered string
+	// bounds names the turn's bounds the way the person set them.
+	bounds boundNames
 	mode       string // the mode last shown
 }
 
@@ -300,7 +302,7 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 		summary += " (stop reason " + res.StopReason + ")"
 	}
 	if res.Err != nil {
-		summary += fmt.Sprintf(": %s [%s, retryable=%t]", res.Err.Message, res.Err.Kind, res.Err.Kind.Retryable())
+		summary += fmt.Sprintf(": %s [%s, retryable=%t]", p.bounds.rename(res.Err.Message), res.Err.Kind, res.Err.Kind.Retryable())
 	}
 	if exit != "" {
 		summary += "; the runtime exited: " + exit
@@ -523,4 +525,45 @@ func startupText(err error, s domain.SessionSettings) string {
 		}
 	}
 	return strings.ReplaceAll(err.Error(), "\n", ": ")
+}
+
+// App's messages for a turn that ran past a bound; they name the
+// WORKFLOW.md key (docs/behaviour.md#turns-and-their-disposition).
+const (
+	msgTurnTimeout = "the turn exceeded turn_timeout_ms"
+	msgTurnStalled = "the agent produced no event within stall_timeout_ms"
+)
+
+// boundNames says, for a person, each turn bound as it was set: the flag
+// typed, the WORKFLOW.md key, or the default, with its value.
+type boundNames struct {
+	turn, stall string
+}
+
+// newBoundNames names the bounds of cfg as f set them.
+func newBoundNames(f runFlags, cfg domain.Config) boundNames {
+	name := func(flag, key string, v time.Duration) string {
+		switch {
+		case f.set[flag]:
+			return "--" + flag + " " + v.String()
+		case f.workflow != "":
+			return key + " (" + v.String() + ")"
+		}
+		return v.String() + " (the default; --" + flag + " sets it)"
+	}
+	return boundNames{
+		turn:  name("turn-timeout", "agent.turn_timeout_ms", cfg.TurnTimeout),
+		stall: name("stall-timeout", "agent.stall_timeout_ms", cfg.StallTimeout),
+	}
+}
+
+// rename puts the bound's name as the person set it into app's message.
+func (b boundNames) rename(msg string) string {
+	switch {
+	case msg == msgTurnStalled && b.stall != "":
+		return "the agent produced no event within " + b.stall
+	case msg == msgTurnTimeout && b.turn != "":
+		return "the turn exceeded " + b.turn
+	}
+	return msg
 }

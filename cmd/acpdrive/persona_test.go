@@ -299,3 +299,21 @@ func TestRunFlagsOverrideTheWorkflow(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Equal(t, "acpdrive run: agent.command is required for agent kind \"agent-client-protocol\"\n", stderr)
 }
+
+// TestStallMessageNamesWhatWasTyped: a turn past its bound names the flag
+// the person typed (or the WORKFLOW.md key they wrote), with its value.
+func TestStallMessageNamesWhatWasTyped(t *testing.T) {
+	stdout, _, code := runIn(t, t.TempDir(), "run", "--read-timeout", "1s", "--stall-timeout", "300ms", "#no-response")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "turn_failed: the agent produced no event within --stall-timeout 300ms [turn_timeout, retryable=true]")
+	stdout, _, code = runIn(t, t.TempDir(), "run", "--read-timeout", "1s", "--turn-timeout", "300ms", "#no-response")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "turn_failed: the turn exceeded --turn-timeout 300ms [turn_timeout, retryable=true]")
+
+	dir := t.TempDir()
+	wf := filepath.Join(dir, "WORKFLOW.md")
+	require.NoError(t, os.WriteFile(wf, []byte("---\nagent:\n  kind: agent-client-protocol\n  command: "+testbin.Path(t)+" agent\n  read_timeout_ms: 1000\n  stall_timeout_ms: 300\n---\n"), 0o600))
+	stdout, _, code = runIn(t, dir, "run", "--workflow", wf, "#no-response")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stdout, "turn_failed: the agent produced no event within agent.stall_timeout_ms (300ms) [turn_timeout, retryable=true]")
+}

@@ -336,6 +336,7 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 	out := newPrinter(f.json, stdout, stderr)
 	defer out.close()
+	out.bounds = newBoundNames(f, cfg)
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
