@@ -41,7 +41,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	switch args[0] {
 	case "run":
-		return runCommand(ctx, args[1:], stdout, stderr)
+		return runCommand(ctx, args[1:], stdin, stdout, stderr)
 	case "validate":
 		return validateCommand(args[1:], stdout, stderr)
 	case "agent":

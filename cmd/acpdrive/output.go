@@ -123,7 +123,10 @@ type printer struct {
 	unanswered string
 	// bounds names the turn's bounds the way the person set them.
 	bounds boundNames
-	mode       string // the mode last shown
+	// quiet: only the reply on stdout; what went wrong on stderr
+	// (--quiet).
+	quiet bool
+	mode  string // the mode last shown
 }
 
 // newPrinter prints to stdout through a buffer (flushWriter) that is
@@ -140,6 +143,19 @@ func newPrinter(jsonOut bool, stdout, stderr io.Writer) *printer {
 		p.status = newStatusLine(stderr)
 	}
 	return p
+}
+
+// beQuiet makes the printer print only the reply (--quiet): no notices,
+// tools, summaries or status line; a turn that does not complete and the
+// run's own remarks are one line each on stderr.
+func (p *printer) beQuiet() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.quiet = true
+	if p.status != nil {
+		p.status.stop()
+		p.status = nil
+	}
 }
 
 // idle writes out the buffered output: the session has handled all the
@@ -200,6 +216,12 @@ func (p *printer) event(ev domain.Event) {
 			return
 		}
 		_ = p.enc.Encode(ev)
+		return
+	}
+	if p.quiet {
+		if ev.Type == domain.EventNotification && p.streamed {
+			p.streamed = false
+		}
 		return
 	}
 	p.clearStatus()
@@ -297,20 +319,17 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 	}
 	p.clearStatus()
 	p.endLine()
-	summary := fmt.Sprintf("turn %d: %s", n, res.Outcome)
-	if res.StopReason != "" {
-		summary += " (stop reason " + res.StopReason + ")"
-	}
-	if res.Err != nil {
-		summary += fmt.Sprintf(": %s [%s, retryable=%t]", p.bounds.rename(res.Err.Message), res.Err.Kind, res.Err.Kind.Retryable())
-	}
-	if exit != "" {
-		summary += "; the runtime exited: " + exit
-	}
-	if p.unanswered != "" {
-		summary += "; the runtime never acknowledged the cancel (no answer within " + p.unanswered + ")"
+	if p.quiet {
+		if res.Outcome != domain.OutcomeCompleted {
+			p.buf.flush()
+			fmt.Fprintf(p.errw, "acpdrive: turn %d: %s\n", n, p.turnText(res, exit))
+		}
 		p.unanswered = ""
+		return
 	}
+	summary := fmt.Sprintf("turn %d: ", n)
+	summary += p.turnText(res, exit)
+	p.unanswered = ""
 	if p.status != nil {
 		summary += fmt.Sprintf(" in %s, %d tool calls", p.status.elapsed().Round(time.Millisecond), p.tools)
 	}
@@ -362,7 +381,30 @@ func (p *printer) resumed(r *resumeLine, newID string) {
 		return
 	}
 	p.clearStatus()
+	if p.quiet {
+		fmt.Fprintf(p.errw, "acpdrive: %s\n", r.text(newID))
+		return
+	}
 	fmt.Fprintf(p.out, "· %s\n", r.text(newID))
+}
+
+// turnText is a turn's outcome for a person: the outcome, the stop
+// reason, the error, how the runtime ended, an unacknowledged cancel.
+func (p *printer) turnText(res domain.TurnResult, exit string) string {
+	text := string(res.Outcome)
+	if res.StopReason != "" {
+		text += " (stop reason " + res.StopReason + ")"
+	}
+	if res.Err != nil {
+		text += fmt.Sprintf(": %s [%s, retryable=%t]", p.bounds.rename(res.Err.Message), res.Err.Kind, res.Err.Kind.Retryable())
+	}
+	if exit != "" {
+		text += "; the runtime exited: " + exit
+	}
+	if p.unanswered != "" {
+		text += "; the runtime never acknowledged the cancel (no answer within " + p.unanswered + ")"
+	}
+	return text
 }
 
 // startupFailed prints why the session could not start; settings name
@@ -445,6 +487,18 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 		return
 	}
 	p.clearStatus()
+	if p.quiet {
+		p.buf.flush()
+		for _, remark := range []string{end.stopped, end.notice} {
+			if remark != "" {
+				fmt.Fprintf(p.errw, "acpdrive: %s\n", remark)
+			}
+		}
+		if surv != nil {
+			fmt.Fprintf(p.errw, "acpdrive: %s\n", surv.Error())
+		}
+		return
+	}
 	fmt.Fprintf(p.out, "session %s (pid %d): %d turn(s)", sess.ID(), sess.PID(), turns)
 	if from := sess.ForkedFrom(); from != "" {
 		fmt.Fprintf(p.out, "; forked from %s", from)

@@ -317,3 +317,50 @@ func TestStallMessageNamesWhatWasTyped(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "turn_failed: the agent produced no event within agent.stall_timeout_ms (300ms) [turn_timeout, retryable=true]")
 }
+
+// TestPromptFromFileAndStdin: -f FILE gives one prompt per file, - reads
+// standard input, before the PROMPT arguments.
+func TestPromptFromFileAndStdin(t *testing.T) {
+	dir := t.TempDir()
+	long := "a prompt from a file,\non two lines"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.txt"), []byte(long), 0o600))
+	cmd := exec.Command(testbin.Path(t), "run", "--json", "-f", "p.txt", "-f", "-", "third")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader("from stdin")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	var replies []string
+	for _, l := range parseLines(t, string(out)) {
+		if l.Type == "notification" && !strings.HasPrefix(l.Message, "this session started") {
+			replies = append(replies, l.Message)
+		}
+	}
+	assert.Equal(t, []string{long, "from stdin", "third"}, replies)
+
+	_, stderr, code := runIn(t, dir, "run", "-f", "missing.txt")
+	assert.Equal(t, 2, code)
+	assert.Equal(t, "acpdrive run: -f missing.txt: open missing.txt: no such file or directory\n", stderr)
+}
+
+// TestQuietPrintsOnlyTheReply: --quiet (-q) prints the reply and nothing
+// else, so it pipes; a turn that does not complete is one line on stderr.
+func TestQuietPrintsOnlyTheReply(t *testing.T) {
+	cmd := exec.Command(testbin.Path(t), "run", "-q", "-f", "-", "#tools")
+	cmd.Dir = t.TempDir()
+	cmd.Stdin = strings.NewReader(`{"answer":42}`)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, stderr.String())
+	assert.Equal(t, "{\"answer\":42}\n", string(out))
+	assert.Empty(t, stderr.String())
+
+	stdout, errOut, code := runIn(t, t.TempDir(), "run", "--quiet", "#stop-refusal", "never sent")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "Stopping with refusal.\n", stdout)
+	assert.Equal(t, "acpdrive: turn 1: turn_failed (stop reason refusal): agent refused the prompt (stopReason refusal) [turn_refused, retryable=false]\n", errOut)
+
+	_, errOut, code = runIn(t, t.TempDir(), "run", "-q", "--json", "hi")
+	assert.Equal(t, 2, code)
+	assert.Equal(t, "acpdrive run: --quiet and --json exclude each other\n", errOut)
+}

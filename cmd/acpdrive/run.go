@@ -33,6 +33,8 @@ type runFlags struct {
 	stopGrace    time.Duration
 	json         bool
 	logLevel     string
+	quiet        bool
+	promptFiles  []string
 
 	resume           string
 	fork             string
@@ -82,7 +84,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	f.session.register(fs)
 }
 
-func parseRunFlags(args []string, stdout io.Writer) (runFlags, []string, error) {
+func parseRunFlags(args []string, stdin io.Reader, stdout io.Writer) (runFlags, []string, error) {
 	def := domain.DefaultConfig()
 	var f runFlags
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
@@ -97,6 +99,12 @@ func parseRunFlags(args []string, stdout io.Writer) (runFlags, []string, error) 
 	fs.BoolVar(&f.noMeasure, "no-measure", false, "arm no measurement source: the runtime gets no telemetry settings and no turn is measured")
 	fs.Int64Var(&f.maxTokens, "max-tokens", 0, "stop before the next prompt once the measured turns used this many tokens in total (0: no ceiling; agent.max_tokens)")
 	f.budgets.register(fs)
+	fs.Func("f", "read one prompt from `FILE` (repeatable, one prompt per file, before the PROMPT arguments; - reads standard input)", func(v string) error {
+		f.promptFiles = append(f.promptFiles, v)
+		return nil
+	})
+	fs.BoolVar(&f.quiet, "quiet", false, "print only the reply (for pipes); a turn that does not complete is one line on stderr")
+	fs.BoolVar(&f.quiet, "q", false, "short for --quiet")
 	help := func(w io.Writer) {
 		fmt.Fprintln(w, "usage: acpdrive run [flags] PROMPT... [flags] [-- PROMPT...]")
 		printDefaults(fs, w)
@@ -109,8 +117,16 @@ func parseRunFlags(args []string, stdout io.Writer) (runFlags, []string, error) 
 		return f, nil, err
 	}
 	prompts = append(prompts, fs.Args()...)
+	fromFiles, err := readPromptFiles(f.promptFiles, stdin)
+	if err != nil {
+		return f, nil, err
+	}
+	prompts = append(fromFiles, prompts...)
 	if len(prompts) == 0 {
-		return f, nil, errors.New("at least one PROMPT is required")
+		return f, nil, errors.New("at least one PROMPT (or -f FILE) is required")
+	}
+	if f.quiet && f.json {
+		return f, nil, errors.New("--quiet and --json exclude each other")
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
@@ -308,8 +324,8 @@ func (f runFlags) resolve(stderr io.Writer) (domain.Config, *slog.Logger, string
 	return cfg, logger, workspace, nil
 }
 
-func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f, prompts, err := parseRunFlags(args, stdout)
+func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	f, prompts, err := parseRunFlags(args, stdin, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
@@ -335,6 +351,9 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 
 	out := newPrinter(f.json, stdout, stderr)
+	if f.quiet {
+		out.beQuiet()
+	}
 	defer out.close()
 	out.bounds = newBoundNames(f, cfg)
 
