@@ -126,6 +126,9 @@ type printer struct {
 	// quiet: only the reply on stdout; what went wrong on stderr
 	// (--quiet).
 	quiet bool
+	// verbose: also what the summary says anyway (--verbose): the
+	// declared capability gaps' notice.
+	verbose bool
 	mode  string // the mode last shown
 }
 
@@ -233,8 +236,10 @@ func (p *printer) event(ev domain.Event) {
 	case domain.EventNotification:
 		if ev.Message != "" {
 			p.endLine()
-			if !p.streamed {
-				// Not the report of a streamed reply: a notice.
+			if !p.streamed && (p.verbose || !strings.HasPrefix(ev.Message, domain.MsgCapabilityGapNotice)) {
+				// Not the report of a streamed reply: a notice. The
+				// declared gaps are said once, in the summary, unless
+				// --verbose (docs/behaviour.md#cli).
 				fmt.Fprintf(p.out, "· %s\n", ev.Message)
 			}
 			p.streamed = false

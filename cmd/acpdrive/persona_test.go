@@ -364,3 +364,16 @@ func TestQuietPrintsOnlyTheReply(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Equal(t, "acpdrive run: --quiet and --json exclude each other\n", errOut)
 }
+
+// TestDeclaredGapSaidOnceInTheSummary: the declared capability gaps are
+// said in the summary; the notice at the start only with --verbose.
+func TestDeclaredGapSaidOnceInTheSummary(t *testing.T) {
+	notice := "· this session started with a declared capability gap in: token counts, session continuation\n"
+	stdout, _, code := runIn(t, t.TempDir(), "run", "hello")
+	require.Equal(t, 0, code)
+	assert.NotContains(t, stdout, notice)
+	assert.Equal(t, 1, strings.Count(stdout, "capability gaps: token counts, session continuation"))
+	stdout, _, code = runIn(t, t.TempDir(), "run", "--verbose", "hello")
+	require.Equal(t, 0, code)
+	assert.True(t, strings.HasPrefix(stdout, notice), stdout)
+}

@@ -34,6 +34,7 @@ type runFlags struct {
 	json         bool
 	logLevel     string
 	quiet        bool
+	verbose      bool
 	promptFiles  []string
 
 	resume           string
@@ -103,6 +104,7 @@ func parseRunFlags(args []string, stdin io.Reader, stdout io.Writer) (runFlags, 
 		f.promptFiles = append(f.promptFiles, v)
 		return nil
 	})
+	fs.BoolVar(&f.verbose, "verbose", false, "also print what the summary already says (the declared capability gaps' notice at the start)")
 	fs.BoolVar(&f.quiet, "quiet", false, "print only the reply (for pipes); a turn that does not complete is one line on stderr")
 	fs.BoolVar(&f.quiet, "q", false, "short for --quiet")
 	help := func(w io.Writer) {
@@ -354,6 +356,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if f.quiet {
 		out.beQuiet()
 	}
+	out.verbose = f.verbose
 	defer out.close()
 	out.bounds = newBoundNames(f, cfg)
 
