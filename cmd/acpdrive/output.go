@@ -49,6 +49,10 @@ type startupFailedLine struct {
 	Time      time.Time `json:"time"`
 	ErrorKind string    `json:"error_kind"`
 	Message   string    `json:"message"`
+	// Reason tells an agent_not_found's "the program is not there"
+	// (program_missing) from "the runtime does not offer this"
+	// (not_offered, protocol_unsupported) and configuration_invalid.
+	Reason string `json:"reason,omitempty"`
 }
 
 // runResultLine is the last JSON line of a run.
@@ -424,13 +428,13 @@ func (p *printer) startupFailed(err error, settings domain.SessionSettings) {
 		kind, msg = string(ae.Kind), ae.Message
 	}
 	if p.json {
-		_ = p.enc.Encode(startupFailedLine{Type: "startup_failed", Time: time.Now().UTC(), ErrorKind: kind, Message: msg})
+		_ = p.enc.Encode(startupFailedLine{Type: "startup_failed", Time: time.Now().UTC(), ErrorKind: kind, Message: msg, Reason: notFoundReason(err)})
 		return
 	}
 	p.clearStatus()
 	// A person's errors go to standard error; --json's startup_failed
 	// stays on stdout (docs/behaviour.md#cli).
-	fmt.Fprintf(p.errw, "session could not start: %s\n", startupText(err, settings))
+	fmt.Fprintf(p.errw, "session could not start: %s\n", withReason(err, startupText(err, settings)))
 }
 
 // usageText renders figures for a person; "not measured" when there are

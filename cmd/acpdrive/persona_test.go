@@ -377,3 +377,33 @@ func TestDeclaredGapSaidOnceInTheSummary(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.True(t, strings.HasPrefix(stdout, notice), stdout)
 }
+
+// TestNotFoundTellsMissingFromNotOffered: agent_not_found says, in words
+// and in a reason field, whether the program is missing or the runtime
+// does not offer what was asked.
+func TestNotFoundTellsMissingFromNotOffered(t *testing.T) {
+	bin := testbin.Path(t)
+	cases := []struct {
+		args         []string
+		reason, line string
+	}{
+		{[]string{"run", "--command", bin + " agent --scenario session-config", "--mode", "yolo", "hi"}, "not_offered",
+			`session could not start: the runtime was found and answered, but does not offer what was asked: agent: agent_not_found: session configuration refused: mode: "yolo" is not offered; the runtime offers default, acceptEdits, plan, auto`},
+		{[]string{"run", "--protocol", "2", "hi"}, "protocol_unsupported",
+			"session could not start: the runtime was found and answered, but speaks another ACP version: agent: agent_not_found: agent answered protocol version 1; --protocol 2 accepts only 2"},
+		{[]string{"sessions", "list"}, "not_offered",
+			"acpdrive sessions list: the runtime was found and answered, but does not offer what was asked: agent: agent_not_found: the runtime does not advertise sessionCapabilities.list; session/list was not sent"},
+		{[]string{"run", "--command", "acpdrive-no-such-runtime", "hi"}, "program_missing",
+			`session could not start: agent: agent_not_found: agent command "acpdrive-no-such-runtime" was not found on PATH`},
+	}
+	for _, c := range cases {
+		_, stderr, code := runIn(t, t.TempDir(), c.args...)
+		assert.Equal(t, 3, code, "%q", c.args)
+		assert.True(t, strings.HasPrefix(stderr, c.line), "%q: %s", c.args, stderr)
+		stdout, _, code := runIn(t, t.TempDir(), append(c.args, "--json")...)
+		assert.Equal(t, 3, code, "%q", c.args)
+		last := lastObject(t, stdout)
+		assert.Equal(t, "agent_not_found", last["error_kind"], "%q", c.args)
+		assert.Equal(t, c.reason, last["reason"], "%q", c.args)
+	}
+}

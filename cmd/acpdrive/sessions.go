@@ -35,6 +35,8 @@ type sessionsFailedLine struct {
 	Time      time.Time `json:"time"`
 	ErrorKind string    `json:"error_kind"`
 	Message   string    `json:"message"`
+	// Reason is startup_failed's reason.
+	Reason string `json:"reason,omitempty"`
 }
 
 // sessionsCommand serves `acpdrive sessions list|delete`: the sessions a
@@ -169,10 +171,10 @@ func sessionsFailed(jsonOut bool, sub string, err error, stdout, stderr io.Write
 		kind, msg = string(ae.Kind), ae.Error()
 	}
 	if jsonOut {
-		writeJSON(stdout, sessionsFailedLine{Type: "sessions_failed", Time: time.Now().UTC(), ErrorKind: kind, Message: msg})
+		writeJSON(stdout, sessionsFailedLine{Type: "sessions_failed", Time: time.Now().UTC(), ErrorKind: kind, Message: msg, Reason: notFoundReason(err)})
 		return
 	}
-	fmt.Fprintf(stderr, "acpdrive sessions %s: %v\n", sub, err)
+	fmt.Fprintf(stderr, "acpdrive sessions %s: %s\n", sub, withReason(err, err.Error()))
 }
 
 // printSessions is the human listing: one row per session, in the
