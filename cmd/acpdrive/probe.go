@@ -66,7 +66,7 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if f.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
-		_ = enc.Encode(report)
+		_ = enc.Encode(probeLine{ProbeReport: report, ContinuationRoute: continuationRouteText(report.ContinuationRoute)})
 		return exitOK
 	}
 	printProbe(stdout, report)
@@ -120,11 +120,7 @@ func printProbe(w io.Writer, r app.ProbeReport) {
 		row("initialize _meta keys", listOrNone(r.ResultMetaKeys))
 	}
 	row("negative control", describeControl(r.NegativeControl))
-	route := r.ContinuationRoute
-	if route == "" {
-		route = "none (session/new only)"
-	}
-	row("continuation route", route)
+	row("continuation route", continuationRouteText(r.ContinuationRoute))
 	teardown := r.TeardownMethod
 	if teardown == "" {
 		teardown = "process termination only"
@@ -226,4 +222,22 @@ func listOrNone(items []string) string {
 		return "none"
 	}
 	return strings.Join(items, ", ")
+}
+
+// probeLine is probe's --json object: the report, its continuation route
+// said the way the human output says it.
+type probeLine struct {
+	app.ProbeReport
+	// ContinuationRoute is session/load, session/resume, or
+	// "none (session/new only)" (docs/behaviour.md#probe-what-the-runtime-advertises).
+	ContinuationRoute string `json:"continuation_route"`
+}
+
+// continuationRouteText names the continuation route for a person and
+// for --json alike.
+func continuationRouteText(route string) string {
+	if route == "" {
+		return "none (session/new only)"
+	}
+	return route
 }
