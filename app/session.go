@@ -67,6 +67,7 @@ func newSession(opts Options, obs *observation) *Session {
 	}
 	s.stream = newEventStream(opts.Clock, log, sink, opts.OnAgentText, s.rt.pid)
 	s.stream.activity = s.turns.touch
+	s.stream.onToolStart = opts.OnToolStart
 	s.stream.noticed = obs.notice
 	if opts.Settings.Subagents {
 		s.stream.kids = newChildren(s.stream, log)

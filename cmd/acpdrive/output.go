@@ -131,9 +131,16 @@ type printer struct {
 	// (--quiet).
 	quiet bool
 	// verbose: also what the summary says anyway (--verbose): the
-	// declared capability gaps' notice.
+	// declared capability gaps' notice, a thought whole.
 	verbose bool
-	mode  string // the mode last shown
+	// colour paints a person's output on a terminal.
+	colour palette
+	// The live view's state (liveview.go).
+	running    map[string]runningTool
+	latestTool string
+	thinking   bool
+	thought    strings.Builder
+	mode       string // the mode last shown
 }
 
 // newPrinter prints to stdout through a buffer (flushWriter) that is
@@ -148,6 +155,7 @@ func newPrinter(jsonOut bool, stdout, stderr io.Writer) *printer {
 	p.eager = isTerminal(stdout)
 	if !jsonOut && p.eager {
 		p.status = newStatusLine(stderr)
+		p.colour.on = colourWanted()
 	}
 	return p
 }
@@ -195,6 +203,7 @@ func (p *printer) text(messageID, text string) {
 	defer p.mu.Unlock()
 	defer p.done()
 	p.clearStatus()
+	p.flushThought()
 	if p.midLine && messageID != p.lastMsgID {
 		_, _ = io.WriteString(p.out, "\n")
 	}
@@ -236,6 +245,16 @@ func (p *printer) event(ev domain.Event) {
 		p.childEvent(ev)
 		return
 	}
+	if ev.Type == domain.EventOtherMessage && ev.Message == domain.MsgReasoningBlock {
+		p.thoughtChunk(ev.Thought)
+		return
+	}
+	switch ev.Type {
+	case domain.EventMessageChunk, domain.EventContextUsage, domain.EventCommandsAvailable, domain.EventConfigOptions:
+		// Not shown, and no end of a thought.
+	default:
+		p.flushThought()
+	}
 	switch ev.Type {
 	case domain.EventNotification:
 		if ev.Message != "" {
@@ -244,7 +263,7 @@ func (p *printer) event(ev domain.Event) {
 				// Not the report of a streamed reply: a notice. The
 				// declared gaps are said once, in the summary, unless
 				// --verbose (docs/behaviour.md#cli).
-				fmt.Fprintf(p.out, "· %s\n", ev.Message)
+				fmt.Fprintln(p.out, p.colour.paint(sgrYellow, "· "+ev.Message))
 			}
 			p.streamed = false
 			p.updateStatus(ev.Message)
@@ -253,17 +272,22 @@ func (p *printer) event(ev domain.Event) {
 	case domain.EventToolResult:
 		p.endLine()
 		p.tools++
-		mark := "ok"
+		p.toolEnded(ev.ToolCallID)
+		mark := p.colour.paint(sgrGreen, "ok")
 		if ev.ToolError {
-			mark = "failed"
+			mark = p.colour.paint(sgrRed, "failed")
 		}
 		fmt.Fprintf(p.out, "⚙ %s %s (%d ms) %s\n", ev.ToolName, mark, ev.ToolDurationMS, ev.Message)
 	case domain.EventOtherMessage, domain.EventMalformed:
+		if ev.Message == domain.MsgPlanUpdate && ev.Type == domain.EventOtherMessage {
+			p.printPlan(ev.Plan)
+			break
+		}
 		p.endLine()
 		fmt.Fprintf(p.out, "· [%s] %s\n", ev.Type, ev.Message)
 	case domain.EventRuntimeNotice:
 		p.endLine()
-		fmt.Fprintf(p.out, "· notice: %s\n", ev.Message)
+		fmt.Fprintln(p.out, p.colour.paint(sgrYellow, "· notice: "+ev.Message))
 	case domain.EventSessionInfo:
 		if ev.Title != "" && ev.Title != p.title {
 			p.title = ev.Title
@@ -278,6 +302,8 @@ func (p *printer) event(ev domain.Event) {
 		}
 	case domain.EventSessionStarted:
 		p.tools = 0
+		p.running, p.latestTool = nil, ""
+		p.showRunning()
 		if p.status != nil {
 			p.status.begin()
 		}
@@ -327,6 +353,7 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 		return
 	}
 	p.clearStatus()
+	p.flushThought()
 	p.endLine()
 	if p.quiet {
 		if res.Outcome != domain.OutcomeCompleted {
@@ -340,7 +367,7 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 	summary += p.turnText(res, exit)
 	p.unanswered = ""
 	if p.status != nil {
-		summary += fmt.Sprintf(" in %s, %d tool calls", p.status.elapsed().Round(time.Millisecond), p.tools)
+		summary += fmt.Sprintf(" in %s, %s", p.status.elapsed().Round(time.Millisecond), plural(p.tools, "tool call", "tool calls"))
 	}
 	summary += "; tokens: " + usageText(res.Usage, res.Model)
 	if res.Cost != nil {
@@ -349,7 +376,11 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 	if res.Context != nil {
 		summary += "; context " + domain.ContextText(*res.Context)
 	}
-	fmt.Fprintf(p.out, "── %s\n", summary)
+	colour := sgrGreen
+	if res.Outcome != domain.OutcomeCompleted {
+		colour = sgrRed
+	}
+	fmt.Fprintln(p.out, p.colour.paint(colour, "── "+summary))
 }
 
 // interrupted tells a person at once what a SIGINT or SIGTERM does

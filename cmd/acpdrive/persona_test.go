@@ -407,3 +407,12 @@ func TestNotFoundTellsMissingFromNotOffered(t *testing.T) {
 		assert.Equal(t, c.reason, last["reason"], "%q", c.args)
 	}
 }
+
+// TestThoughtCarriedInJSON: a reasoning block's other_message carries the
+// thought's text.
+func TestThoughtCarriedInJSON(t *testing.T) {
+	stdout, stderr, code := runIn(t, t.TempDir(), "run", "--json", "#updates")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, `"type":"other_message",`)
+	assert.Contains(t, stdout, `"message":"reasoning block","thought":"Thinking about the task."}`)
+}

@@ -369,6 +369,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		Workspace:   workspace,
 		OnEvent:     out.event,
 		OnAgentText: out.text,
+		OnToolStart: out.toolStarted,
 		OnReadIdle:  out.idle,
 
 		ResumeSessionID:  f.resume,
@@ -411,6 +412,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			code = exitTurnFailed
 			break
 		}
+		out.turnStart(i+1, prompt)
 		turnCtx := interrupts.turnContext(ctx)
 		res := sess.Turn(turnCtx, prompt)
 		interrupts.turnDone()
