@@ -133,7 +133,7 @@ func TestRunJSONTwoTurns(t *testing.T) {
 
 func TestRunStopsAtFirstTurnThatDoesNotComplete(t *testing.T) {
 	lines, _, code := run(t, "run", "--json", "#stop-refusal", "never sent")
-	assert.Equal(t, 1, code)
+	assert.Equal(t, 4, code, "a refused turn: exit 4")
 	results := ofType(lines, "turn_result")
 	require.Len(t, results, 1)
 	r := results[0]

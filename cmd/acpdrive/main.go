@@ -22,12 +22,15 @@ import (
 	"github.com/acpdrive/acpdrive/refagent"
 )
 
-// Exit statuses of the CLI.
+// Exit statuses of the CLI, stable (README's table; docs/behaviour.md#cli).
 const (
 	exitOK         = 0
 	exitTurnFailed = 1
 	exitUsage      = 2
 	exitNoSession  = 3
+	// exitNeedsPerson: a turn was refused (turn_refused) or needs a
+	// person (turn_input_required): retrying unattended will not help.
+	exitNeedsPerson = 4
 )
 
 func main() {

@@ -356,7 +356,7 @@ func TestQuietPrintsOnlyTheReply(t *testing.T) {
 	assert.Empty(t, stderr.String())
 
 	stdout, errOut, code := runIn(t, t.TempDir(), "run", "--quiet", "#stop-refusal", "never sent")
-	assert.Equal(t, 1, code)
+	assert.Equal(t, 4, code)
 	assert.Equal(t, "Stopping with refusal.\n", stdout)
 	assert.Equal(t, "acpdrive: turn 1: turn_failed (stop reason refusal): agent refused the prompt (stopReason refusal) [turn_refused, retryable=false]\n", errOut)
 
@@ -415,4 +415,27 @@ func TestThoughtCarriedInJSON(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, `"type":"other_message",`)
 	assert.Contains(t, stdout, `"message":"reasoning block","thought":"Thinking about the task."}`)
+}
+
+// TestExitStatuses: each row of README's exit-status table, through the
+// binary; a refused turn and one that needs a person are told from any
+// other turn that did not complete.
+func TestExitStatuses(t *testing.T) {
+	cases := []struct {
+		code int
+		args []string
+	}{
+		{0, []string{"run", "hello"}},
+		{1, []string{"run", "#stop-max_tokens"}},
+		{1, []string{"run", "--command", testbin.Path(t) + " agent --scenario crash", "hi"}},
+		{2, []string{"run", "--read-timeout", "soon", "hi"}},
+		{3, []string{"run", "--command", "acpdrive-no-such-runtime", "hi"}},
+		{4, []string{"run", "#stop-refusal"}},
+		{4, []string{"run", "--read-timeout", "1s", "#permission-no-reject"}},
+		{4, []string{"run", "--read-timeout", "1s", "#elicitation"}},
+	}
+	for _, c := range cases {
+		_, _, code := runIn(t, t.TempDir(), c.args...)
+		assert.Equal(t, c.code, code, "%q", c.args)
+	}
 }

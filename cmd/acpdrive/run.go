@@ -429,7 +429,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		out.turnResult(i+1, res, exit)
 		if res.Outcome != domain.OutcomeCompleted {
-			code = exitTurnFailed
+			code = turnExit(res)
 			break
 		}
 	}
@@ -504,4 +504,14 @@ func localSettings() wiring.LocalSettings {
 		s.BeaconCommand = []string{exe, mcpbeacon.SubcommandName}
 	}
 	return s
+}
+
+// turnExit is the exit status of a run a turn ended that did not complete:
+// exitNeedsPerson for a refusal or a decision only a person can make,
+// exitTurnFailed for any other ending.
+func turnExit(res domain.TurnResult) int {
+	if res.Outcome == domain.OutcomeInputRequired || (res.Err != nil && res.Err.Kind == domain.KindTurnRefused) {
+		return exitNeedsPerson
+	}
+	return exitTurnFailed
 }
