@@ -61,8 +61,9 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stdout, "acpdrive %s\n", app.Version)
 		return exitOK
 	case "help", "-h", "--help":
-		usage(stdout)
-		return exitOK
+		return helpCommand(args[1:], stdout, stderr)
+	case "completion":
+		return completionCommand(args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "acpdrive: unknown command %q\n", args[0])
 		usage(stderr)
@@ -77,8 +78,31 @@ func usage(w io.Writer) {
   acpdrive sessions list|delete    list or delete the sessions a runtime keeps
   acpdrive validate [FILE]         check a WORKFLOW.md (default ./WORKFLOW.md; --json)
   acpdrive agent [flags]           serve the built-in reference agent on stdio
+  acpdrive completion bash|zsh|fish  print a shell completion script
   acpdrive version                 print the version
 
-Run "acpdrive run -h" for the run flags.
+Run "acpdrive help run" for the run flags, grouped.
 `)
+}
+
+// helpCommand is "acpdrive help [COMMAND]".
+func helpCommand(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stdout)
+		return exitOK
+	}
+	switch args[0] {
+	case "run":
+		var f runFlags
+		runHelp(newRunFlagSet(&f), stdout)
+		return exitOK
+	case "probe", "sessions", "validate", "agent":
+		return realMain(context.Background(), []string{args[0], "--help"}, nil, stdout, stderr)
+	case "completion":
+		completionUsage(stdout)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "acpdrive help: unknown command %q\n", args[0])
+	usage(stderr)
+	return exitUsage
 }

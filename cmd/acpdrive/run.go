@@ -85,9 +85,9 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	f.session.register(fs)
 }
 
-func parseRunFlags(args []string, stdin io.Reader, stdout io.Writer) (runFlags, []string, error) {
+// newRunFlagSet defines the flags of "acpdrive run" into f.
+func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	def := domain.DefaultConfig()
-	var f runFlags
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	f.register(fs)
 	fs.DurationVar(&f.turnTimeout, "turn-timeout", def.TurnTimeout, "bound of one whole turn (0 disables)")
@@ -107,10 +107,13 @@ func parseRunFlags(args []string, stdin io.Reader, stdout io.Writer) (runFlags, 
 	fs.BoolVar(&f.verbose, "verbose", false, "also print what the summary already says (the declared capability gaps' notice at the start)")
 	fs.BoolVar(&f.quiet, "quiet", false, "print only the reply (for pipes); a turn that does not complete is one line on stderr")
 	fs.BoolVar(&f.quiet, "q", false, "short for --quiet")
-	help := func(w io.Writer) {
-		fmt.Fprintln(w, "usage: acpdrive run [flags] PROMPT... [flags] [-- PROMPT...]")
-		printDefaults(fs, w)
-	}
+	return fs
+}
+
+func parseRunFlags(args []string, stdin io.Reader, stdout io.Writer) (runFlags, []string, error) {
+	var f runFlags
+	fs := newRunFlagSet(&f)
+	help := func(w io.Writer) { runHelp(fs, w) }
 	flagArgs, prompts := splitArgs(fs, args)
 	if err := parseFlags(fs, flagArgs, "run", stdout, help); err != nil {
 		return f, nil, err
