@@ -355,6 +355,9 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 	p.clearStatus()
 	p.flushThought()
 	p.endLine()
+	// A call still open when the turn ended never reports its end.
+	p.running, p.latestTool = nil, ""
+	p.showRunning()
 	if p.quiet {
 		if res.Outcome != domain.OutcomeCompleted {
 			p.buf.flush()
