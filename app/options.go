@@ -52,6 +52,12 @@ type Options struct {
 	// chunk as it arrives, for interfaces that stream the reply. It is
 	// called on the same goroutine and under the same ordering as OnEvent.
 	OnAgentText func(messageID, text string)
+	// OnToolStart, when set, is told of each tool call of the session's
+	// own when it is first announced: its id, normalized kind and title
+	// (cut to domain.MessageCap), for interfaces that show a running tool;
+	// its end is the tool_result event. It is called on the same
+	// goroutine and under the same ordering as OnEvent.
+	OnToolStart func(id string, kind domain.ToolKind, title string)
 	// OnReadIdle, when set, is called on the session's reader each time
 	// it has handled everything the runtime sent so far and is about to
 	// wait for more: the moment an interface that buffers its output

@@ -76,6 +76,7 @@ func newSession(opts Options, obs *observation) *Session {
 	s.stream.ledger = s.ledger // fed the session's own usage_update only, no child's
 	s.stream.activity = s.turns.touch
 	s.turns.announce = s.stream.notice
+	s.stream.onToolStart = opts.OnToolStart
 	s.stream.noticed = obs.notice
 	if opts.Settings.Subagents {
 		s.stream.kids = newChildren(s.stream, log)

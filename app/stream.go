@@ -46,6 +46,8 @@ type eventStream struct {
 	// context use); a child's stream has its own, so a child's figures
 	// never reach its parent's (docs/behaviour.md#token-accounting).
 	ledger *ledger
+	// onToolStart is Options.OnToolStart; nil tells no one.
+	onToolStart func(id string, kind domain.ToolKind, title string)
 
 	emitMu sync.Mutex // serializes the sink
 
@@ -195,7 +197,11 @@ func (s *eventStream) update(params json.RawMessage) {
 		s.flush()
 		s.activity(now)
 	case acpwire.UpdateAgentThoughtChunk:
-		s.other(domain.Event{Type: domain.EventOtherMessage, Message: domain.MsgReasoningBlock})
+		ev := domain.Event{Type: domain.EventOtherMessage, Message: domain.MsgReasoningBlock}
+		if u.Chunk != nil && u.Chunk.Content.Type == "text" {
+			ev.Thought = domain.TruncateRunes(u.Chunk.Content.Text, domain.MessageCap)
+		}
+		s.other(ev)
 	case acpwire.UpdatePlan:
 		s.other(domain.Event{Type: domain.EventOtherMessage, Message: domain.MsgPlanUpdate, Plan: planEntries(u.Plan)})
 	case acpwire.UpdateToolCall, acpwire.UpdateToolCallUpdate:
@@ -367,7 +373,13 @@ func (s *eventStream) toolCall(tc *acpwire.ToolCall, starts bool, now time.Time)
 	if terminal {
 		delete(s.tools, tc.ToolCallID)
 	}
+	kind, title := rec.kind, rec.title
 	s.mu.Unlock()
+	if !seen && !terminal && s.onToolStart != nil {
+		s.emitMu.Lock()
+		s.onToolStart(tc.ToolCallID, kind, title)
+		s.emitMu.Unlock()
+	}
 	if !terminal {
 		s.activity(now)
 		return

@@ -201,6 +201,9 @@ type Event struct {
 	Context *ContextUsage `json:"context,omitempty"`
 	// Plan is set on the other_message of a plan update: the complete list.
 	Plan []PlanEntry `json:"plan,omitempty"`
+	// Thought is set on the other_message of a reasoning block: the text
+	// of that thought chunk, cut to MessageCap.
+	Thought string `json:"thought,omitempty"`
 }
 
 // Who wrote a notification (Event.Origin).

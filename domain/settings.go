@@ -64,6 +64,9 @@ type SessionSettings struct {
 	// Protocol is the ACP version the session asks for and accepts
 	// (docs/behaviour.md#protocol-v2); "" is ProtocolV1.
 	Protocol ProtocolChoice
+	// InitTimeout bounds the initialize call when positive; zero (or
+	// negative) keeps the default, see InitializeTimeout.
+	InitTimeout time.Duration
 }
 
 // MaxVerificationBound is the longest a credential-verification session may
@@ -107,9 +110,12 @@ func (s SessionSettings) EffectiveReadTimeout() time.Duration {
 	return s.ReadTimeout
 }
 
-// InitializeTimeout returns the bound of the initialize call:
-// max(EffectiveReadTimeout, 60 s).
+// InitializeTimeout returns the bound of the initialize call: InitTimeout
+// when positive, otherwise max(EffectiveReadTimeout, 60 s).
 func (s SessionSettings) InitializeTimeout() time.Duration {
+	if s.InitTimeout > 0 {
+		return s.InitTimeout
+	}
 	return max(s.EffectiveReadTimeout(), MinInitializeTimeout)
 }
 

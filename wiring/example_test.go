@@ -22,7 +22,7 @@ func (acmeSource) Arm(context.Context) (ports.Measurement, error) {
 }
 
 // ExampleMeasurementSource adds a vendor's source to the fx value group
-// "measurement_sources" beside the three acpdrive ships; Deps.Apply hands
+// "measurement_sources" beside the five acpdrive ships; Deps.Apply hands
 // them all to app.Options.
 func ExampleMeasurementSource() {
 	deps, err := wiring.Resolve(nil, wiring.LocalSettings{},

@@ -133,7 +133,7 @@ func TestRunJSONTwoTurns(t *testing.T) {
 
 func TestRunStopsAtFirstTurnThatDoesNotComplete(t *testing.T) {
 	lines, _, code := run(t, "run", "--json", "#stop-refusal", "never sent")
-	assert.Equal(t, 1, code)
+	assert.Equal(t, 4, code, "a refused turn: exit 4")
 	results := ofType(lines, "turn_result")
 	require.Len(t, results, 1)
 	r := results[0]
@@ -172,9 +172,9 @@ func TestRunStartupUnsupportedProtocolVersion(t *testing.T) {
 	assert.Equal(t, "startup_failed", lines[0].Type)
 	assert.Equal(t, "agent_not_found", lines[0].ErrorKind)
 	assert.Equal(t, "agent does not support protocol version 1; it supports 2", lines[0].Message)
-	stdout, _, code := runIn(t, t.TempDir(), "run", "--command", bin+" agent --scenario unsupported-version", "hi")
+	_, stderr, code := runIn(t, t.TempDir(), "run", "--command", bin+" agent --scenario unsupported-version", "hi")
 	assert.Equal(t, 3, code)
-	assert.Contains(t, stdout, `agent does not support protocol version 1; it supports 2: initialize error -32022: Unsupported protocol version (data: {"requested":1,"supported":[2]})`)
+	assert.Contains(t, stderr, `agent does not support protocol version 1; it supports 2: initialize error -32022: Unsupported protocol version (data: {"requested":1,"supported":[2]})`)
 }
 
 func TestRunUsageErrors(t *testing.T) {

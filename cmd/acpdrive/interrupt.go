@@ -19,6 +19,9 @@ const stopMargin = 10 * time.Second
 type interrupter struct {
 	sess      *app.Session
 	stopBound time.Duration
+	// notify tells a person at once what a signal does (count: 1 for
+	// the first, 2 for the second); nil tells nothing.
+	notify func(count int)
 
 	mu       sync.Mutex
 	cancel   context.CancelFunc
@@ -29,8 +32,8 @@ type interrupter struct {
 	wg   sync.WaitGroup
 }
 
-func newInterrupter(sigs <-chan os.Signal, sess *app.Session, stopBound time.Duration) *interrupter {
-	in := &interrupter{sess: sess, stopBound: stopBound, done: make(chan struct{})}
+func newInterrupter(sigs <-chan os.Signal, sess *app.Session, stopBound time.Duration, notify func(count int)) *interrupter {
+	in := &interrupter{sess: sess, stopBound: stopBound, notify: notify, done: make(chan struct{})}
 	in.wg.Add(1)
 	go func() {
 		defer in.wg.Done()
@@ -52,6 +55,9 @@ func (in *interrupter) signal() {
 	in.stopping = true
 	cancel, count := in.cancel, in.count
 	in.mu.Unlock()
+	if in.notify != nil && count <= 2 {
+		in.notify(count)
+	}
 	if cancel != nil {
 		cancel()
 	}

@@ -20,7 +20,7 @@ func TestSecondSignalStopsWithinTheDocumentedBound(t *testing.T) {
 	require.Contains(t, strings.Join(strings.Fields(string(doc)), " "), "The CLI gives `Stop` `stop_grace + 10 s`")
 	assert.Equal(t, 10*time.Second, stopMargin)
 	grace := 45 * time.Second
-	in := newInterrupter(make(chan os.Signal), nil, grace+stopMargin)
+	in := newInterrupter(make(chan os.Signal), nil, grace+stopMargin, nil)
 	defer in.close()
 	assert.Equal(t, grace+stopMargin, in.stopBound, "the second signal's Stop is bounded like the run's own")
 }

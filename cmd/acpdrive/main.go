@@ -22,12 +22,15 @@ import (
 	"github.com/acpdrive/acpdrive/refagent"
 )
 
-// Exit statuses of the CLI.
+// Exit statuses of the CLI, stable (README's table; docs/behaviour.md#cli).
 const (
 	exitOK         = 0
 	exitTurnFailed = 1
 	exitUsage      = 2
 	exitNoSession  = 3
+	// exitNeedsPerson: a turn was refused (turn_refused) or needs a
+	// person (turn_input_required): retrying unattended will not help.
+	exitNeedsPerson = 4
 )
 
 func main() {
@@ -41,7 +44,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	switch args[0] {
 	case "run":
-		return runCommand(ctx, args[1:], stdout, stderr)
+		return runCommand(ctx, args[1:], stdin, stdout, stderr)
 	case "validate":
 		return validateCommand(args[1:], stdout, stderr)
 	case "agent":
@@ -58,8 +61,9 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stdout, "acpdrive %s\n", app.Version)
 		return exitOK
 	case "help", "-h", "--help":
-		usage(stdout)
-		return exitOK
+		return helpCommand(args[1:], stdout, stderr)
+	case "completion":
+		return completionCommand(args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "acpdrive: unknown command %q\n", args[0])
 		usage(stderr)
@@ -74,8 +78,31 @@ func usage(w io.Writer) {
   acpdrive sessions list|delete    list or delete the sessions a runtime keeps
   acpdrive validate [FILE]         check a WORKFLOW.md (default ./WORKFLOW.md; --json)
   acpdrive agent [flags]           serve the built-in reference agent on stdio
+  acpdrive completion bash|zsh|fish  print a shell completion script
   acpdrive version                 print the version
 
-Run "acpdrive run -h" for the run flags.
+Run "acpdrive help run" for the run flags, grouped.
 `)
+}
+
+// helpCommand is "acpdrive help [COMMAND]".
+func helpCommand(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stdout)
+		return exitOK
+	}
+	switch args[0] {
+	case "run":
+		var f runFlags
+		runHelp(newRunFlagSet(&f), stdout)
+		return exitOK
+	case "probe", "sessions", "validate", "agent":
+		return realMain(context.Background(), []string{args[0], "--help"}, nil, stdout, stderr)
+	case "completion":
+		completionUsage(stdout)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "acpdrive help: unknown command %q\n", args[0])
+	usage(stderr)
+	return exitUsage
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +39,12 @@ type turnResultLine struct {
 	// (docs/behaviour.md#turn-result); ReplyCut marks one cut there.
 	Reply    string `json:"reply,omitempty"`
 	ReplyCut bool   `json:"reply_cut,omitempty"`
+	// CancelUnanswered reports that the runtime never answered the prompt
+	// after the cancel within read_timeout.
+	CancelUnanswered bool `json:"cancel_unanswered,omitempty"`
+	// RuntimeExit is how the runtime's process ended and the tail of its
+	// standard error, when its exit ended the turn (port_exit).
+	RuntimeExit string `json:"runtime_exit,omitempty"`
 }
 
 // startupFailedLine is the JSON line printed when the session cannot start.
@@ -46,6 +53,10 @@ type startupFailedLine struct {
 	Time      time.Time `json:"time"`
 	ErrorKind string    `json:"error_kind"`
 	Message   string    `json:"message"`
+	// Reason tells an agent_not_found's "the program is not there"
+	// (program_missing) from "the runtime does not offer this"
+	// (not_offered, protocol_unsupported) and configuration_invalid.
+	Reason string `json:"reason,omitempty"`
 }
 
 // runResultLine is the last JSON line of a run.
@@ -89,6 +100,9 @@ type runResultLine struct {
 	// ProtocolVersion is the ACP version the session spoke
 	// (docs/behaviour.md#protocol-v2); absent when no handshake completed.
 	ProtocolVersion int `json:"protocol_version,omitempty"`
+	// Resume is what became of --resume: continued, or why not
+	// (docs/behaviour.md#session-continuation); absent without --resume.
+	Resume *resumeLine `json:"resume,omitempty"`
 }
 
 // printer renders a run either as JSON lines or for a person.
@@ -96,6 +110,7 @@ type printer struct {
 	host   string // the SSH host that ran the session, "" locally
 	json   bool
 	out    io.Writer // buf, written with mu held
+	errw   io.Writer // standard error: a person's error lines
 	buf    *flushWriter
 	status *statusLine // nil unless human output goes to a terminal
 	// eager: flush after every call (stdout is a terminal: the output is
@@ -109,15 +124,34 @@ type printer struct {
 	lastMsgID string
 	streamed  bool // a reply was streamed and its report has not arrived
 	tools     int
-	title     string // the session title last shown
-	mode      string // the mode last shown
+	title     string      // the session title last shown
+	resume    *resumeLine // what became of --resume; nil without it
+	// unanswered is the bound waited for the runtime's answer after a
+	// cancel it never gave, for the next turn result; "" when it answered.
+	unanswered string
+	// bounds names the turn's bounds the way the person set them.
+	bounds boundNames
+	// quiet: only the reply on stdout; what went wrong on stderr
+	// (--quiet).
+	quiet bool
+	// verbose: also what the summary says anyway (--verbose): the
+	// declared capability gaps' notice, a thought whole.
+	verbose bool
+	// colour paints a person's output on a terminal.
+	colour palette
+	// The live view's state (liveview.go).
+	running    map[string]runningTool
+	latestTool string
+	thinking   bool
+	thought    strings.Builder
+	mode       string // the mode last shown
 }
 
 // newPrinter prints to stdout through a buffer (flushWriter) that is
 // written out when the session waits for the runtime (idle), within
 // maxOutputLatency otherwise, and when the run ends (close).
 func newPrinter(jsonOut bool, stdout, stderr io.Writer) *printer {
-	p := &printer{json: jsonOut}
+	p := &printer{json: jsonOut, errw: stderr}
 	p.buf = newFlushWriter(stdout, &p.mu)
 	p.out = p.buf
 	p.enc = json.NewEncoder(p.buf)
@@ -125,8 +159,22 @@ func newPrinter(jsonOut bool, stdout, stderr io.Writer) *printer {
 	p.eager = isTerminal(stdout)
 	if !jsonOut && p.eager {
 		p.status = newStatusLine(stderr)
+		p.colour.on = colourWanted()
 	}
 	return p
+}
+
+// beQuiet makes the printer print only the reply (--quiet): no notices,
+// tools, summaries or status line; a turn that does not complete and the
+// run's own remarks are one line each on stderr.
+func (p *printer) beQuiet() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.quiet = true
+	if p.status != nil {
+		p.status.stop()
+		p.status = nil
+	}
 }
 
 // idle writes out the buffered output: the session has handled all the
@@ -159,6 +207,7 @@ func (p *printer) text(messageID, text string) {
 	defer p.mu.Unlock()
 	defer p.done()
 	p.clearStatus()
+	p.flushThought()
 	if p.midLine && messageID != p.lastMsgID {
 		_, _ = io.WriteString(p.out, "\n")
 	}
@@ -189,18 +238,36 @@ func (p *printer) event(ev domain.Event) {
 		_ = p.enc.Encode(ev)
 		return
 	}
+	if p.quiet {
+		if ev.Type == domain.EventNotification && p.streamed {
+			p.streamed = false
+		}
+		return
+	}
 	p.clearStatus()
 	if ev.ParentSessionID != "" {
 		p.childEvent(ev)
 		return
 	}
+	if ev.Type == domain.EventOtherMessage && ev.Message == domain.MsgReasoningBlock {
+		p.thoughtChunk(ev.Thought)
+		return
+	}
+	switch ev.Type {
+	case domain.EventMessageChunk, domain.EventContextUsage, domain.EventCommandsAvailable, domain.EventConfigOptions:
+		// Not shown, and no end of a thought.
+	default:
+		p.flushThought()
+	}
 	switch ev.Type {
 	case domain.EventNotification:
 		if ev.Message != "" {
 			p.endLine()
-			if !p.streamed {
-				// Not the report of a streamed reply: a notice.
-				fmt.Fprintf(p.out, "· %s\n", ev.Message)
+			if !p.streamed && (p.verbose || !strings.HasPrefix(ev.Message, domain.MsgCapabilityGapNotice)) {
+				// Not the report of a streamed reply: a notice. The
+				// declared gaps are said once, in the summary, unless
+				// --verbose (docs/behaviour.md#cli).
+				fmt.Fprintln(p.out, p.colour.paint(sgrYellow, "· "+ev.Message))
 			}
 			p.streamed = false
 			p.updateStatus(ev.Message)
@@ -209,17 +276,22 @@ func (p *printer) event(ev domain.Event) {
 	case domain.EventToolResult:
 		p.endLine()
 		p.tools++
-		mark := "ok"
+		p.toolEnded(ev.ToolCallID)
+		mark := p.colour.paint(sgrGreen, "ok")
 		if ev.ToolError {
-			mark = "failed"
+			mark = p.colour.paint(sgrRed, "failed")
 		}
 		fmt.Fprintf(p.out, "⚙ %s %s (%d ms) %s\n", ev.ToolName, mark, ev.ToolDurationMS, ev.Message)
 	case domain.EventOtherMessage, domain.EventMalformed:
+		if ev.Message == domain.MsgPlanUpdate && ev.Type == domain.EventOtherMessage {
+			p.printPlan(ev.Plan)
+			break
+		}
 		p.endLine()
 		fmt.Fprintf(p.out, "· [%s] %s\n", ev.Type, ev.Message)
 	case domain.EventRuntimeNotice:
 		p.endLine()
-		fmt.Fprintf(p.out, "· notice: %s\n", ev.Message)
+		fmt.Fprintln(p.out, p.colour.paint(sgrYellow, "· notice: "+ev.Message))
 	case domain.EventSessionInfo:
 		if ev.Title != "" && ev.Title != p.title {
 			p.title = ev.Title
@@ -234,6 +306,8 @@ func (p *printer) event(ev domain.Event) {
 		}
 	case domain.EventSessionStarted:
 		p.tools = 0
+		p.running, p.latestTool = nil, ""
+		p.showRunning()
 		if p.status != nil {
 			p.status.begin()
 		}
@@ -263,15 +337,18 @@ func (p *printer) updateStatus(last string) {
 	}
 }
 
-func (p *printer) turnResult(n int, res domain.TurnResult) {
+// turnResult prints a turn's result; exit is how the runtime ended when
+// its exit ended the turn ("" otherwise).
+func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer p.buf.flush() // a result is a boundary the reader waits for
 	if p.json {
 		line := turnResultLine{Type: "turn_result", Turn: n, Outcome: string(res.Outcome),
 			StopReason: res.StopReason, Message: res.Message(), Usage: res.Usage, Model: res.Model,
-			Source: res.Source, Breakdown: res.Breakdown, Cost: res.Cost, Context: res.Context,
-			Reply: res.Reply, ReplyCut: res.ReplyCut}
+			Source: res.Source, Breakdown: res.Breakdown, Cost: res.Cost, Context: res.Context, RuntimeExit: exit,
+			CancelUnanswered: p.unanswered != "", Reply: res.Reply, ReplyCut: res.ReplyCut}
+		p.unanswered = ""
 		if res.Err != nil {
 			retry := res.Err.Kind.Retryable()
 			line.ErrorKind, line.Retryable = string(res.Err.Kind), &retry
@@ -280,16 +357,24 @@ func (p *printer) turnResult(n int, res domain.TurnResult) {
 		return
 	}
 	p.clearStatus()
+	p.flushThought()
 	p.endLine()
-	summary := fmt.Sprintf("turn %d: %s", n, res.Outcome)
-	if res.StopReason != "" {
-		summary += " (stop reason " + res.StopReason + ")"
+	// A call still open when the turn ended never reports its end.
+	p.running, p.latestTool = nil, ""
+	p.showRunning()
+	if p.quiet {
+		if res.Outcome != domain.OutcomeCompleted {
+			p.buf.flush()
+			fmt.Fprintf(p.errw, "acpdrive: turn %d: %s\n", n, p.turnText(res, exit))
+		}
+		p.unanswered = ""
+		return
 	}
-	if res.Err != nil {
-		summary += fmt.Sprintf(": %s [%s, retryable=%t]", res.Err.Message, res.Err.Kind, res.Err.Kind.Retryable())
-	}
+	summary := fmt.Sprintf("turn %d: ", n)
+	summary += p.turnText(res, exit)
+	p.unanswered = ""
 	if p.status != nil {
-		summary += fmt.Sprintf(" in %s, %d tool calls", p.status.elapsed().Round(time.Millisecond), p.tools)
+		summary += fmt.Sprintf(" in %s, %s", p.status.elapsed().Round(time.Millisecond), plural(p.tools, "tool call", "tool calls"))
 	}
 	summary += "; tokens: " + usageText(res.Usage, res.Model)
 	if res.Cost != nil {
@@ -298,10 +383,80 @@ func (p *printer) turnResult(n int, res domain.TurnResult) {
 	if res.Context != nil {
 		summary += "; context " + domain.ContextText(*res.Context)
 	}
-	fmt.Fprintf(p.out, "── %s\n", summary)
+	colour := sgrGreen
+	if res.Outcome != domain.OutcomeCompleted {
+		colour = sgrRed
+	}
+	fmt.Fprintln(p.out, p.colour.paint(colour, "── "+summary))
 }
 
-func (p *printer) startupFailed(err error) {
+// interrupted tells a person at once what a SIGINT or SIGTERM does
+// (docs/behaviour.md#cli): the first cancels the turn, the second stops
+// the session. Human output only, on standard error.
+func (p *printer) interrupted(count int) {
+	if p.json {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearStatus()
+	p.endLine()
+	p.buf.flush() // what came before the signal, before the line about it
+	if count == 1 {
+		fmt.Fprintln(p.errw, "acpdrive: cancelling the turn (session/cancel sent, waiting for the runtime's answer); interrupt again to stop the session")
+		return
+	}
+	fmt.Fprintln(p.errw, "acpdrive: stopping the session")
+}
+
+// cancelUnanswered records, for the next turn result, that the runtime did
+// not answer after the cancel within bound.
+func (p *printer) cancelUnanswered(bound string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.unanswered = bound
+}
+
+// resumed records what became of --resume and, when the session was not
+// continued, tells a person at once (docs/behaviour.md#session-continuation).
+func (p *printer) resumed(r *resumeLine, newID string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	defer p.done()
+	p.resume = r
+	if r == nil || r.Continued || p.json {
+		return
+	}
+	p.clearStatus()
+	if p.quiet {
+		fmt.Fprintf(p.errw, "acpdrive: %s\n", r.text(newID))
+		return
+	}
+	fmt.Fprintf(p.out, "· %s\n", r.text(newID))
+}
+
+// turnText is a turn's outcome for a person: the outcome, the stop
+// reason, the error, how the runtime ended, an unacknowledged cancel.
+func (p *printer) turnText(res domain.TurnResult, exit string) string {
+	text := string(res.Outcome)
+	if res.StopReason != "" {
+		text += " (stop reason " + res.StopReason + ")"
+	}
+	if res.Err != nil {
+		text += fmt.Sprintf(": %s [%s, retryable=%t]", p.bounds.rename(res.Err.Message), res.Err.Kind, res.Err.Kind.Retryable())
+	}
+	if exit != "" {
+		text += "; the runtime exited: " + exit
+	}
+	if p.unanswered != "" {
+		text += "; the runtime never acknowledged the cancel (no answer within " + p.unanswered + ")"
+	}
+	return text
+}
+
+// startupFailed prints why the session could not start; settings name
+// the bounds a timeout message quotes.
+func (p *printer) startupFailed(err error, settings domain.SessionSettings) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer p.buf.flush() // a result is a boundary the reader waits for
@@ -311,11 +466,13 @@ func (p *printer) startupFailed(err error) {
 		kind, msg = string(ae.Kind), ae.Message
 	}
 	if p.json {
-		_ = p.enc.Encode(startupFailedLine{Type: "startup_failed", Time: time.Now().UTC(), ErrorKind: kind, Message: msg})
+		_ = p.enc.Encode(startupFailedLine{Type: "startup_failed", Time: time.Now().UTC(), ErrorKind: kind, Message: msg, Reason: notFoundReason(err)})
 		return
 	}
 	p.clearStatus()
-	fmt.Fprintf(p.out, "session could not start: %s\n", err)
+	// A person's errors go to standard error; --json's startup_failed
+	// stays on stdout (docs/behaviour.md#cli).
+	fmt.Fprintf(p.errw, "session could not start: %s\n", withReason(err, startupText(err, settings)))
 }
 
 // usageText renders figures for a person; "not measured" when there are
@@ -365,7 +522,7 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 	if p.json {
 		line := runResultLine{Type: "run_result", SessionID: sess.ID(), AgentPID: sess.PID(), CapabilityGaps: gaps, Turns: turns,
 			Host: p.host, Survivors: survivors, MeasuredTurns: end.budget.tokens.Measured, Stopped: end.stopped, Notice: end.notice,
-			ToolServers: sess.AgentInfo().ToolServers, ForkedFrom: sess.ForkedFrom(), ProtocolVersion: sess.AgentInfo().ProtocolVersion}
+			ToolServers: sess.AgentInfo().ToolServers, ForkedFrom: sess.ForkedFrom(), ProtocolVersion: sess.AgentInfo().ProtocolVersion, Resume: p.resume}
 		line.Mode, line.Config = postureFields(sess.Posture())
 		line.Model = sess.Posture().Model
 		if end.budget.tokens.Measured > 0 {
@@ -377,9 +534,26 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 		return
 	}
 	p.clearStatus()
+	if p.quiet {
+		p.buf.flush()
+		for _, remark := range []string{end.stopped, end.notice} {
+			if remark != "" {
+				fmt.Fprintf(p.errw, "acpdrive: %s\n", remark)
+			}
+		}
+		if surv != nil {
+			fmt.Fprintf(p.errw, "acpdrive: %s\n", surv.Error())
+		}
+		return
+	}
 	fmt.Fprintf(p.out, "session %s (pid %d): %d turn(s)", sess.ID(), sess.PID(), turns)
 	if from := sess.ForkedFrom(); from != "" {
 		fmt.Fprintf(p.out, "; forked from %s", from)
+	}
+	if r := p.resume; r != nil && r.Continued {
+		fmt.Fprintf(p.out, "; continued through %s", r.Route)
+	} else if r != nil {
+		fmt.Fprintf(p.out, "; %s not continued, started afresh", r.Requested)
 	}
 	if p.host != "" {
 		fmt.Fprintf(p.out, " on %s", p.host)
@@ -433,4 +607,64 @@ func toolServersText(c *domain.ToolServerCheck) string {
 		return "confirmed"
 	}
 	return "not confirmed within " + bound.String()
+}
+
+// startupText is a start-up error on one line for a person: a call that
+// timed out names the call, its bound and the flag that sets it
+// (docs/behaviour.md#cli); any other error is its text with line breaks
+// joined.
+func startupText(err error, s domain.SessionSettings) string {
+	var ae *domain.AgentError
+	if errors.As(err, &ae) && ae.Kind == domain.KindResponseTimeout && ae.Cause != nil {
+		method, rest, found := strings.Cut(ae.Cause.Error(), "\n")
+		if found && rest == context.DeadlineExceeded.Error() {
+			bound, flag := s.EffectiveReadTimeout(), "--read-timeout"
+			if method == "initialize" {
+				bound, flag = s.InitializeTimeout(), "--init-timeout"
+			}
+			return fmt.Sprintf("agent: %s: the runtime did not answer %s within %s (%s sets this bound)", ae.Kind, method, bound, flag)
+		}
+	}
+	return strings.ReplaceAll(err.Error(), "\n", ": ")
+}
+
+// App's messages for a turn that ran past a bound; they name the
+// WORKFLOW.md key (docs/behaviour.md#turns-and-their-disposition).
+const (
+	msgTurnTimeout = "the turn exceeded turn_timeout_ms"
+	msgTurnStalled = "the agent produced no event within stall_timeout_ms"
+)
+
+// boundNames says, for a person, each turn bound as it was set: the flag
+// typed, the WORKFLOW.md key, or the default, with its value.
+type boundNames struct {
+	turn, stall string
+}
+
+// newBoundNames names the bounds of cfg as f set them.
+func newBoundNames(f runFlags, cfg domain.Config) boundNames {
+	name := func(flag, key string, v time.Duration) string {
+		switch {
+		case f.set[flag]:
+			return "--" + flag + " " + v.String()
+		case f.workflow != "":
+			return key + " (" + v.String() + ")"
+		}
+		return v.String() + " (the default; --" + flag + " sets it)"
+	}
+	return boundNames{
+		turn:  name("turn-timeout", "agent.turn_timeout_ms", cfg.TurnTimeout),
+		stall: name("stall-timeout", "agent.stall_timeout_ms", cfg.StallTimeout),
+	}
+}
+
+// rename puts the bound's name as the person set it into app's message.
+func (b boundNames) rename(msg string) string {
+	switch {
+	case msg == msgTurnStalled && b.stall != "":
+		return "the agent produced no event within " + b.stall
+	case msg == msgTurnTimeout && b.turn != "":
+		return "the turn exceeded " + b.turn
+	}
+	return msg
 }

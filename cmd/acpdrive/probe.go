@@ -18,17 +18,21 @@ import (
 func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f runFlags
 	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	f.register(fs)
 	withSession := fs.Bool("session", false, "also create a throwaway session (deleted or closed after) to show its modes, configuration options, models and commands")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: acpdrive probe [flags]")
-		fs.PrintDefaults()
+	help := func(w io.Writer) {
+		fmt.Fprintln(w, "usage: acpdrive probe [flags]")
+		printDefaults(fs, w)
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, "probe", stdout, help); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
+		fmt.Fprintf(stderr, "acpdrive probe: %v\n", err)
+		return exitUsage
+	}
+	if err := f.check("probe"); err != nil {
+		fmt.Fprintf(stderr, "acpdrive probe: %v\n", err)
 		return exitUsage
 	}
 	if fs.NArg() > 0 {
@@ -45,20 +49,24 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "acpdrive probe: %v\n", err)
 		return exitUsage
 	}
-	opts := app.Options{Settings: settingsOf(cfg), Workspace: workspace}
+	opts := app.Options{Settings: f.settings(cfg), Workspace: workspace}
 	deps.Apply(&opts)
 	f.applyLauncher(&opts, cfg, logger)
-	report, err := app.Probe(ctx, opts, app.ProbeOptions{Session: *withSession})
+	err = checkAdditionalDirectories(cfg)
+	var report app.ProbeReport
+	if err == nil {
+		report, err = app.Probe(ctx, opts, app.ProbeOptions{Session: *withSession})
+	}
 	if err != nil {
 		out := newPrinter(f.json, stdout, stderr)
-		out.startupFailed(err)
+		out.startupFailed(err, opts.Settings)
 		out.close()
 		return exitNoSession
 	}
 	if f.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
-		_ = enc.Encode(report)
+		_ = enc.Encode(probeLine{ProbeReport: report, ContinuationRoute: continuationRouteText(report.ContinuationRoute)})
 		return exitOK
 	}
 	printProbe(stdout, report)
@@ -112,11 +120,7 @@ func printProbe(w io.Writer, r app.ProbeReport) {
 		row("initialize _meta keys", listOrNone(r.ResultMetaKeys))
 	}
 	row("negative control", describeControl(r.NegativeControl))
-	route := r.ContinuationRoute
-	if route == "" {
-		route = "none (session/new only)"
-	}
-	row("continuation route", route)
+	row("continuation route", continuationRouteText(r.ContinuationRoute))
 	teardown := r.TeardownMethod
 	if teardown == "" {
 		teardown = "process termination only"
@@ -218,4 +222,22 @@ func listOrNone(items []string) string {
 		return "none"
 	}
 	return strings.Join(items, ", ")
+}
+
+// probeLine is probe's --json object: the report, its continuation route
+// said the way the human output says it.
+type probeLine struct {
+	app.ProbeReport
+	// ContinuationRoute is session/load, session/resume, or
+	// "none (session/new only)" (docs/behaviour.md#probe-what-the-runtime-advertises).
+	ContinuationRoute string `json:"continuation_route"`
+}
+
+// continuationRouteText names the continuation route for a person and
+// for --json alike.
+func continuationRouteText(route string) string {
+	if route == "" {
+		return "none (session/new only)"
+	}
+	return route
 }

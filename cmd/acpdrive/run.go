@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,11 +27,15 @@ type runFlags struct {
 	command      string
 	workspace    string
 	readTimeout  time.Duration
+	initTimeout  time.Duration
 	turnTimeout  time.Duration
 	stallTimeout time.Duration
 	stopGrace    time.Duration
 	json         bool
 	logLevel     string
+	quiet        bool
+	verbose      bool
+	promptFiles  []string
 
 	resume           string
 	fork             string
@@ -60,6 +65,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.command, "command", "", "the runtime's command line, split like a shell would (quotes respected, no shell run); default: the built-in reference agent")
 	fs.StringVar(&f.workspace, "workspace", "", "the directory the runtime works in (default: the current directory)")
 	fs.DurationVar(&f.readTimeout, "read-timeout", def.ReadTimeout, "bound of every start-up call but initialize (which waits for the larger of it and 60s), of a turn's acceptance and of the wait after a cancel")
+	fs.DurationVar(&f.initTimeout, "init-timeout", 0, "bound of the initialize call (default: the larger of --read-timeout and 60s)")
 	fs.DurationVar(&f.stopGrace, "stop-grace", def.StopGrace, "how long the runtime gets to exit after SIGTERM before SIGKILL")
 	fs.BoolVar(&f.json, "json", false, "print JSON instead of human output")
 	fs.Func("ssh-host", "run the runtime on `HOST` over SSH ([user@]host[:port] or a config alias; repeatable or comma-separated; tried in order)", func(v string) error {
@@ -79,11 +85,10 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	f.session.register(fs)
 }
 
-func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) {
+// newRunFlagSet defines the flags of "acpdrive run" into f.
+func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	def := domain.DefaultConfig()
-	var f runFlags
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	f.register(fs)
 	fs.DurationVar(&f.turnTimeout, "turn-timeout", def.TurnTimeout, "bound of one whole turn (0 disables)")
 	fs.DurationVar(&f.stallTimeout, "stall-timeout", def.StallTimeout, "longest time a turn may go without an event (0 disables)")
@@ -95,17 +100,38 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.BoolVar(&f.noMeasure, "no-measure", false, "arm no measurement source: the runtime gets no telemetry settings and no turn is measured")
 	fs.Int64Var(&f.maxTokens, "max-tokens", 0, "stop before the next prompt once the measured turns used this many tokens in total (0: no ceiling; agent.max_tokens)")
 	f.budgets.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: acpdrive run [flags] PROMPT... [flags] [-- PROMPT...]")
-		fs.PrintDefaults()
-	}
+	fs.Func("f", "read one prompt from `FILE` (repeatable, one prompt per file, before the PROMPT arguments; - reads standard input)", func(v string) error {
+		f.promptFiles = append(f.promptFiles, v)
+		return nil
+	})
+	fs.BoolVar(&f.verbose, "verbose", false, "also print what the summary already says (the declared capability gaps' notice at the start)")
+	fs.BoolVar(&f.quiet, "quiet", false, "print only the reply (for pipes); a turn that does not complete is one line on stderr")
+	fs.BoolVar(&f.quiet, "q", false, "short for --quiet")
+	return fs
+}
+
+func parseRunFlags(args []string, stdin io.Reader, stdout io.Writer) (runFlags, []string, error) {
+	var f runFlags
+	fs := newRunFlagSet(&f)
+	help := func(w io.Writer) { runHelp(fs, w) }
 	flagArgs, prompts := splitArgs(fs, args)
-	if err := fs.Parse(flagArgs); err != nil {
+	if err := parseFlags(fs, flagArgs, "run", stdout, help); err != nil {
+		return f, nil, err
+	}
+	if err := f.check("run"); err != nil {
 		return f, nil, err
 	}
 	prompts = append(prompts, fs.Args()...)
+	fromFiles, err := readPromptFiles(f.promptFiles, stdin)
+	if err != nil {
+		return f, nil, err
+	}
+	prompts = append(fromFiles, prompts...)
 	if len(prompts) == 0 {
-		return f, nil, errors.New("at least one PROMPT is required")
+		return f, nil, errors.New("at least one PROMPT (or -f FILE) is required")
+	}
+	if f.quiet && f.json {
+		return f, nil, errors.New("--quiet and --json exclude each other")
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
@@ -155,18 +181,66 @@ func splitArgs(fs *flag.FlagSet, args []string) (flagArgs, prompts []string) {
 // WORKFLOW.md when --workflow names one, then the flags given on the
 // command line. The result is checked by domain.Config.Validate, the same
 // function "acpdrive validate" runs.
-func (f runFlags) config() (domain.Config, error) {
+//
+// The file's own findings (those Config.Validate does not make) are
+// judged as "acpdrive validate" judges them; what Config.Validate finds is
+// judged on the result, so a flag overrides what the file lacks or gets
+// wrong (--command for a file without agent.command). Warnings are
+// returned, to be printed as validate prints them.
+func (f runFlags) config() (domain.Config, []domain.Finding, error) {
 	cfg := domain.DefaultConfig()
+	var fileFindings []domain.Finding
 	if f.workflow != "" {
 		loaded, findings, err := config.Load(f.workflow)
 		if err != nil {
-			return cfg, fmt.Errorf("--workflow: %w", err)
+			return cfg, nil, fmt.Errorf("--workflow: %w", err)
 		}
-		if domain.HasErrors(findings) {
-			return cfg, fmt.Errorf("--workflow %s: %w", f.workflow, domain.FindingsError(findings))
+		fileFindings = withoutFindings(findings, loaded.Validate())
+		if domain.HasErrors(fileFindings) {
+			return cfg, warningsOf(fileFindings), fmt.Errorf("--workflow %s: %w", f.workflow, domain.FindingsError(fileFindings))
 		}
 		cfg = loaded
 	}
+	cfg, err := f.overrides(cfg)
+	if err != nil {
+		return cfg, warningsOf(fileFindings), err
+	}
+	var errs []error
+	var warnings []domain.Finding
+	for _, finding := range append(fileFindings, cfg.Validate()...) {
+		if finding.Severity == domain.SeverityError {
+			errs = append(errs, errors.New(finding.Message))
+		} else if !slices.Contains(warnings, finding) {
+			warnings = append(warnings, finding)
+		}
+	}
+	return cfg, warnings, errors.Join(errs...)
+}
+
+// warningsOf is the warnings among fs.
+func warningsOf(fs []domain.Finding) []domain.Finding {
+	var out []domain.Finding
+	for _, f := range fs {
+		if f.Severity != domain.SeverityError {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// withoutFindings is fs less every finding in drop.
+func withoutFindings(fs, drop []domain.Finding) []domain.Finding {
+	var out []domain.Finding
+	for _, f := range fs {
+		if !slices.Contains(drop, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// overrides applies the flags given on the command line to cfg.
+func (f runFlags) overrides(cfg domain.Config) (domain.Config, error) {
 	switch {
 	case f.command != "":
 		words, err := domain.SplitHostCommandLine(f.command)
@@ -174,7 +248,7 @@ func (f runFlags) config() (domain.Config, error) {
 			return cfg, fmt.Errorf("--command: %w", err)
 		}
 		cfg.Command = words
-	case len(cfg.Command) == 0:
+	case len(cfg.Command) == 0 && f.workflow == "":
 		exe, err := os.Executable()
 		if err != nil {
 			return cfg, fmt.Errorf("locate the reference agent: %w", err)
@@ -211,13 +285,10 @@ func (f runFlags) config() (domain.Config, error) {
 	if err := f.session.apply(&cfg); err != nil {
 		return cfg, err
 	}
-	var errs []error
-	for _, finding := range cfg.Validate() {
-		if finding.Severity == domain.SeverityError {
-			errs = append(errs, errors.New(finding.Message))
-		}
+	if err := localAdditionalDirectories(&cfg); err != nil {
+		return cfg, err
 	}
-	return cfg, errors.Join(errs...)
+	return cfg, nil
 }
 
 func (f runFlags) logger(stderr io.Writer) (*slog.Logger, error) {
@@ -234,7 +305,11 @@ func (f runFlags) logger(stderr io.Writer) (*slog.Logger, error) {
 // resolve turns the flags into what a launch needs: the configuration,
 // the logger (nil: none) and the workspace.
 func (f runFlags) resolve(stderr io.Writer) (domain.Config, *slog.Logger, string, error) {
-	cfg, err := f.config()
+	cfg, warnings, err := f.config()
+	for _, w := range warnings {
+		// As "acpdrive validate" prints them (docs/behaviour.md#validate-time-checks).
+		fmt.Fprintf(stderr, "%s %s: %s\n", w.Severity, w.Check, w.Message)
+	}
 	if err != nil {
 		return cfg, nil, "", err
 	}
@@ -248,11 +323,14 @@ func (f runFlags) resolve(stderr io.Writer) (domain.Config, *slog.Logger, string
 			return cfg, nil, "", err
 		}
 	}
+	if workspace, err = localWorkspace(cfg, workspace); err != nil {
+		return cfg, nil, "", err
+	}
 	return cfg, logger, workspace, nil
 }
 
-func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f, prompts, err := parseRunFlags(args, stderr)
+func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	f, prompts, err := parseRunFlags(args, stdin, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
@@ -278,17 +356,23 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 
 	out := newPrinter(f.json, stdout, stderr)
+	if f.quiet {
+		out.beQuiet()
+	}
+	out.verbose = f.verbose
 	defer out.close()
+	out.bounds = newBoundNames(f, cfg)
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 
 	opts := app.Options{
-		Settings:    settingsOf(cfg),
+		Settings:    f.settings(cfg),
 		Workspace:   workspace,
 		OnEvent:     out.event,
 		OnAgentText: out.text,
+		OnToolStart: out.toolStarted,
 		OnReadIdle:  out.idle,
 
 		ResumeSessionID:  f.resume,
@@ -296,18 +380,25 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		VerifyCredential: f.verifyCredential,
 	}
 	deps.Apply(&opts)
+	fallback := &fallbackRecorder{}
+	opts.Logger = fallback.logger(logger)
 	f.applyLauncher(&opts, cfg, logger)
 	if f.noMeasure {
 		opts.MeasurementSources = wireUsageOnly(opts.MeasurementSources)
 	}
-	sess, err := startInterruptible(ctx, sigs, opts)
+	err = checkAdditionalDirectories(cfg)
+	var sess *app.Session
+	if err == nil {
+		sess, err = startInterruptible(ctx, sigs, opts)
+	}
 	if err != nil {
-		out.startupFailed(err)
+		out.startupFailed(err, opts.Settings)
 		return exitNoSession
 	}
 	out.host = sess.Host()
+	out.resumed(resumeOutcome(sess, f.resume, fallback), sess.ID())
 
-	interrupts := newInterrupter(sigs, sess, cfg.StopGrace+stopMargin)
+	interrupts := newInterrupter(sigs, sess, cfg.StopGrace+stopMargin, out.interrupted)
 	defer interrupts.close()
 
 	code := exitOK
@@ -324,14 +415,24 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			code = exitTurnFailed
 			break
 		}
+		out.turnStart(i+1, prompt)
 		turnCtx := interrupts.turnContext(ctx)
 		res := sess.Turn(turnCtx, prompt)
 		interrupts.turnDone()
 		turns++
 		end.budget.add(res)
-		out.turnResult(i+1, res)
+		exit := ""
+		if res.Err != nil && res.Err.Kind == domain.KindPortExit {
+			// The runtime's exit ended the turn: say how it ended and
+			// what it last wrote (docs/behaviour.md#cli).
+			exit, _ = sess.RuntimeExit()
+		}
+		if bound, ok := fallback.takeCancelUnanswered(); ok && res.Outcome == domain.OutcomeCancelled {
+			out.cancelUnanswered(bound)
+		}
+		out.turnResult(i+1, res, exit)
 		if res.Outcome != domain.OutcomeCompleted {
-			code = exitTurnFailed
+			code = turnExit(res)
 			break
 		}
 	}
@@ -381,6 +482,14 @@ func (f runFlags) applyLauncher(opts *app.Options, cfg domain.Config, logger *sl
 	}, cfg.SSHHosts, 0)
 }
 
+// settings is the session's settings: the configuration's, and the
+// flags that have no WORKFLOW.md key (--init-timeout).
+func (f runFlags) settings(cfg domain.Config) domain.SessionSettings {
+	s := settingsOf(cfg)
+	s.InitTimeout = f.initTimeout
+	return s
+}
+
 // settingsOf is the session's settings for the CLI's configuration. The
 // CLI reserves no MCP server name of its own: it declares no server
 // besides the operator's (and, when asked for, the tool-server beacon,
@@ -398,4 +507,14 @@ func localSettings() wiring.LocalSettings {
 		s.BeaconCommand = []string{exe, mcpbeacon.SubcommandName}
 	}
 	return s
+}
+
+// turnExit is the exit status of a run a turn ended that did not complete:
+// exitNeedsPerson for a refusal or a decision only a person can make,
+// exitTurnFailed for any other ending.
+func turnExit(res domain.TurnResult) int {
+	if res.Outcome == domain.OutcomeInputRequired || (res.Err != nil && res.Err.Kind == domain.KindTurnRefused) {
+		return exitNeedsPerson
+	}
+	return exitTurnFailed
 }

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/acpdrive/acpdrive/domain"
@@ -37,11 +36,9 @@ func (f *sessionFlags) register(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.Func("add-dir", "let the session use `DIR` beside the workspace (repeatable; sessionCapabilities.additionalDirectories; agent.additional_directories)", func(v string) error {
-		abs, err := filepath.Abs(v)
-		if err != nil {
-			return err
-		}
-		f.addDirs = append(f.addDirs, abs)
+		// Resolved against the current directory for a local launch
+		// (localPaths), as written for a remote one.
+		f.addDirs = append(f.addDirs, v)
 		return nil
 	})
 	fs.StringVar(&f.systemPrompt, "system-prompt", "", "system prompt `TEXT` sent on session/new and continuations (agent.system_prompt)")

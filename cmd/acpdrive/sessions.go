@@ -35,6 +35,8 @@ type sessionsFailedLine struct {
 	Time      time.Time `json:"time"`
 	ErrorKind string    `json:"error_kind"`
 	Message   string    `json:"message"`
+	// Reason is startup_failed's reason.
+	Reason string `json:"reason,omitempty"`
 }
 
 // sessionsCommand serves `acpdrive sessions list|delete`: the sessions a
@@ -52,21 +54,25 @@ func sessionsCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	sub := args[0]
 	var f runFlags
 	fs := flag.NewFlagSet("sessions "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	f.register(fs)
-	fs.Usage = func() {
+	help := func(w io.Writer) {
 		if sub == "list" {
-			fmt.Fprintln(stderr, "usage: acpdrive sessions list [flags]   (--workspace DIR lists only that directory's sessions)")
+			fmt.Fprintln(w, "usage: acpdrive sessions list [flags]   (--workspace DIR lists only that directory's sessions)")
 		} else {
-			fmt.Fprintln(stderr, "usage: acpdrive sessions delete [flags] ID")
+			fmt.Fprintln(w, "usage: acpdrive sessions delete [flags] ID")
 		}
-		fs.PrintDefaults()
+		printDefaults(fs, w)
 	}
 	flagArgs, rest := splitArgs(fs, args[1:])
-	if err := fs.Parse(flagArgs); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
+	err := parseFlags(fs, flagArgs, "sessions "+sub, stdout, help)
+	if err == nil {
+		err = f.check("sessions " + sub)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "acpdrive sessions %s: %v\n", sub, err)
 		return exitUsage
 	}
 	rest = append(rest, fs.Args()...)
@@ -96,13 +102,13 @@ func sessionsCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "acpdrive sessions %s: %v\n", sub, err)
 		return exitUsage
 	}
-	opts := app.Options{Settings: settingsOf(cfg), Workspace: workspace}
+	opts := app.Options{Settings: f.settings(cfg), Workspace: workspace}
 	deps.Apply(&opts)
 	f.applyLauncher(&opts, cfg, logger)
 	store, err := app.OpenSessionStore(ctx, opts)
 	if err != nil {
 		out := newPrinter(f.json, stdout, stderr)
-		out.startupFailed(err)
+		out.startupFailed(err, opts.Settings)
 		out.close()
 		return exitNoSession
 	}
@@ -165,10 +171,10 @@ func sessionsFailed(jsonOut bool, sub string, err error, stdout, stderr io.Write
 		kind, msg = string(ae.Kind), ae.Error()
 	}
 	if jsonOut {
-		writeJSON(stdout, sessionsFailedLine{Type: "sessions_failed", Time: time.Now().UTC(), ErrorKind: kind, Message: msg})
+		writeJSON(stdout, sessionsFailedLine{Type: "sessions_failed", Time: time.Now().UTC(), ErrorKind: kind, Message: msg, Reason: notFoundReason(err)})
 		return
 	}
-	fmt.Fprintf(stderr, "acpdrive sessions %s: %v\n", sub, err)
+	fmt.Fprintf(stderr, "acpdrive sessions %s: %s\n", sub, withReason(err, err.Error()))
 }
 
 // printSessions is the human listing: one row per session, in the

@@ -21,6 +21,10 @@ type statusLine struct {
 	tools   int
 	visible bool
 	held    bool // the reply stream has a line open: do not draw over it
+	// tool is the running tool's label, "" when none runs; toolBegan
+	// is when it was announced.
+	tool      string
+	toolBegan time.Time
 
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -68,6 +72,17 @@ func (s *statusLine) update(last string, tools int) {
 	s.tools = tools
 }
 
+// running shows the running tool (label "" when none runs), at once
+// when one starts.
+func (s *statusLine) running(label string, began time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tool, s.toolBegan = label, began
+	if label != "" {
+		s.draw()
+	}
+}
+
 func (s *statusLine) clear() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -88,8 +103,11 @@ func (s *statusLine) draw() {
 	if s.held {
 		return
 	}
-	last := domain.TruncateRunes(oneLine(s.last), 60)
-	fmt.Fprintf(s.w, "\r\033[K⏱ %s · %d tool calls · %s", time.Since(s.began).Round(time.Second), s.tools, last)
+	what := domain.TruncateRunes(oneLine(s.last), 60)
+	if s.tool != "" {
+		what = domain.TruncateRunes(oneLine(s.tool), 60) + " (" + time.Since(s.toolBegan).Round(time.Second).String() + ")"
+	}
+	fmt.Fprintf(s.w, "\r\033[K⏱ %s · %s · %s", time.Since(s.began).Round(time.Second), plural(s.tools, "tool call", "tool calls"), what)
 	s.visible = true
 }
 

@@ -105,7 +105,17 @@ func TestCLI(t *testing.T) {
 					t.Errorf("run_result %+v; want session s1, 2 turns, a PID, no survivors", rr)
 				}
 			}},
-		{name: "exit-1-turn-failed", behaviour: []string{"stop-reason", `"refusal"`}, prompts: []string{"a", "b"}, code: 1,
+		{name: "exit-1-turn-failed", behaviour: []string{"stop-reason", `"max_tokens"`}, prompts: []string{"a", "b"}, code: 1,
+			check: func(t *testing.T, lines []cliLine, _ string) {
+				tr := lastOf(lines, "turn_result")
+				if tr == nil || tr.ErrorKind != "turn_token_limit" {
+					t.Errorf("turn_result %+v; want turn_token_limit", tr)
+				}
+				if rr := lastOf(lines, "run_result"); rr == nil || rr.Turns == nil || *rr.Turns != 1 {
+					t.Errorf("run_result %+v; want 1 turn (no turn after the failed one)", rr)
+				}
+			}},
+		{name: "exit-4-turn-refused", behaviour: []string{"stop-reason", `"refusal"`}, prompts: []string{"a", "b"}, code: 4,
 			check: func(t *testing.T, lines []cliLine, _ string) {
 				tr := lastOf(lines, "turn_result")
 				if tr == nil || tr.ErrorKind != "turn_refused" {
