@@ -41,6 +41,9 @@ type Session struct {
 	// Set while the session starts; read-only afterwards.
 	agent   domain.AgentInfo
 	route   string
+	// continuation is what became of Options.ResumeSessionID; nil when
+	// none was asked for.
+	continuation *Continuation
 	control NegativeControl
 	servers []domain.MCPServer          // delivered on session/new and continuation calls
 	beacon  ports.ArmedBeacon           // the tool-server beacon, nil when not asked for

@@ -369,7 +369,11 @@ func (s *Session) resolve(ctx context.Context) error {
 	}
 	id := s.opts.ResumeSessionID
 	route := ContinuationRoute(s.agent.Advertised)
+	if id != "" {
+		s.continuation = &Continuation{Requested: id, Route: route}
+	}
 	if id != "" && route == "" {
+		s.continuation.Reason = msgNoContinuationRoute
 		s.log.Info("the runtime advertises no continuation method; creating a new session", "session_id", id)
 	}
 	if id != "" && route != "" {
@@ -384,6 +388,7 @@ func (s *Session) resolve(ctx context.Context) error {
 		s.control = c.control
 		if err == nil {
 			s.route = route
+			s.continuation.Continued = true
 			s.adopt(id)
 			s.meter.opened(id, true)
 			s.log.Info("agent session continued", "route", route, "session_id", id, "agent_pid", s.PID())
@@ -395,6 +400,7 @@ func (s *Session) resolve(ctx context.Context) error {
 			return domain.WrapError(domain.KindTurnCancelled, msgStartCancelled, ctx.Err())
 		}
 		s.caps.lower(domain.CapSessionContinuation)
+		s.continuation.Reason = err.Error()
 		s.log.Warn("session continuation not confirmed; falling back to session/new",
 			"route", route, "session_id", id, "reason", err.Error())
 	}

@@ -425,6 +425,9 @@ func (e *turnEngine) settle(p prompter, call promptCall, sessionID string, end e
 	case <-e.clock.After(readTimeout):
 		e.log.Warn("agent did not answer the prompt after session/cancel", "read_timeout", readTimeout)
 		call.forget()
+		res := end.result()
+		res.CancelUnanswered = true
+		return res
 	}
 	return end.result()
 }

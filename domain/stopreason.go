@@ -101,6 +101,10 @@ type TurnResult struct {
 	Reply string
 	// ReplyCut reports that Reply was cut at ReplyCap bytes.
 	ReplyCut bool
+	// CancelUnanswered reports that acpdrive sent session/cancel to end
+	// the turn and the runtime did not answer the prompt within
+	// read_timeout_ms afterwards (docs/behaviour.md#turn-disposition).
+	CancelUnanswered bool
 }
 
 // ReplyCap bounds TurnResult.Reply, in bytes (1 MiB): a longer reply is

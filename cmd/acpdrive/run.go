@@ -380,8 +380,6 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		VerifyCredential: f.verifyCredential,
 	}
 	deps.Apply(&opts)
-	fallback := &fallbackRecorder{}
-	opts.Logger = fallback.logger(logger)
 	f.applyLauncher(&opts, cfg, logger)
 	if f.noMeasure {
 		opts.MeasurementSources = wireUsageOnly(opts.MeasurementSources)
@@ -396,7 +394,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return exitNoSession
 	}
 	out.host = sess.Host()
-	out.resumed(resumeOutcome(sess, f.resume, fallback), sess.ID())
+	out.resumed(resumeOutcome(sess), sess.ID())
 
 	interrupts := newInterrupter(sigs, sess, cfg.StopGrace+stopMargin, out.interrupted)
 	defer interrupts.close()
@@ -427,8 +425,8 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			// what it last wrote (docs/behaviour.md#cli).
 			exit, _ = sess.RuntimeExit()
 		}
-		if bound, ok := fallback.takeCancelUnanswered(); ok && res.Outcome == domain.OutcomeCancelled {
-			out.cancelUnanswered(bound)
+		if res.CancelUnanswered && res.Outcome == domain.OutcomeCancelled {
+			out.cancelUnanswered(opts.Settings.EffectiveReadTimeout().String())
 		}
 		out.turnResult(i+1, res, exit)
 		if res.Outcome != domain.OutcomeCompleted {
