@@ -75,7 +75,7 @@ func newSession(opts Options, obs *observation) *Session {
 	s.stream = newEventStream(opts.Clock, log, sink, opts.OnAgentText, s.rt.pid)
 	s.stream.ledger = s.ledger // fed the session's own usage_update only, no child's
 	s.stream.activity = s.turns.touch
-	s.turns.announce = s.stream.notice
+	s.turns.announce = s.stream.held
 	s.stream.noticed = obs.notice
 	if opts.Settings.Subagents {
 		s.stream.kids = newChildren(s.stream, log)
@@ -125,7 +125,7 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	case s.rt.outputLost.Load():
 		res = domain.FailedResult(domain.NewError(domain.KindPortExit, domain.MsgOutputNotCollected))
 	case held != nil:
-		s.stream.notice(held.notice)
+		s.stream.held(held)
 		res = held.result()
 	case s.rt.ended():
 		res = domain.FailedResult(domain.NewError(domain.KindPortExit, domain.MsgConnEndedBeforeResult))

@@ -64,6 +64,10 @@ type SessionSettings struct {
 	// Protocol is the ACP version the session asks for and accepts
 	// (docs/behaviour.md#protocol-v2); "" is ProtocolV1.
 	Protocol ProtocolChoice
+	// Permissions is the permission policy the operator chose
+	// (agent.permissions, --permissions): its zero value refuses every
+	// request, the unattended posture (docs/behaviour.md#permission-posture).
+	Permissions PermissionPolicy
 }
 
 // MaxVerificationBound is the longest a credential-verification session may
@@ -93,6 +97,7 @@ func (c Config) SessionSettings() SessionSettings {
 		Session:                   c.Session.clone(),
 		Subagents:                 c.Subagents,
 		Protocol:                  protocolOf(c.Protocol),
+		Permissions:               c.Permissions.clone(),
 	}
 }
 
@@ -144,6 +149,7 @@ func (s SessionSettings) Validate() []Finding {
 	if _, err := ParseProtocolChoice(string(s.Protocol)); err != nil {
 		fs = append(fs, Finding{Severity: SeverityError, Check: CheckProtocolInvalid, Message: "agent." + err.Error()})
 	}
+	fs = append(fs, s.Permissions.Validate()...)
 	return append(fs, s.Session.Validate()...)
 }
 
