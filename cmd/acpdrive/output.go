@@ -89,6 +89,10 @@ type runResultLine struct {
 	// ProtocolVersion is the ACP version the session spoke
 	// (docs/behaviour.md#protocol-v2); absent when no handshake completed.
 	ProtocolVersion int `json:"protocol_version,omitempty"`
+	// Permissions counts the permission requests per decision (allow,
+	// refuse, person, cancelled), the children's included; absent when
+	// none was asked (docs/behaviour.md#permission-posture).
+	Permissions map[string]int `json:"permissions,omitempty"`
 }
 
 // printer renders a run either as JSON lines or for a person.
@@ -111,6 +115,8 @@ type printer struct {
 	tools     int
 	title     string // the session title last shown
 	mode      string // the mode last shown
+	// permissions counts permission_decision events per decision.
+	permissions map[string]int
 }
 
 // newPrinter prints to stdout through a buffer (flushWriter) that is
@@ -177,6 +183,7 @@ func (p *printer) event(ev domain.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer p.done()
+	p.countPermission(ev)
 	if p.json {
 		if ev.Type == domain.EventStartupFailed {
 			return // printed as startup_failed with its error kind
@@ -220,6 +227,9 @@ func (p *printer) event(ev domain.Event) {
 	case domain.EventRuntimeNotice:
 		p.endLine()
 		fmt.Fprintf(p.out, "· notice: %s\n", ev.Message)
+	case domain.EventPermissionDecision:
+		p.endLine()
+		fmt.Fprintf(p.out, "· permission: %s\n", ev.Message)
 	case domain.EventSessionInfo:
 		if ev.Title != "" && ev.Title != p.title {
 			p.title = ev.Title
@@ -373,6 +383,7 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 			line.Usage = &used
 		}
 		line.Cost = end.budget.cost.Spent
+		line.Permissions = p.permissions
 		_ = p.enc.Encode(line)
 		return
 	}
@@ -392,6 +403,9 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 	}
 	if pt := sess.Posture(); !pt.IsZero() {
 		fmt.Fprintf(p.out, "; %s", pt.Text())
+	}
+	if text := permissionCounts(p.permissions); text != "" {
+		fmt.Fprintf(p.out, "; permissions: %s", text)
 	}
 	if end.budget.tokens.Measured > 0 {
 		used := end.budget.tokens.Used
