@@ -257,7 +257,9 @@ func (j *permissionJudge) judgePath(p string, known bool) domain.PermissionPath 
 	}
 	abs := p
 	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(j.workspace, p)
+		// Not filepath.Join: it would clean "link/.." away before the
+		// link is resolved.
+		abs = j.workspace + string(filepath.Separator) + p
 	}
 	r, ok := resolvePath(abs)
 	if !ok {

@@ -52,6 +52,8 @@ func TestJudgePath(t *testing.T) {
 		{filepath.Join(ws, "..", "out", "x"), false, true},
 		{filepath.Join(ws, "sub", "..", "..", "out"), false, true},
 		{"../out/x", false, true},
+		{"escape/../out/x", false, true}, // relative, ".." after a link
+		{"escape/../ws/a.go", true, true},
 		{filepath.Join(ws, "escape", "x"), false, true},
 		{ws + "/escape/../out/x", false, true}, // ".." after a link: the target's parent, not the name's
 		{ws + "/escape/../ws/a.go", true, true},
