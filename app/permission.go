@@ -168,13 +168,6 @@ func (j *permissionJudge) judge(req jsonrpc.Request, session string, ours bool) 
 	return &judged{req: r, dec: policy.Decide(r)}
 }
 
-// pathKeys are the rawInput members that name paths a tool acts on.
-var pathKeys = []string{
-	"path", "file_path", "filePath", "notebook_path", "abs_path", "absolute_path",
-	"source", "destination", "target", "from", "to", "old_path", "new_path",
-	"oldPath", "newPath", "paths", "files",
-}
-
 // describeRequest is the request as the policy sees it. j nil (no judge)
 // leaves every path unknown.
 func describeRequest(p acpwire.RequestPermissionRequest, params json.RawMessage, session string, j *permissionJudge) domain.PermissionRequest {
@@ -201,7 +194,13 @@ func describeRequest(p acpwire.RequestPermissionRequest, params json.RawMessage,
 	}
 	var in map[string]json.RawMessage
 	if json.Unmarshal(d.RawInput, &in) == nil {
-		for _, k := range pathKeys {
+		// The rawInput members that name paths a tool acts on
+		// (docs/behaviour.md#permission-policy).
+		for _, k := range [...]string{
+			"path", "file_path", "filePath", "notebook_path", "abs_path", "absolute_path",
+			"source", "destination", "target", "from", "to", "old_path", "new_path",
+			"oldPath", "newPath", "paths", "files",
+		} {
 			raw, ok := in[k]
 			if !ok || string(raw) == "null" {
 				continue
