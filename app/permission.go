@@ -328,9 +328,5 @@ func resolvePath(p string) (string, bool) {
 
 // splitNames splits a path into its names, empty ones dropped.
 func splitNames(p string) []string {
-	var out []string
-	for _, n := range strings.FieldsFunc(p, func(r rune) bool { return os.IsPathSeparator(uint8(r)) && r < 0x80 }) {
-		out = append(out, n)
-	}
-	return out
+	return strings.FieldsFunc(p, func(r rune) bool { return r < 0x80 && os.IsPathSeparator(uint8(r)) })
 }
