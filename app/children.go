@@ -343,12 +343,15 @@ func (s *Session) CancelChild(ctx context.Context, id string) error {
 // naming it, when the runtime grants cancel); the parent's turn goes on.
 // The notices are the child's, once per child session.
 func (h *connHandler) childRequest(req jsonrpc.Request, ch *child) {
-	a := decide(req, false)
+	a := decide(req, false, h.perm.judge(req, domain.PermissionChild, true))
 	if err := h.answer(req, a); err != nil {
 		h.log.Debug("could not answer a child session's request", "method", req.Method, "child_session_id", ch.ID, "error", err)
 		if errors.Is(err, jsonrpc.ErrWriteFailed) {
 			return
 		}
+	}
+	if a.decision != nil {
+		ch.stream.permission(*a.decision)
 	}
 	switch {
 	case a.refused:

@@ -68,6 +68,7 @@ func TestRequestRightAfterThePromptResponseIsHeld(t *testing.T) {
 	}
 	assert.Equal(t, []string{
 		"session_started:session started",
+		`permission_decision:person execute "Push to origin" (preset refuse)`,
 		"notification:" + domain.MsgPermissionUngrantable,
 		"turn_input_required:" + res.Err.Message,
 	}, second)

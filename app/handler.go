@@ -25,6 +25,8 @@ type connHandler struct {
 	readTimeout time.Duration
 	onIdle      func()
 	sessionID   func() string
+	// perm asks the permission policy (docs/behaviour.md#permission-posture).
+	perm *permissionJudge
 }
 
 var (
@@ -59,11 +61,20 @@ func (h *connHandler) HandleNotification(method string, params json.RawMessage) 
 // (docs/behaviour.md#bounds); since every request is answered on receipt,
 // none is left open for teardown to answer.
 func (h *connHandler) HandleRequest(req jsonrpc.Request) {
-	if ch := h.stream.kids.get(requestSession(req.Params)); ch != nil {
+	sid := requestSession(req.Params)
+	if ch := h.stream.kids.get(sid); ch != nil {
 		h.childRequest(req, ch)
 		return
 	}
-	a, owner := h.turns.request(func(pending bool) answer { return decide(req, pending) })
+	// The policy is asked before the engine's lock; a request naming a
+	// session this run does not follow gets the default refusal.
+	session := domain.PermissionParent
+	ours := sid != "" && sid == h.sessionID()
+	if !ours {
+		session = domain.PermissionOther
+	}
+	j := h.perm.judge(req, session, ours)
+	a, owner := h.turns.request(func(pending bool) answer { return decide(req, pending, j) })
 	if owner != nil {
 		// The running turn owns the ending: it wakes once the notice is
 		// out, whatever happens on the way (docs/behaviour.md#held-endings).
@@ -71,6 +82,9 @@ func (h *connHandler) HandleRequest(req jsonrpc.Request) {
 	}
 	if err := h.answer(req, a); err != nil {
 		h.log.Debug("could not answer an agent request", "method", req.Method, "error", err)
+	}
+	if a.decision != nil {
+		h.stream.permission(*a.decision)
 	}
 	switch {
 	case a.refused:

@@ -130,6 +130,7 @@ func heldEndingOwnedWhenTheRequestIsRead(t *testing.T, client domain.ProtocolCho
 	second := shape[indexOf(shape, "turn_completed")+1:]
 	assert.Equal(t, []string{
 		"session_started:session started",
+		`permission_decision:person execute "Push to origin" (preset refuse)`,
 		"notification:" + domain.MsgPermissionUngrantable,
 		"turn_input_required:" + res.Err.Message,
 	}, without(second, "notification:An update between turns.", "notification:permission outcome: cancelled"))

@@ -92,6 +92,10 @@ type Options struct {
 	// start fails when the runtime does not advertise fork or refuses it.
 	// It excludes ResumeSessionID.
 	ForkSessionID string
+	// PermissionPolicy decides the runtime's permission requests
+	// (docs/behaviour.md#permission-posture); nil means
+	// Settings.Permissions, whose zero value refuses every request.
+	PermissionPolicy ports.PermissionPolicy
 	// VerifyCredential runs VerifyCredential before the working session.
 	VerifyCredential bool
 	// ClientName and ClientVersion are sent as clientInfo; they default to

@@ -3,15 +3,21 @@ package app
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/protocol/acpwire"
 	"github.com/acpdrive/acpdrive/protocol/jsonrpc"
 )
 
-// answer is the permission policy's decision on one request from the
-// runtime (docs/behaviour.md#permission-posture): what to reply, and what
-// follows for the session.
+// answer is the decision on one request from the runtime
+// (docs/behaviour.md#permission-posture): what to reply, and what follows
+// for the session.
 type answer struct {
 	// result is the reply's result, when errCode is zero.
 	result any
@@ -26,43 +32,301 @@ type answer struct {
 	// unimplemented reports a method this client does not implement,
 	// which the stream reports as malformed.
 	unimplemented bool
+	// decision, set for every permission request answered with an
+	// outcome, is the permission_decision event's account.
+	decision *domain.PermissionInfo
 }
 
-// decide is the permission policy: the answer to req, given whether an
-// ending is already decided for the running (or next) turn. It is a pure
-// function of its inputs, so the policy is tested without a process.
+// judged is the permission policy's decision on one request, taken
+// before the turn engine's lock (the policy may look at the file system):
+// the request as the policy saw it and its verdict.
+type judged struct {
+	req domain.PermissionRequest
+	dec domain.PermissionDecision
+}
+
+// decide is the answer to req, given whether an ending is already decided
+// for the running (or next) turn and the policy's decision j on a
+// permission request (nil: the default refusal). It is a pure function of
+// its inputs, so the posture is tested without a process.
 //
 //   - session/request_permission with params null, missing or undecodable:
 //     -32602 invalid params; the session goes on.
 //   - an ending already decided: the cancelled outcome, nothing more.
-//   - a refusing option (reject_once, else reject_always): selected.
-//   - no refusing option: the cancelled outcome and a person-needed ending.
+//   - allow: the allow_once option; refuse: reject_once, else
+//     reject_always; no option fits: refused the documented way
+//     (domain.ChoosePermissionOption).
+//   - person, or no refusing option: the cancelled outcome and a
+//     person-needed ending.
 //   - elicitation/create: -32601 and a person-needed ending.
 //   - anything else: -32601, reported as an unimplemented method.
-func decide(req jsonrpc.Request, endingPending bool) answer {
+func decide(req jsonrpc.Request, endingPending bool, j *judged) answer {
 	switch req.Method {
 	case acpwire.MethodRequestPermission:
-		return decidePermission(req.Params, endingPending)
+		return decidePermission(req.Params, endingPending, j)
 	case acpwire.MethodElicitationCreate:
 		return answer{errCode: jsonrpc.CodeMethodNotFound, errMsg: "Method not found", person: domain.MsgElicitation}
 	}
 	return answer{errCode: jsonrpc.CodeMethodNotFound, errMsg: "Method not found", unimplemented: true}
 }
 
-func decidePermission(params json.RawMessage, endingPending bool) answer {
-	invalid := answer{errCode: jsonrpc.CodeInvalidParams, errMsg: "Invalid params"}
-	if p := bytes.TrimSpace(params); len(p) == 0 || bytes.Equal(p, []byte("null")) {
-		return invalid
+func decidePermission(params json.RawMessage, endingPending bool, j *judged) answer {
+	p, ok := decodePermission(params)
+	if !ok {
+		return answer{errCode: jsonrpc.CodeInvalidParams, errMsg: "Invalid params"}
 	}
-	var p acpwire.RequestPermissionRequest
-	if err := json.Unmarshal(params, &p); err != nil {
-		return invalid
+	if j == nil {
+		j = &judged{req: describeRequest(p, params, domain.PermissionParent, nil),
+			dec: domain.PermissionPolicy{}.Decide(domain.PermissionRequest{})}
 	}
+	info := &domain.PermissionInfo{Request: j.req, By: j.dec.By}
 	if endingPending {
-		return answer{result: acpwire.CancelledAnswer()}
+		info.Decision, info.By = domain.PermissionCancelled, "ending_pending"
+		return answer{result: acpwire.CancelledAnswer(), decision: info}
 	}
-	if opt, ok := acpwire.RefusingOption(p.Options); ok {
-		return answer{result: acpwire.SelectedAnswer(opt.OptionID), refused: true}
+	asked := j.dec.Verdict
+	if _, known := domain.ParsePermissionVerdict(string(asked)); !known {
+		asked = domain.PermissionRefuse
 	}
-	return answer{result: acpwire.CancelledAnswer(), person: domain.MsgPermissionUngrantable}
+	sent, id := domain.ChoosePermissionOption(asked, j.req.Options)
+	info.Decision, info.OptionID = sent, id
+	if sent != asked {
+		info.Asked = asked
+	}
+	switch sent {
+	case domain.PermissionAllow:
+		return answer{result: acpwire.SelectedAnswer(id), decision: info}
+	case domain.PermissionRefuse:
+		return answer{result: acpwire.SelectedAnswer(id), refused: true, decision: info}
+	}
+	return answer{result: acpwire.CancelledAnswer(), person: domain.MsgPermissionUngrantable, decision: info}
+}
+
+// decodePermission decodes session/request_permission params; ok is false
+// for params null, missing or undecodable.
+func decodePermission(params json.RawMessage) (acpwire.RequestPermissionRequest, bool) {
+	var p acpwire.RequestPermissionRequest
+	if t := bytes.TrimSpace(params); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return p, false
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return p, false
+	}
+	return p, true
+}
+
+// permissionJudge asks the session's permission policy
+// (docs/behaviour.md#permission-posture), with the request's paths judged
+// against the workspace roots after resolving "..", "." and symbolic
+// links. On a remote launch no path can be known here: none is inside.
+type permissionJudge struct {
+	policy    ports.PermissionPolicy
+	workspace string   // the workspace as given ("" on a remote launch)
+	roots     []string // the resolved workspace and additional directories
+}
+
+// newPermissionJudge is the judge of a session: Options.PermissionPolicy,
+// else Settings.Permissions (whose zero value refuses).
+func newPermissionJudge(opts Options, remote bool) *permissionJudge {
+	j := &permissionJudge{policy: opts.PermissionPolicy}
+	if j.policy == nil {
+		j.policy = opts.Settings.Permissions
+	}
+	if remote {
+		return j
+	}
+	j.workspace = opts.Workspace
+	for _, d := range append([]string{opts.Workspace}, opts.Settings.Session.AdditionalDirectories...) {
+		if r, ok := resolvePath(d); ok {
+			j.roots = append(j.roots, r)
+		}
+	}
+	return j
+}
+
+// judge asks the policy about a permission request of session ("parent"
+// or "child"); nil when req is no permission request with valid params
+// (decide answers those without the policy). A request naming a session
+// this run does not follow is never the policy's: it gets the default
+// refusal, decided by "other_session".
+func (j *permissionJudge) judge(req jsonrpc.Request, session string, ours bool) *judged {
+	if req.Method != acpwire.MethodRequestPermission {
+		return nil
+	}
+	p, ok := decodePermission(req.Params)
+	if !ok {
+		return nil
+	}
+	r := describeRequest(p, req.Params, session, j)
+	if !ours {
+		return &judged{req: r, dec: domain.PermissionDecision{Verdict: domain.PermissionRefuse, By: "other_session"}}
+	}
+	var policy ports.PermissionPolicy = domain.PermissionPolicy{}
+	if j != nil && j.policy != nil {
+		policy = j.policy
+	}
+	return &judged{req: r, dec: policy.Decide(r)}
+}
+
+// describeRequest is the request as the policy sees it. j nil (no judge)
+// leaves every path unknown.
+func describeRequest(p acpwire.RequestPermissionRequest, params json.RawMessage, session string, j *permissionJudge) domain.PermissionRequest {
+	d := acpwire.DecodePermissionDetail(params)
+	r := domain.PermissionRequest{SessionID: p.SessionID, Session: session, ToolCallID: d.ToolCallID,
+		Kind: domain.NormalizeToolKind(d.Kind), Title: d.Title}
+	for _, o := range p.Options {
+		r.Options = append(r.Options, domain.PermissionOffer{ID: o.OptionID, Kind: o.Kind})
+	}
+	seen := map[string]bool{}
+	add := func(path string, known bool) {
+		if known && seen[path] {
+			return
+		}
+		seen[path] = true
+		r.Paths = append(r.Paths, j.judgePath(path, known))
+	}
+	for _, raw := range d.Locations {
+		var loc struct {
+			Path string `json:"path"`
+		}
+		known := json.Unmarshal(raw, &loc) == nil && loc.Path != ""
+		add(loc.Path, known)
+	}
+	var in map[string]json.RawMessage
+	if json.Unmarshal(d.RawInput, &in) == nil {
+		// The rawInput members that name paths a tool acts on
+		// (docs/behaviour.md#permission-policy).
+		for _, k := range [...]string{
+			"path", "file_path", "filePath", "notebook_path", "abs_path", "absolute_path",
+			"source", "destination", "target", "from", "to", "old_path", "new_path",
+			"oldPath", "newPath", "paths", "files",
+		} {
+			raw, ok := in[k]
+			if !ok || string(raw) == "null" {
+				continue
+			}
+			var one string
+			var many []string
+			switch {
+			case json.Unmarshal(raw, &one) == nil:
+				add(one, one != "")
+			case json.Unmarshal(raw, &many) == nil:
+				for _, m := range many {
+					add(m, m != "")
+				}
+			default:
+				add("", false)
+			}
+		}
+		var changes map[string]json.RawMessage
+		if raw, ok := in["changes"]; ok && json.Unmarshal(raw, &changes) == nil {
+			for path := range changes {
+				add(path, path != "")
+			}
+		}
+		r.Command = commandText(in["command"])
+		if r.Command == "" {
+			r.Command = commandText(in["cmd"])
+		}
+	}
+	return r
+}
+
+// commandText is a command given as a string, or a list of words joined
+// with spaces.
+func commandText(raw json.RawMessage) string {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return one
+	}
+	var words []string
+	if json.Unmarshal(raw, &words) == nil {
+		return strings.Join(words, " ")
+	}
+	return ""
+}
+
+// judgePath judges one path: a relative path is the workspace's (the
+// runtime's working directory); it is resolved, then compared with the
+// roots. A path that cannot be known is not inside.
+func (j *permissionJudge) judgePath(p string, known bool) domain.PermissionPath {
+	out := domain.PermissionPath{Path: p}
+	if !known || j == nil || j.workspace == "" {
+		return out
+	}
+	abs := p
+	if !filepath.IsAbs(abs) {
+		// Not filepath.Join: it would clean "link/.." away before the
+		// link is resolved.
+		abs = j.workspace + string(filepath.Separator) + p
+	}
+	r, ok := resolvePath(abs)
+	if !ok {
+		return out
+	}
+	out.Resolved = r
+	out.Inside = domain.PathInside(r, j.roots)
+	return out
+}
+
+// maxLinkHops bounds the symbolic links followed in one path.
+const maxLinkHops = 40
+
+// resolvePath resolves an absolute path one name at a time, as the
+// system would: "." is dropped, ".." goes to the parent of what was
+// resolved so far, a symbolic link is replaced by its target. A name that
+// does not exist is kept as written, and the names after it are resolved
+// the same way (a ".." after it goes back up). ok is false when the path
+// cannot be known: relative, a directory that cannot be read, a link that
+// cannot be read, a loop of links.
+func resolvePath(p string) (string, bool) {
+	if p == "" || !filepath.IsAbs(p) || strings.ContainsRune(p, 0) {
+		return "", false
+	}
+	vol := filepath.VolumeName(p)
+	root := vol + string(filepath.Separator)
+	names := splitNames(p[len(vol):])
+	cur, hops := root, 0
+	for len(names) > 0 {
+		name := names[0]
+		names = names[1:]
+		switch name {
+		case ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, name)
+		fi, err := os.Lstat(next)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			cur = next
+			continue
+		case err != nil:
+			return "", false
+		case fi.Mode()&fs.ModeSymlink == 0:
+			cur = next
+			continue
+		}
+		if hops++; hops > maxLinkHops {
+			return "", false
+		}
+		target, err := os.Readlink(next)
+		if err != nil || target == "" {
+			return "", false
+		}
+		if filepath.IsAbs(target) {
+			tv := filepath.VolumeName(target)
+			cur = tv + string(filepath.Separator)
+			target = target[len(tv):]
+		}
+		names = append(splitNames(target), names...)
+	}
+	return cur, true
+}
+
+// splitNames splits a path into its names, empty ones dropped.
+func splitNames(p string) []string {
+	return strings.FieldsFunc(p, func(r rune) bool { return r < 0x80 && os.IsPathSeparator(uint8(r)) })
 }

@@ -95,7 +95,11 @@ func TestDecide(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := decide(jsonrpc.Request{ID: jsonrpc.IntID(7), Method: c.method, Params: c.params}, c.pending)
+			got := decide(jsonrpc.Request{ID: jsonrpc.IntID(7), Method: c.method, Params: c.params}, c.pending, nil)
+			// Every permission request answered with an outcome is
+			// reported (permission_decision); the rest is not.
+			assert.Equal(t, got.result != nil, got.decision != nil)
+			got.decision = nil
 			assert.Equal(t, c.want, got)
 			if got.result != nil {
 				raw, err := json.Marshal(got.result)
@@ -110,10 +114,10 @@ func TestDecide(t *testing.T) {
 // (docs/behaviour.md#permission-posture).
 func TestDecideAnswersOnTheWire(t *testing.T) {
 	t.Parallel()
-	a := decide(jsonrpc.Request{Method: acpwire.MethodRequestPermission, Params: permissionParams(acpwire.OptionRejectOnce)}, false)
+	a := decide(jsonrpc.Request{Method: acpwire.MethodRequestPermission, Params: permissionParams(acpwire.OptionRejectOnce)}, false, nil)
 	raw, _ := json.Marshal(a.result)
 	assert.JSONEq(t, `{"outcome":{"outcome":"selected","optionId":"reject_once-0"}}`, string(raw))
-	a = decide(jsonrpc.Request{Method: acpwire.MethodRequestPermission, Params: permissionParams(acpwire.OptionAllowOnce)}, false)
+	a = decide(jsonrpc.Request{Method: acpwire.MethodRequestPermission, Params: permissionParams(acpwire.OptionAllowOnce)}, false, nil)
 	raw, _ = json.Marshal(a.result)
 	assert.JSONEq(t, `{"outcome":{"outcome":"cancelled"}}`, string(raw))
 }

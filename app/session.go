@@ -39,16 +39,16 @@ type Session struct {
 	stopped atomic.Bool
 
 	// Set while the session starts; read-only afterwards.
-	agent   domain.AgentInfo
-	route   string
+	agent domain.AgentInfo
+	route string
 	// continuation is what became of Options.ResumeSessionID; nil when
 	// none was asked for.
 	continuation *Continuation
-	control NegativeControl
-	servers []domain.MCPServer          // delivered on session/new and continuation calls
-	beacon  ports.ArmedBeacon           // the tool-server beacon, nil when not asked for
-	endWith string                      // how the session ends through the protocol, "" for not at all
-	created *acpwire.NewSessionResponse // session/new's answer, kept for a probe
+	control      NegativeControl
+	servers      []domain.MCPServer          // delivered on session/new and continuation calls
+	beacon       ports.ArmedBeacon           // the tool-server beacon, nil when not asked for
+	endWith      string                      // how the session ends through the protocol, "" for not at all
+	created      *acpwire.NewSessionResponse // session/new's answer, kept for a probe
 	// replaced marks a start that another start replaces (a restart, a
 	// failover) or that failed: its teardown does not end the observation,
 	// and within names the step that holds it ("" for the session).
@@ -78,7 +78,7 @@ func newSession(opts Options, obs *observation) *Session {
 	s.stream = newEventStream(opts.Clock, log, sink, opts.OnAgentText, s.rt.pid)
 	s.stream.ledger = s.ledger // fed the session's own usage_update only, no child's
 	s.stream.activity = s.turns.touch
-	s.turns.announce = s.stream.notice
+	s.turns.announce = s.stream.held
 	s.stream.onToolStart = opts.OnToolStart
 	s.stream.noticed = obs.notice
 	if opts.Settings.Subagents {
@@ -129,7 +129,7 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	case s.rt.outputLost.Load():
 		res = domain.FailedResult(domain.NewError(domain.KindPortExit, domain.MsgOutputNotCollected))
 	case held != nil:
-		s.stream.notice(held.notice)
+		s.stream.held(held)
 		res = held.result()
 	case s.rt.ended():
 		res = domain.FailedResult(domain.NewError(domain.KindPortExit, domain.MsgConnEndedBeforeResult))

@@ -327,6 +327,21 @@ func (s *eventStream) notice(msg string) {
 	s.noticed(s.clock.Now(), msg)
 }
 
+// permission reports the answer to one permission request
+// (docs/behaviour.md#permission-posture), before any notice it draws.
+func (s *eventStream) permission(info domain.PermissionInfo) {
+	s.other(domain.Event{Type: domain.EventPermissionDecision, Message: info.PermissionMessage(), Permission: &info})
+}
+
+// held announces an ending held for a turn: the decision it came from,
+// then its notice (docs/behaviour.md#held-endings).
+func (s *eventStream) held(e *ending) {
+	if e.decision != nil {
+		s.permission(*e.decision)
+	}
+	s.notice(e.notice)
+}
+
 // refused reports a refused permission request and, the first time in a
 // session that delivered tool servers, the gated-tool notice.
 func (s *eventStream) refused(sessionID string) {

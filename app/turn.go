@@ -26,6 +26,10 @@ type ending struct {
 	override domain.Override
 	// notice is the notification that announced a person-needed ending.
 	notice string
+	// decision is the permission_decision of the request a held ending
+	// came from: the turn that takes the ending reports it before the
+	// notice (docs/behaviour.md#held-endings).
+	decision *domain.PermissionInfo
 	// err is the result of an ending that is not an override.
 	err *domain.AgentError
 }
@@ -156,9 +160,10 @@ type turnEngine struct {
 	// held); the event stream's hot path reads it without the lock.
 	running atomic.Pointer[turnState]
 
-	// announce emits the notice of an ending held since the turn began,
-	// before that turn's outcome; nil emits nothing.
-	announce func(string)
+	// announce emits the notice of an ending held since the turn began
+	// (and the decision it came from), before that turn's outcome; nil
+	// emits nothing.
+	announce func(*ending)
 
 	mu      sync.Mutex // guards the fields below and turnState.sending
 	held    *ending
@@ -230,6 +235,9 @@ func (e *turnEngine) request(decide func(endingPending bool) answer) (a answer, 
 		return a, nil // an ending was decided first
 	}
 	if e.held == nil {
+		// The turn that takes the held ending reports the decision
+		// before its notice; the reader reports nothing of it.
+		end.decision, a.decision = a.decision, nil
 		e.held = &end
 	}
 	return a, nil
@@ -289,7 +297,7 @@ func (e *turnEngine) run(ctx context.Context, t *turnState, p prompter, b turnBo
 		// A request only a person could answer arrived after the turn
 		// began and before its prompt went out: nothing is sent.
 		if e.announce != nil {
-			e.announce(held.notice)
+			e.announce(held)
 		}
 		t.handedOver()
 		return held.result()

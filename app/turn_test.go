@@ -338,6 +338,7 @@ func TestBetweenTurnsEndingIsHeld(t *testing.T) {
 	assert.Equal(t, []string{
 		"notification:permission outcome: cancelled",
 		"session_started:session started",
+		`permission_decision:person execute "Push to origin" (preset refuse)`,
 		"notification:" + domain.MsgPermissionUngrantable,
 		"turn_input_required:" + res.Err.Message,
 	}, withoutKeepAlives(h.rec.Shape()))

@@ -143,6 +143,8 @@ func (l *loader) agentKey(path string, e kv) {
 		}
 	case "protocol":
 		l.protocol(path, e.val)
+	case "permissions":
+		l.permissions(path, e.val)
 	case "max_sessions":
 		_, _ = l.integer(path, e.val) // the orchestrator's; checked, not used
 	case "max_concurrent_agents_by_state":

@@ -116,6 +116,10 @@ type Config struct {
 	SSHPassEnv []string
 	// SSHConfig is worker.ssh_config: an alternate ssh client config (-F).
 	SSHConfig string
+	// Permissions is agent.permissions: the permission policy
+	// (docs/behaviour.md#permission-posture). The WORKFLOW.md loader reads
+	// a rules file and reports its faults with their lines.
+	Permissions PermissionPolicy
 	// Session is agent.mode, agent.model, agent.config_options,
 	// agent.additional_directories, agent.system_prompt and
 	// agent.system_prompt_mode (docs/behaviour.md#session-configuration).

@@ -53,6 +53,9 @@ const (
 	EventMalformed EventType = "malformed"
 	// EventToolResult reports a completed or failed tool call.
 	EventToolResult EventType = "tool_result"
+	// EventPermissionDecision reports the answer to one permission request
+	// and what decided it (docs/behaviour.md#permission-posture).
+	EventPermissionDecision EventType = "permission_decision"
 )
 
 // Contract messages carried by events.
@@ -204,6 +207,9 @@ type Event struct {
 	// Thought is set on the other_message of a reasoning block: the text
 	// of that thought chunk, cut to MessageCap.
 	Thought string `json:"thought,omitempty"`
+	// Permission is set on permission_decision: the request, the decision,
+	// what decided it and the option sent.
+	Permission *PermissionInfo `json:"permission,omitempty"`
 }
 
 // Who wrote a notification (Event.Origin).

@@ -67,6 +67,10 @@ type SessionSettings struct {
 	// InitTimeout bounds the initialize call when positive; zero (or
 	// negative) keeps the default, see InitializeTimeout.
 	InitTimeout time.Duration
+	// Permissions is the permission policy the operator chose
+	// (agent.permissions, --permissions): its zero value refuses every
+	// request, the unattended posture (docs/behaviour.md#permission-posture).
+	Permissions PermissionPolicy
 }
 
 // MaxVerificationBound is the longest a credential-verification session may
@@ -96,6 +100,7 @@ func (c Config) SessionSettings() SessionSettings {
 		Session:                   c.Session.clone(),
 		Subagents:                 c.Subagents,
 		Protocol:                  protocolOf(c.Protocol),
+		Permissions:               c.Permissions.clone(),
 	}
 }
 
@@ -150,6 +155,7 @@ func (s SessionSettings) Validate() []Finding {
 	if _, err := ParseProtocolChoice(string(s.Protocol)); err != nil {
 		fs = append(fs, Finding{Severity: SeverityError, Check: CheckProtocolInvalid, Message: "agent." + err.Error()})
 	}
+	fs = append(fs, s.Permissions.Validate()...)
 	return append(fs, s.Session.Validate()...)
 }
 

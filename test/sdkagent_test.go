@@ -95,6 +95,7 @@ func TestGoSDKExampleAgentCompletesATurn(t *testing.T) {
 		"message",
 		"tool_result:read:ok",
 		"message",
+		`permission_decision:refuse edit "Modifying critical configuration file" (preset refuse)`,
 		"notification:" + domain.MsgPermissionRefused,
 		"message",
 		// the edit call the agent leaves open after the refusal produces no tool_result

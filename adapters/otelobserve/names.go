@@ -23,6 +23,10 @@ const (
 	EventNotice = "acpdrive.notice"
 	// EventMalformed is a malformed event (AttrMessage).
 	EventMalformed = "acpdrive.malformed"
+	// EventPermissionDecision is the answer to one permission request
+	// (AttrToolKind, AttrToolTitle, AttrPermissionDecision, AttrPermissionBy,
+	// AttrPermissionOption, AttrPermissionSession, AttrMessage).
+	EventPermissionDecision = "acpdrive.permission_decision"
 )
 
 // Attribute keys. acp.* name what the protocol carried, acpdrive.* what
@@ -86,6 +90,15 @@ const (
 	AttrTokensTotal = "acpdrive.tokens.total"
 	// AttrMessage is a span event's contract text.
 	AttrMessage = "acpdrive.message"
+	// AttrPermissionDecision is a permission request's decision: allow,
+	// refuse, person or cancelled.
+	AttrPermissionDecision = "acpdrive.permission.decision"
+	// AttrPermissionBy names what decided: the preset or the rule.
+	AttrPermissionBy = "acpdrive.permission.by"
+	// AttrPermissionOption is the option id sent ("" when cancelled).
+	AttrPermissionOption = "acpdrive.permission.option_id"
+	// AttrPermissionSession is parent, child or other.
+	AttrPermissionSession = "acpdrive.permission.session"
 )
 
 // Values of AttrStartOutcome.

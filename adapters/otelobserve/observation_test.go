@@ -194,3 +194,32 @@ func TestSessionJoinsTheCallersTrace(t *testing.T) {
 	turn := tree.only(t, otelobserve.SpanTurn)
 	assert.Equal(t, "00-"+parent.SpanContext().TraceID().String()+"-"+turn.SpanContext().SpanID().String()+"-01", meta["traceparent"])
 }
+
+// TestPermissionDecisionIsASpanEvent: every permission decision is a span
+// event of the running turn, with what was asked and what decided
+// (docs/behaviour.md#permission-posture).
+func TestPermissionDecisionIsASpanEvent(t *testing.T) {
+	tel := newTelemetry(t)
+	obs, err := otelobserve.New(tel.tp, tel.mp)
+	require.NoError(t, err)
+	so := obs.ObserveSession(context.Background(), ms(0))
+	so.Started(ports.SessionInfo{At: ms(1), SessionID: "s-1"})
+	so.TurnStarted(ms(2))
+	info := domain.PermissionInfo{Request: domain.PermissionRequest{Kind: domain.ToolEdit, Title: "Edit a.go", Session: domain.PermissionParent},
+		Decision: domain.PermissionAllow, By: "preset edit", OptionID: "allow-1"}
+	so.Observe(domain.Event{Type: domain.EventPermissionDecision, Time: ms(3), Message: info.PermissionMessage(), Permission: &info})
+	so.TurnEnded(ms(4), domain.TurnResult{Outcome: domain.OutcomeCompleted, StopReason: "end_turn"})
+	so.Ended(ports.SessionEnd{At: ms(5), Started: true})
+
+	turns := newTree(tel.spans.Ended()).named(otelobserve.SpanTurn)
+	require.Len(t, turns, 1)
+	evs := turns[0].Events()
+	require.Len(t, evs, 1)
+	assert.Equal(t, otelobserve.EventPermissionDecision, evs[0].Name)
+	a := attrMap(evs[0].Attributes)
+	assert.Equal(t, "allow", a[otelobserve.AttrPermissionDecision].AsString())
+	assert.Equal(t, "preset edit", a[otelobserve.AttrPermissionBy].AsString())
+	assert.Equal(t, "allow-1", a[otelobserve.AttrPermissionOption].AsString())
+	assert.Equal(t, "edit", a[otelobserve.AttrToolKind].AsString())
+	assert.Equal(t, "parent", a[otelobserve.AttrPermissionSession].AsString())
+}

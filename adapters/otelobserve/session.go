@@ -60,6 +60,8 @@ func (s *session) Observe(ev domain.Event) {
 		span.AddEvent(EventMalformed, trace.WithTimestamp(ev.Time),
 			trace.WithAttributes(attribute.String(AttrMessage, ev.Message)))
 		s.mu.Unlock()
+	case domain.EventPermissionDecision:
+		s.permission(ev)
 	case domain.EventSessionStarted:
 		s.mu.Lock()
 		if s.turn != nil {
@@ -67,6 +69,31 @@ func (s *session) Observe(ev domain.Event) {
 		}
 		s.mu.Unlock()
 	}
+}
+
+// permission records a permission decision as a span event of the running
+// turn (or the session, between turns).
+func (s *session) permission(ev domain.Event) {
+	if ev.Permission == nil {
+		return
+	}
+	p := ev.Permission
+	attrs := []attribute.KeyValue{
+		attribute.String(AttrToolKind, string(p.Request.Kind)),
+		attribute.String(AttrToolTitle, p.Request.Title),
+		attribute.String(AttrPermissionDecision, string(p.Decision)),
+		attribute.String(AttrPermissionBy, p.By),
+		attribute.String(AttrPermissionOption, p.OptionID),
+		attribute.String(AttrPermissionSession, p.Request.Session),
+		attribute.String(AttrMessage, ev.Message),
+	}
+	if ev.ParentSessionID != "" {
+		attrs = append(attrs, attribute.String(AttrSessionID, ev.SessionID))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, span := s.currentLocked()
+	span.AddEvent(EventPermissionDecision, trace.WithTimestamp(ev.Time), trace.WithAttributes(attrs...))
 }
 
 // toolCall records one tool call that reached a terminal status as a

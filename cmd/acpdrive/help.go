@@ -18,7 +18,7 @@ type flagGroup struct {
 var runFlagGroups = []flagGroup{
 	{"RUNTIME", []string{"command", "workspace", "workflow", "protocol", "init-timeout", "verify-credential",
 		"confirm-tool-servers", "confirm-tool-servers-timeout", "subagents", "no-measure"}},
-	{"SESSION", []string{"resume", "fork", "mode", "model", "config", "add-dir", "system-prompt",
+	{"SESSION", []string{"resume", "fork", "mode", "model", "config", "add-dir", "permissions", "system-prompt",
 		"system-prompt-file", "system-prompt-mode"}},
 	{"LIMITS", []string{"read-timeout", "turn-timeout", "stall-timeout", "stop-grace", "max-tokens", "max-cost",
 		"max-context-fraction"}},

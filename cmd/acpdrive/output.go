@@ -103,6 +103,10 @@ type runResultLine struct {
 	// Resume is what became of --resume: continued, or why not
 	// (docs/behaviour.md#session-continuation); absent without --resume.
 	Resume *resumeLine `json:"resume,omitempty"`
+	// Permissions counts the permission requests per decision (allow,
+	// refuse, person, cancelled), the children's included; absent when
+	// none was asked (docs/behaviour.md#permission-posture).
+	Permissions map[string]int `json:"permissions,omitempty"`
 }
 
 // printer renders a run either as JSON lines or for a person.
@@ -145,6 +149,8 @@ type printer struct {
 	thinking   bool
 	thought    strings.Builder
 	mode       string // the mode last shown
+	// permissions counts permission_decision events per decision.
+	permissions map[string]int
 }
 
 // newPrinter prints to stdout through a buffer (flushWriter) that is
@@ -226,6 +232,7 @@ func (p *printer) event(ev domain.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer p.done()
+	p.countPermission(ev)
 	if p.json {
 		if ev.Type == domain.EventStartupFailed {
 			return // printed as startup_failed with its error kind
@@ -292,6 +299,9 @@ func (p *printer) event(ev domain.Event) {
 	case domain.EventRuntimeNotice:
 		p.endLine()
 		fmt.Fprintln(p.out, p.colour.paint(sgrYellow, "· notice: "+ev.Message))
+	case domain.EventPermissionDecision:
+		p.endLine()
+		fmt.Fprintln(p.out, "· permission: "+ev.Message)
 	case domain.EventSessionInfo:
 		if ev.Title != "" && ev.Title != p.title {
 			p.title = ev.Title
@@ -530,6 +540,7 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 			line.Usage = &used
 		}
 		line.Cost = end.budget.cost.Spent
+		line.Permissions = p.permissions
 		_ = p.enc.Encode(line)
 		return
 	}
@@ -566,6 +577,9 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 	}
 	if pt := sess.Posture(); !pt.IsZero() {
 		fmt.Fprintf(p.out, "; %s", pt.Text())
+	}
+	if text := permissionCounts(p.permissions); text != "" {
+		fmt.Fprintf(p.out, "; permissions: %s", text)
 	}
 	if end.budget.tokens.Measured > 0 {
 		used := end.budget.tokens.Used

@@ -49,6 +49,7 @@ type runFlags struct {
 	confirmToolServers        bool
 	confirmToolServersTimeout time.Duration
 	protocol                  string
+	permissions               string
 
 	sshHosts     []string
 	sshTransport string
@@ -81,6 +82,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.confirmToolServers, "confirm-tool-servers", false, "declare acpdrive's own beacon beside the MCP servers and report whether the runtime starts it (agent-client-protocol.confirm_tool_servers)")
 	fs.DurationVar(&f.confirmToolServersTimeout, "confirm-tool-servers-timeout", domain.DefaultConfirmToolServersTimeout, "how long after the session is created the runtime has to start the beacon")
 	fs.StringVar(&f.protocol, "protocol", string(domain.ProtocolV1), "the ACP version to ask for: 1, 2 (the v2 draft) or auto (ask for 2, accept 1 or 2) (agent.protocol)")
+	fs.StringVar(&f.permissions, "permissions", string(domain.PresetRefuse), "how permission requests are answered: refuse (every one), read (allow read, search, think), edit (read, and edit, delete, move inside the workspace or an --add-dir) or rules:FILE (an ordered rules file) (agent.permissions)")
 	fs.StringVar(&f.logLevel, "log-level", "", "write structured logs to stderr at this level (debug, info, warn, error)")
 	f.session.register(fs)
 }
@@ -269,6 +271,13 @@ func (f runFlags) overrides(cfg domain.Config) (domain.Config, error) {
 		if f.workflow == "" || f.set[name] {
 			apply()
 		}
+	}
+	if f.workflow == "" || f.set["permissions"] {
+		p, err := permissionsFlag(f.permissions)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Permissions = p
 	}
 	if err := f.budgets.apply(&cfg, f.set, f.workflow != ""); err != nil {
 		return cfg, err

@@ -1,5 +1,7 @@
 package acpwire
 
+import "encoding/json"
+
 // Permission option kinds of ACP v1.
 const (
 	OptionAllowOnce    = "allow_once"
@@ -61,4 +63,44 @@ func SelectedAnswer(optionID string) RequestPermissionResponse {
 // CancelledAnswer answers a permission request with the cancelled outcome.
 func CancelledAnswer() RequestPermissionResponse {
 	return RequestPermissionResponse{Outcome: PermissionOutcome{Outcome: OutcomeCancelled}}
+}
+
+// PermissionDetail is what a permission request tells of the tool call
+// beyond its identity: where it acts and with what input. Each part is
+// decoded on its own, so a malformed part leaves the rest readable.
+type PermissionDetail struct {
+	// ToolCallID, Title and Kind are the tool call's, "" when absent or
+	// not strings.
+	ToolCallID, Title, Kind string
+	// Locations are the raw entries of toolCall.locations.
+	Locations []json.RawMessage
+	// RawInput is toolCall.rawInput verbatim.
+	RawInput json.RawMessage
+}
+
+// DecodePermissionDetail reads the toolCall of session/request_permission
+// params leniently: a part of the wrong type is left empty.
+func DecodePermissionDetail(params json.RawMessage) PermissionDetail {
+	var p struct {
+		ToolCall map[string]json.RawMessage `json:"toolCall"`
+	}
+	var d PermissionDetail
+	if json.Unmarshal(params, &p) != nil || p.ToolCall == nil {
+		return d
+	}
+	str := func(key string) string {
+		var s string
+		_ = json.Unmarshal(p.ToolCall[key], &s)
+		return s
+	}
+	d.ToolCallID, d.Title, d.Kind = str("toolCallId"), str("title"), str("kind")
+	if raw, ok := p.ToolCall["locations"]; ok {
+		if json.Unmarshal(raw, &d.Locations) != nil && string(raw) != "null" {
+			// locations present but not a list: one location that
+			// cannot be read.
+			d.Locations = []json.RawMessage{json.RawMessage("null")}
+		}
+	}
+	d.RawInput = p.ToolCall["rawInput"]
+	return d
 }

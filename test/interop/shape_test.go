@@ -172,10 +172,14 @@ func assertShape(t *testing.T, want, got []string, msgAndArgs ...any) bool {
 		strings.Join(problems, "\n  "), want, got), msgAndArgs...)
 }
 
-// stateEvents are the event types the comparison leaves out.
+// stateEvents are the event types the comparison leaves out. A
+// permission_decision comes with every answered permission request, beside
+// the notice a refusal draws (which is compared); the decisions themselves
+// are asserted by the permission policy's tests (permissions_test.go).
 var stateEvents = []domain.EventType{
 	domain.EventCommandsAvailable, domain.EventModeChanged, domain.EventConfigOptions,
 	domain.EventSessionInfo, domain.EventContextUsage, domain.EventRuntimeNotice,
+	domain.EventPermissionDecision,
 }
 
 // withoutState drops the entries of stateEvents from a shape.
