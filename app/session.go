@@ -117,7 +117,7 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	defer s.turns.gate.Unlock()
 
 	s.stream.flush()
-	s.reply.begin()
+	s.stream.underSink(s.reply.begin)
 	s.ledger.begin()
 	s.stream.emit(domain.Event{Type: domain.EventSessionStarted, SessionID: s.ID(), Message: domain.MsgSessionStarted})
 	if first {
@@ -143,7 +143,7 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	s.stream.kids.endTurn()
 	s.stream.flush()
 	s.stream.endTurn()
-	res.Reply, res.ReplyCut = s.reply.take()
+	s.stream.underSink(func() { res.Reply, res.ReplyCut = s.reply.take() })
 	s.measure(ctx, &res)
 	s.totals.add(res)
 	s.turns.finish()

@@ -451,6 +451,14 @@ func (s *eventStream) emit(ev domain.Event) {
 	s.deliver(ev)
 }
 
+// underSink runs f under the sink's lock: what the sink keeps (the
+// session's reply) is read and reset there, between two events.
+func (s *eventStream) underSink(f func()) {
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
+	f()
+}
+
 // deliver hands ev to the sink; s.emitMu is held.
 func (s *eventStream) deliver(ev domain.Event) { s.safely(ev.Type, func() { s.onEvent(ev) }) }
 

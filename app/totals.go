@@ -33,9 +33,12 @@ func (s *sessionTotals) snapshot() domain.Totals {
 // the text of the session's own message_chunk events since the last
 // message boundary (the agent's notification that ends a message), at
 // most domain.ReplyCap bytes. A child session's events are not the reply.
-// It is safe for concurrent use: the reader emits while the turn takes.
+//
+// It has no lock of its own: observe runs in the session's sink, which
+// the event stream calls under its sink lock (children's events too, through
+// their parent's), and begin and take run under that same lock
+// (eventStream.underSink), so a chunk costs no second lock.
 type turnReply struct {
-	mu    sync.Mutex
 	buf   []byte
 	cut   bool
 	ended bool // the message in buf ended; the next chunk starts another
@@ -48,21 +51,17 @@ func (r *turnReply) observe(ev domain.Event) {
 	}
 	switch {
 	case ev.Type == domain.EventMessageChunk:
-		r.mu.Lock()
 		if r.ended {
 			r.buf, r.cut, r.ended = r.buf[:0], false, false
 		}
 		r.appendCapped(ev.Message)
-		r.mu.Unlock()
 	case ev.Type == domain.EventNotification && ev.Origin == domain.OriginAgent:
-		r.mu.Lock()
 		r.ended = true
-		r.mu.Unlock()
 	}
 }
 
 // appendCapped appends text up to domain.ReplyCap bytes, cut at a rune
-// boundary. r.mu must be held.
+// boundary.
 func (r *turnReply) appendCapped(text string) {
 	if r.cut {
 		return
@@ -81,15 +80,7 @@ func (r *turnReply) appendCapped(text string) {
 }
 
 // begin forgets what came before the turn.
-func (r *turnReply) begin() {
-	r.mu.Lock()
-	r.buf, r.cut, r.ended = r.buf[:0], false, false
-	r.mu.Unlock()
-}
+func (r *turnReply) begin() { r.buf, r.cut, r.ended = r.buf[:0], false, false }
 
 // take returns the turn's reply and whether it was cut.
-func (r *turnReply) take() (string, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return string(r.buf), r.cut
-}
+func (r *turnReply) take() (string, bool) { return string(r.buf), r.cut }
