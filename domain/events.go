@@ -53,6 +53,10 @@ const (
 	EventMalformed EventType = "malformed"
 	// EventToolResult reports a completed or failed tool call.
 	EventToolResult EventType = "tool_result"
+	// EventRuntimeRetrying reports that the runtime is retrying a provider
+	// failure on its own (docs/behaviour.md#failures); Event.Retry says
+	// which.
+	EventRuntimeRetrying EventType = "runtime_retrying"
 )
 
 // Contract messages carried by events.
@@ -187,6 +191,9 @@ type Event struct {
 	// Notice describes a runtime_notice: where it came from and how
 	// severe the runtime says it is.
 	Notice *Notice `json:"notice,omitempty"`
+	// Retry is set on runtime_retrying: the failure the runtime retries,
+	// its attempt and wait as the runtime said them.
+	Retry *RuntimeRetry `json:"retry,omitempty"`
 	// Commands is set on commands_available (the complete list).
 	Commands []Command `json:"commands,omitempty"`
 	// ModeID is set on mode_changed.
