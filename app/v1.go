@@ -150,6 +150,7 @@ func (c v1Call) result() domain.TurnResult {
 		return domain.FailedResult(domain.NewError(domain.KindTurnOutcomeUnknown, domain.MsgPromptUndecodable))
 	}
 	res := domain.Disposition(resp.StopReason, domain.OverrideNone, "")
+	applyFailureMarker(&res, resp.Meta)
 	if f := ingestWireUsage(decodeWireUsage(resp.Usage, c.log), domain.SourcePromptResult, c.log); f != nil {
 		res.Usage, res.Source = &f.usage, f.source
 		res.Breakdown = modelBreakdown(resp.Meta)
