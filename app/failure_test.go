@@ -147,4 +147,3 @@ func TestCodexErrorReplyIsAFailure(t *testing.T) {
 	assert.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
 	assert.Nil(t, res.Failure)
 }
-
