@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
@@ -115,10 +114,7 @@ func retryWait(res domain.TurnResult, attempt int, maxBackoff time.Duration) (ti
 func (r Retrier) resume(ctx context.Context, sess *Session) (*Session, error) {
 	id := sess.ID()
 	if err := sess.Stop(ctx); err != nil {
-		var survivors *domain.SurvivorsError
-		if !errors.As(err, &survivors) {
-			sess.log.Debug("the failed session's stop before its resume", "error", err)
-		}
+		sess.log.Debug("the failed session's stop before its resume", "error", err)
 	}
 	opts := r.Options
 	opts.ResumeSessionID, opts.ForkSessionID = id, ""

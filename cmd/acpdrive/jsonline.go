@@ -50,7 +50,7 @@ func onlyBareFields(ev domain.Event) bool {
 		ev.ToolDurationMS == 0 && !ev.ToolError && ev.ToolCallID == "" && ev.ToolTitle == "" && ev.ToolStatus == "" &&
 		ev.Notice == nil && ev.Commands == nil && ev.ModeID == "" && ev.ConfigOptions == nil && ev.Title == "" &&
 		ev.UpdatedAt == "" && ev.Context == nil && ev.Plan == nil &&
-		ev.ParentSessionID == "" && ev.Child == nil && ev.Origin == "" && ev.Outcome == ""
+		ev.ParentSessionID == "" && ev.Child == nil && ev.Origin == "" && ev.Outcome == "" && ev.Retry == nil
 }
 
 // plainJSONString reports whether s encodes as itself between quotes:

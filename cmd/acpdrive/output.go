@@ -38,6 +38,9 @@ type turnResultLine struct {
 	// (docs/behaviour.md#turn-result); ReplyCut marks one cut there.
 	Reply    string `json:"reply,omitempty"`
 	ReplyCut bool   `json:"reply_cut,omitempty"`
+	// Failure is the class of a turn that did not complete
+	// (docs/behaviour.md#failures).
+	Failure *domain.Failure `json:"failure,omitempty"`
 }
 
 // startupFailedLine is the JSON line printed when the session cannot start.
@@ -220,6 +223,9 @@ func (p *printer) event(ev domain.Event) {
 	case domain.EventRuntimeNotice:
 		p.endLine()
 		fmt.Fprintf(p.out, "· notice: %s\n", ev.Message)
+	case domain.EventRuntimeRetrying:
+		p.endLine()
+		fmt.Fprintf(p.out, "· %s\n", ev.Message)
 	case domain.EventSessionInfo:
 		if ev.Title != "" && ev.Title != p.title {
 			p.title = ev.Title
@@ -271,9 +277,9 @@ func (p *printer) turnResult(n int, res domain.TurnResult) {
 		line := turnResultLine{Type: "turn_result", Turn: n, Outcome: string(res.Outcome),
 			StopReason: res.StopReason, Message: res.Message(), Usage: res.Usage, Model: res.Model,
 			Source: res.Source, Breakdown: res.Breakdown, Cost: res.Cost, Context: res.Context,
-			Reply: res.Reply, ReplyCut: res.ReplyCut}
+			Reply: res.Reply, ReplyCut: res.ReplyCut, Failure: res.Failure}
 		if res.Err != nil {
-			retry := res.Err.Kind.Retryable()
+			retry := res.Retryable()
 			line.ErrorKind, line.Retryable = string(res.Err.Kind), &retry
 		}
 		_ = p.enc.Encode(line)
@@ -286,7 +292,10 @@ func (p *printer) turnResult(n int, res domain.TurnResult) {
 		summary += " (stop reason " + res.StopReason + ")"
 	}
 	if res.Err != nil {
-		summary += fmt.Sprintf(": %s [%s, retryable=%t]", res.Err.Message, res.Err.Kind, res.Err.Kind.Retryable())
+		summary += fmt.Sprintf(": %s [%s, retryable=%t]", res.Err.Message, res.Err.Kind, res.Retryable())
+	}
+	if res.Failure != nil && res.Failure.Class != domain.FailureUnknown {
+		summary += "\n── failure: " + res.Failure.Text()
 	}
 	if p.status != nil {
 		summary += fmt.Sprintf(" in %s, %d tool calls", p.status.elapsed().Round(time.Millisecond), p.tools)
