@@ -24,7 +24,7 @@ func TestFailureClassOnEveryFailedTurn(t *testing.T) {
 		status    int
 		after     time.Duration
 	}{
-		{"#claude-429", domain.FailureRateLimited, true, 0, 0},
+		{"#claude-429", domain.FailureRateLimited, true, 429, 0},
 		{"#claude-billing", domain.FailureQuotaExhausted, false, 0, 0},
 		{"#claude-too-long", domain.FailureContextOverflow, false, 0, 0},
 		{"#claude-no-result", domain.FailureStreamDropped, true, 0, 0},

@@ -221,7 +221,7 @@ var errorTexts = []struct {
 	// The Claude adapter 0.101.0 (TURN_NO_RESULT_MESSAGE).
 	{regexp.MustCompile(`^The turn ended without a result: the agent went idle while this prompt was still in flight \(e\.g\. the model stream dropped mid-turn\)\. Any partial output may be incomplete; please retry\.$`), FailureStreamDropped, "claude-agent-acp"},
 	// Claude Code's API error texts.
-	{regexp.MustCompile(`^Prompt is too long(: \d+ tokens > \d+ maximum)?$`), FailureContextOverflow, "Claude Code"},
+	{regexp.MustCompile(`^Prompt is too long(: \d+ tokens > \d+ maximum| · [^\n]*)?$`), FailureContextOverflow, "Claude Code"},
 	{regexp.MustCompile(`^Credit balance is too low$`), FailureQuotaExhausted, "Claude Code"},
 	// codex's own texts.
 	{regexp.MustCompile(`^Quota exceeded\. Check your plan and billing details\.$`), FailureQuotaExhausted, "codex"},
@@ -238,6 +238,9 @@ var errorTexts = []struct {
 func ClassifyRPCError(e RPCError) Failure {
 	data := decodeObject(e.Data)
 	status := statusIn(data)
+	if status == 0 {
+		status = statusInText(errorText(e.Message))
+	}
 	f, ok := classifyData(data, status)
 	if !ok {
 		f, ok = classifyStatus(e.Code, status)
@@ -261,6 +264,26 @@ func ClassifyRPCError(e RPCError) Failure {
 		f.RetryAfter = retryAfterIn(data)
 	}
 	return f
+}
+
+// Claude Code's API error texts that name the provider's status, anchored
+// at the start of the message.
+var statusTexts = []*regexp.Regexp{
+	regexp.MustCompile(`^API Error: Request rejected \((\d{3})\)`),
+	regexp.MustCompile(`^API Error: Repeated (\d{3}) Overloaded errors\.`),
+	regexp.MustCompile(`^API Error: (\d{3}) `),
+}
+
+// statusInText is the provider status one of statusTexts names, 0 when
+// none does.
+func statusInText(msg string) int {
+	for _, re := range statusTexts {
+		if m := re.FindStringSubmatch(msg); m != nil {
+			st, _ := strconv.Atoi(m[1])
+			return st
+		}
+	}
+	return 0
 }
 
 // classifyData reads errorKind and codexErrorInfo.

@@ -26,10 +26,14 @@ func TestClassifyRPCError(t *testing.T) {
 		status    int
 		after     time.Duration
 	}{
-		{"claude rate limit", domain.RPCError{Code: -32603, Message: "Internal error: API Error: 429 rate limited", Data: []byte(`{"errorKind":"rate_limit"}`)},
-			domain.FailureRateLimited, true, 0, 0},
-		{"claude server error", domain.RPCError{Code: -32603, Message: "Internal error: API Error: 529", Data: []byte(`{"errorKind":"server_error"}`)},
-			domain.FailureOverloaded, true, 0, 0},
+		{"claude rate limit", domain.RPCError{Code: -32603, Message: "Internal error: API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit", Data: []byte(`{"errorKind":"rate_limit"}`)},
+			domain.FailureRateLimited, true, 429, 0},
+		{"claude overloaded", domain.RPCError{Code: -32603, Message: "Internal error: API Error: Repeated 529 Overloaded errors. The API is at capacity — this is usually temporary. Try again in a moment.", Data: []byte(`{"errorKind":"server_error"}`)},
+			domain.FailureOverloaded, true, 529, 0},
+		{"claude server error", domain.RPCError{Code: -32603, Message: "Internal error: API Error: 500 boom", Data: []byte(`{"errorKind":"server_error"}`)},
+			domain.FailureOverloaded, true, 500, 0},
+		{"claude prompt too long 0.101.0", domain.RPCError{Code: -32603, Message: "Internal error: Prompt is too long · the request is ~208310 tokens (limit 200000) but this conversation is only ~2602 tokens — the rest is system prompt, tool definitions, and attachment content. A single-exchange conversation cannot be compacted; reduce attached files/tools or start with less context.", Data: []byte(`{"errorKind":"invalid_request"}`)},
+			domain.FailureContextOverflow, false, 0, 0},
 		{"claude billing", domain.RPCError{Code: -32603, Message: "Internal error: Credit balance is too low", Data: []byte(`{"errorKind":"billing_error"}`)},
 			domain.FailureQuotaExhausted, false, 0, 0},
 		{"claude credit text alone", domain.RPCError{Code: -32603, Message: "Internal error: Credit balance is too low"},
