@@ -377,11 +377,12 @@ var (
 
 // ClassifyReply decides whether the reply of a turn that ended end_turn
 // is, whole, an error report of the runtime named agent, version version
-// (docs/behaviour.md#failures). Only codex-acp 2.x does this; any other
-// runtime's reply is never a failure. ok is false for a reply that is not
+// (docs/behaviour.md#failures). Only codex-acp 2.x does this (agentInfo
+// name "@agentclientprotocol/codex-acp"); any other runtime's reply is
+// never a failure. ok is false for a reply that is not
 // one of its exact texts.
 func ClassifyReply(agent, version, reply string) (Failure, bool) {
-	if agent != "codex-acp" || !strings.HasPrefix(version, "2.") {
+	if agent[strings.LastIndex(agent, "/")+1:] != "codex-acp" || !strings.HasPrefix(version, "2.") {
 		return Failure{}, false
 	}
 	text := strings.TrimSpace(reply)

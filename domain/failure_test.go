@@ -106,6 +106,10 @@ func TestClassifyReply(t *testing.T) {
 		status                      int
 		ok                          bool
 	}{
+		{"the 2.6.0 agentInfo name", "@agentclientprotocol/codex-acp", "2.6.0", "exceeded retry limit, last status: 429 Too Many Requests\n\n", domain.FailureRateLimited, 429, true},
+		{"503 as measured", "@agentclientprotocol/codex-acp", "2.6.0", "unexpected status 503 Service Unavailable: The server is overloaded or not ready yet., url: http://127.0.0.1:44821/v1/responses\n\n", domain.FailureOverloaded, 503, true},
+		{"context body as measured", "@agentclientprotocol/codex-acp", "2.6.0", `{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}`, domain.FailureContextOverflow, 0, true},
+		{"another npm name", "@other/codex-acp-like", "2.6.0", "exceeded retry limit, last status: 429 Too Many Requests", "", 0, false},
 		{"429 after retries", "codex-acp", "2.6.0", "exceeded retry limit, last status: 429 Too Many Requests\n\n", domain.FailureRateLimited, 429, true},
 		{"429 with request id", "codex-acp", "2.6.0", "exceeded retry limit, last status: 429 Too Many Requests, request id: abc", domain.FailureRateLimited, 429, true},
 		{"503", "codex-acp", "2.6.0", `unexpected status 503 Service Unavailable: {"error":{"message":"overloaded","type":"server_error"}}`, domain.FailureOverloaded, 503, true},

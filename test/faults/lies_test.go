@@ -15,7 +15,7 @@ import (
 // reply, an error whose text is the agent's prose.
 
 const (
-	initCodex2 = `{"protocolVersion":1,"agentCapabilities":{"loadSession":false},"agentInfo":{"name":"codex-acp","version":"2.6.0"}}`
+	initCodex2 = `{"protocolVersion":1,"agentCapabilities":{"loadSession":false},"agentInfo":{"name":"@agentclientprotocol/codex-acp","version":"2.6.0"}}`
 	// failureMeta is the session failure extension's error record: an
 	// exhausted quota (category limit, no action).
 	failureMeta = `{"jetbrains":{"air":{"version":1,"sessionFailure":{"id":"t:error","revision":1,"category":"limit","severity":"error","title":"The account has no available quota.","actions":[]}}}}`

@@ -3,7 +3,10 @@
 package interop
 
 import (
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -75,5 +78,45 @@ func TestFailuresClaudeCurrent(t *testing.T) {
 			failureEvidence(t, r, res, time.Since(t0), srv)
 			assertFailure(t, res, shape.class)
 		})
+	}
+}
+
+// openaiFailures are the OpenAI API's documented error shapes.
+var openaiFailures = []failureShape{
+	{"429", fakes.Reply{Status: 429, Header: http.Header{"Retry-After": {"1"}},
+		ErrorBody: []byte(`{"error":{"message":"Rate limit reached for gpt-5.4 in organization org-fake on tokens per min (TPM): Limit 30000, Used 30000, Requested 100. Please try again in 1s.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`)}, domain.FailureRateLimited},
+	{"503", fakes.Reply{Status: 503, ErrorBody: []byte(`{"error":{"message":"The server is overloaded or not ready yet.","type":"server_error","param":null,"code":null}}`)}, domain.FailureOverloaded},
+	{"quota", fakes.Reply{Status: 429, ErrorBody: []byte(`{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`)}, domain.FailureQuotaExhausted},
+	{"401", fakes.Reply{Status: 401, ErrorBody: []byte(`{"error":{"message":"Incorrect API key provided: fake-ope**-key.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`)}, domain.FailureAuthFailed},
+	{"context", fakes.Reply{Status: 400, ErrorBody: []byte(`{"error":{"message":"Your input exceeds the context window of this model. Please adjust your input and try again.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}`)}, domain.FailureContextOverflow},
+}
+
+// codexRetries rewrites the rig's codex config with codex's own retries
+// on: n request and stream retries.
+func codexRetries(t *testing.T, r *rig, n int) {
+	path := filepath.Join(r.env["CODEX_HOME"], "config.toml")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	s := strings.ReplaceAll(string(b), "request_max_retries = 0", fmt.Sprintf("request_max_retries = %d", n))
+	s = strings.ReplaceAll(s, "stream_max_retries = 0", fmt.Sprintf("stream_max_retries = %d", n))
+	require.NoError(t, os.WriteFile(path, []byte(s), 0o600))
+}
+
+// TestFailuresCodex: codex-acp 0.16.0 and 2.6.0 against the OpenAI
+// failure shapes, codex's own retries on (2).
+func TestFailuresCodex(t *testing.T) {
+	for _, row := range []string{"codex-current", "codex"} {
+		for _, shape := range openaiFailures {
+			t.Run(row+"/"+shape.name, func(t *testing.T) {
+				r, srv := codexRigOf(t, row)
+				codexRetries(t, r, 2)
+				srv.SetFallback(shape.reply)
+				sess := r.mustStart(func(o *app.Options) { o.Settings.TurnTimeout = 150 * time.Second })
+				t0 := time.Now()
+				res := r.turn(sess, "say hello")
+				failureEvidence(t, r, res, time.Since(t0), srv)
+				assertFailure(t, res, shape.class)
+			})
+		}
 	}
 }
