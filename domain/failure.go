@@ -254,6 +254,14 @@ func ClassifyRPCError(e RPCError) Failure {
 	if !ok {
 		if s, isStr := stringField(data, "message"); isStr {
 			f, ok = classifyText(s, status)
+			_, codex := data["codex_error_info"]
+			if _, codex2 := data["codexErrorInfo"]; !ok && (codex || codex2) {
+				// codex-acp 0.x puts codex's own text in the data's
+				// message, its codex_error_info "other".
+				if c, st, found := codexText(strings.TrimSpace(s)); found {
+					f, ok = newFailure(c, max(st, status), "codex text "+strconv.Quote(TruncateRunes(s, 120))), true
+				}
+			}
 		}
 	}
 	if !ok {
@@ -390,18 +398,28 @@ func ClassifyReply(agent, version, reply string) (Failure, bool) {
 		return Failure{}, false
 	}
 	evidence := "codex-acp " + version + " reply " + strconv.Quote(TruncateRunes(text, 120))
+	if c, st, found := codexText(text); found {
+		return newFailure(c, st, evidence), true
+	}
+	return Failure{}, false
+}
+
+// codexText matches codex's own failure texts, each anchored to the whole
+// text: "exceeded retry limit, last status: <status> …", "unexpected
+// status <status> <reason>: <body>", a provider's JSON error body, and
+// codex's quota and context-window texts. status is 0 when the text names
+// none.
+func codexText(text string) (c FailureClass, status int, ok bool) {
 	if m := replyRetryLimit.FindStringSubmatch(text); m != nil {
 		st, _ := strconv.Atoi(m[1])
-		c, ok := ClassOfStatus(st)
-		if !ok {
+		if c, ok = ClassOfStatus(st); !ok {
 			c = FailureUnknown
 		}
-		return newFailure(c, st, evidence), true
+		return c, st, true
 	}
 	if m := replyStatus.FindStringSubmatch(text); m != nil {
 		st, _ := strconv.Atoi(m[1])
-		c, ok := ClassOfStatus(st)
-		if !ok {
+		if c, ok = ClassOfStatus(st); !ok {
 			c = FailureUnknown
 		}
 		if body := strings.SplitN(text, ": ", 2); len(body) == 2 {
@@ -409,16 +427,15 @@ func ClassifyReply(agent, version, reply string) (Failure, bool) {
 				c = inner
 			}
 		}
-		return newFailure(c, st, evidence), true
+		return c, st, true
 	}
 	if c, found := classifyBody(text); found {
-		return newFailure(c, 0, evidence), true
+		return c, 0, true
 	}
-	if f, found := classifyText(text, 0); found && f.Evidence != "" && strings.HasPrefix(f.Evidence, "codex ") {
-		f.Evidence = evidence
-		return f, true
+	if f, found := classifyText(text, 0); found && strings.HasPrefix(f.Evidence, "codex ") {
+		return f.Class, 0, true
 	}
-	return Failure{}, false
+	return "", 0, false
 }
 
 // Provider error bodies whose message names the class: OpenAI's context

@@ -115,8 +115,51 @@ func TestFailuresCodex(t *testing.T) {
 				t0 := time.Now()
 				res := r.turn(sess, "say hello")
 				failureEvidence(t, r, res, time.Since(t0), srv)
-				assertFailure(t, res, shape.class)
+				class := shape.class
+				if row == "codex" && shape.name == "quota" {
+					// codex-acp 0.16.0 reports an exhausted quota
+					// byte-identically to a rate limit (docs/runtimes.md).
+					class = domain.FailureRateLimited
+				}
+				assertFailure(t, res, class)
 			})
 		}
+	}
+}
+
+// TestFailuresFirstCallOnly: a provider failure on the first model call
+// only is retried by the runtime itself, and the turn completes.
+func TestFailuresFirstCallOnly(t *testing.T) {
+	ok := fakes.TextReply(fakes.Usage{Input: 10, Output: 2}, "Recovered.")
+	t.Run("claude-current", func(t *testing.T) {
+		r, srv := claudeRigOf(t, "claude-current")
+		srv.Script(fakes.Reply{Status: 529, ErrorMessage: "Overloaded"}).SetFallback(ok)
+		sess := r.mustStart()
+		res := r.turn(sess, "say hello")
+		require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+		assert.Nil(t, res.Failure)
+		assert.Equal(t, "Recovered.", res.Reply)
+	})
+	for _, row := range []string{"codex-current", "codex"} {
+		t.Run(row, func(t *testing.T) {
+			r, srv := codexRigOf(t, row)
+			codexRetries(t, r, 2)
+			srv.Script(openaiFailures[1].reply).SetFallback(ok)
+			sess := r.mustStart()
+			res := r.turn(sess, "say hello")
+			require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+			assert.Nil(t, res.Failure)
+			assert.Equal(t, "Recovered.", res.Reply)
+			var retrying int
+			for _, ev := range r.rec.All() {
+				if ev.Type == domain.EventRuntimeRetrying {
+					retrying++
+				}
+			}
+			// codex-acp 2.6.0 announces a retry it makes during a turn
+			// (TestFailuresCodex); one of the first call may come before
+			// it knows the turn, and is then not sent (measured: none).
+			t.Logf("runtime_retrying events: %d", retrying)
+		})
 	}
 }
