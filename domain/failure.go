@@ -223,6 +223,7 @@ var errorTexts = []struct {
 	// Claude Code's API error texts.
 	{regexp.MustCompile(`^Prompt is too long(: \d+ tokens > \d+ maximum| · [^\n]*)?$`), FailureContextOverflow, "Claude Code"},
 	{regexp.MustCompile(`^Credit balance is too low$`), FailureQuotaExhausted, "Claude Code"},
+	{regexp.MustCompile(`^Invalid API key( · [^\n]*)?$`), FailureAuthFailed, "Claude Code"},
 	// codex's own texts.
 	{regexp.MustCompile(`^Quota exceeded\. Check your plan and billing details\.$`), FailureQuotaExhausted, "codex"},
 	{regexp.MustCompile(`^Codex ran out of room in the model's context window\. Start a new thread or clear earlier history before retrying\.$`), FailureContextOverflow, "codex"},
@@ -237,13 +238,13 @@ var errorTexts = []struct {
 // where the runtime puts it there. Nothing else: unknown.
 func ClassifyRPCError(e RPCError) Failure {
 	data := decodeObject(e.Data)
-	status := statusIn(data)
+	status, where := statusIn(data), "in the error data"
 	if status == 0 {
-		status = statusInText(errorText(e.Message))
+		status, where = statusInText(errorText(e.Message)), "in the error's text"
 	}
 	f, ok := classifyData(data, status)
 	if !ok {
-		f, ok = classifyStatus(e.Code, status)
+		f, ok = classifyStatus(e.Code, status, where)
 	}
 	if !ok && e.Code == codeAuthRequired {
 		f, ok = newFailure(FailureAuthFailed, status, "error code -32000 (Authentication required)"), true
@@ -343,14 +344,14 @@ func classifyCodexInfo(raw json.RawMessage, status int) (FailureClass, string, b
 
 // classifyStatus takes the code as an HTTP status (Gemini CLI answers with
 // the provider's status as the error code) or a status found in the data.
-func classifyStatus(code int64, status int) (Failure, bool) {
+func classifyStatus(code int64, status int, where string) (Failure, bool) {
 	if code >= 400 && code <= 599 {
 		if c, ok := ClassOfStatus(int(code)); ok {
 			return newFailure(c, int(code), fmt.Sprintf("error code %d (the provider's HTTP status)", code)), true
 		}
 	}
 	if c, ok := ClassOfStatus(status); ok {
-		return newFailure(c, status, fmt.Sprintf("HTTP status %d in the error data", status)), true
+		return newFailure(c, status, fmt.Sprintf("HTTP status %d %s", status, where)), true
 	}
 	return Failure{}, false
 }

@@ -64,20 +64,23 @@ func assertFailure(t *testing.T, res domain.TurnResult, class domain.FailureClas
 	assert.Equal(t, class.Retryable(), res.Retryable())
 }
 
-// TestFailuresClaudeCurrent: the Claude adapter 0.101.0, its own retries
-// cut to 2 (CLAUDE_CODE_MAX_RETRIES) so a rate limit ends in seconds.
-func TestFailuresClaudeCurrent(t *testing.T) {
-	for _, shape := range anthropicFailures {
-		t.Run(shape.name, func(t *testing.T) {
-			r, srv := claudeRigOf(t, "claude-current")
-			r.setenv("CLAUDE_CODE_MAX_RETRIES", "2")
-			srv.SetFallback(shape.reply)
-			sess := r.mustStart(func(o *app.Options) { o.Settings.TurnTimeout = 150 * time.Second })
-			t0 := time.Now()
-			res := r.turn(sess, "say hello")
-			failureEvidence(t, r, res, time.Since(t0), srv)
-			assertFailure(t, res, shape.class)
-		})
+// TestFailuresClaude: the Claude adapter 0.101.0 and 0.23.1, their own
+// retries cut to 2 (CLAUDE_CODE_MAX_RETRIES) so a rate limit ends in
+// seconds.
+func TestFailuresClaude(t *testing.T) {
+	for _, row := range []string{"claude-current", "claude"} {
+		for _, shape := range anthropicFailures {
+			t.Run(row+"/"+shape.name, func(t *testing.T) {
+				r, srv := claudeRigOf(t, row)
+				r.setenv("CLAUDE_CODE_MAX_RETRIES", "2")
+				srv.SetFallback(shape.reply)
+				sess := r.mustStart(func(o *app.Options) { o.Settings.TurnTimeout = 150 * time.Second })
+				t0 := time.Now()
+				res := r.turn(sess, "say hello")
+				failureEvidence(t, r, res, time.Since(t0), srv)
+				assertFailure(t, res, shape.class)
+			})
+		}
 	}
 }
 
