@@ -224,6 +224,10 @@ var errorTexts = []struct {
 	{regexp.MustCompile(`^Prompt is too long(: \d+ tokens > \d+ maximum| · [^\n]*)?$`), FailureContextOverflow, "Claude Code"},
 	{regexp.MustCompile(`^Credit balance is too low$`), FailureQuotaExhausted, "Claude Code"},
 	{regexp.MustCompile(`^Invalid API key( · [^\n]*)?$`), FailureAuthFailed, "Claude Code"},
+	// Gemini CLI's text (TerminalQuotaError).
+	{regexp.MustCompile(`^You have exhausted your daily quota on this model\.$`), FailureQuotaExhausted, "Gemini CLI"},
+	// The providers' quota wording (OpenAI, Google), at the start.
+	{regexp.MustCompile(`^You exceeded your current quota, please check your plan and billing details\.`), FailureQuotaExhausted, "provider"},
 	// codex's own texts.
 	{regexp.MustCompile(`^Quota exceeded\. Check your plan and billing details\.$`), FailureQuotaExhausted, "codex"},
 	{regexp.MustCompile(`^Codex ran out of room in the model's context window\. Start a new thread or clear earlier history before retrying\.$`), FailureContextOverflow, "codex"},
@@ -242,15 +246,26 @@ func ClassifyRPCError(e RPCError) Failure {
 	if status == 0 {
 		status, where = statusInText(errorText(e.Message)), "in the error's text"
 	}
+	if status == 0 && e.Code >= 400 && e.Code <= 599 {
+		status = int(e.Code)
+	}
 	f, ok := classifyData(data, status)
+	if !ok {
+		// A documented text or a provider's error body in the message
+		// names the class more precisely than a status (a 429 that is an
+		// exhausted quota).
+		f, ok = classifyText(errorText(e.Message), status)
+	}
+	if !ok {
+		if c, found := classifyBody(errorText(e.Message)); found {
+			f, ok = newFailure(c, status, "the provider's error body in the message"), true
+		}
+	}
 	if !ok {
 		f, ok = classifyStatus(e.Code, status, where)
 	}
 	if !ok && e.Code == codeAuthRequired {
 		f, ok = newFailure(FailureAuthFailed, status, "error code -32000 (Authentication required)"), true
-	}
-	if !ok {
-		f, ok = classifyText(errorText(e.Message), status)
 	}
 	if !ok {
 		if s, isStr := stringField(data, "message"); isStr {
@@ -447,6 +462,7 @@ var bodyMessages = []struct {
 }{
 	{regexp.MustCompile(`^Your input exceeds the context window of this model\.`), FailureContextOverflow},
 	{regexp.MustCompile(`^You exceeded your current quota`), FailureQuotaExhausted},
+	{regexp.MustCompile(`^The input token count \(\d+\) exceeds the maximum number of tokens allowed \(\d+\)\.$`), FailureContextOverflow},
 }
 
 // classifyBody reads a provider's JSON error body, whole:

@@ -166,3 +166,31 @@ func TestFailuresFirstCallOnly(t *testing.T) {
 		})
 	}
 }
+
+// geminiFailures are the Gemini API's documented error shapes.
+var geminiFailures = []failureShape{
+	{"429", fakes.Reply{Status: 429, Header: http.Header{"Retry-After": {"1"}},
+		ErrorBody: []byte(`{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}`)}, domain.FailureRateLimited},
+	{"503", fakes.Reply{Status: 503, ErrorBody: []byte(`{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`)}, domain.FailureOverloaded},
+	{"quota", fakes.Reply{Status: 429, ErrorBody: []byte(`{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]}]}}`)}, domain.FailureQuotaExhausted},
+	{"401", fakes.Reply{Status: 401, ErrorBody: []byte(`{"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}`)}, domain.FailureAuthFailed},
+	{"context", fakes.Reply{Status: 400, ErrorBody: []byte(`{"error":{"code":400,"message":"The input token count (1048577) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`)}, domain.FailureContextOverflow},
+}
+
+// TestFailuresGemini: Gemini CLI against the Gemini failure shapes, its
+// own attempts cut to 2 (general.maxAttempts).
+func TestFailuresGemini(t *testing.T) {
+	for _, shape := range geminiFailures {
+		t.Run(shape.name, func(t *testing.T) {
+			r, srv := geminiRig(t, true)
+			writeFile(t, filepath.Join(r.home, ".gemini", "settings.json"),
+				`{"security":{"auth":{"selectedType":"gemini-api-key"}},"privacy":{"usageStatisticsEnabled":false},"general":{"maxAttempts":2}}`)
+			srv.SetFallback(shape.reply)
+			sess := r.mustStart(func(o *app.Options) { o.Settings.TurnTimeout = 150 * time.Second })
+			t0 := time.Now()
+			res := r.turn(sess, "say hello")
+			failureEvidence(t, r, res, time.Since(t0), srv)
+			assertFailure(t, res, shape.class)
+		})
+	}
+}
