@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -146,4 +147,29 @@ func TestCodexErrorReplyIsAFailure(t *testing.T) {
 	res := h.turn("#prose")
 	assert.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
 	assert.Nil(t, res.Failure)
+}
+
+// TestFailureChannelDeclared: Settings.FailureChannel declares the session
+// failure extension in initialize's clientCapabilities._meta; it is not
+// declared by default, nor together with Subagents.
+func TestFailureChannelDeclared(t *testing.T) {
+	t.Parallel()
+	declared := func(opts ...option) string {
+		h := start(t, nil, opts...)
+		init := received(t, h.agentLg, "initialize")
+		require.Len(t, init, 1)
+		var m struct {
+			Params struct {
+				ClientCapabilities struct {
+					Meta json.RawMessage `json:"_meta"`
+				} `json:"clientCapabilities"`
+			} `json:"params"`
+		}
+		require.NoError(t, json.Unmarshal(init[0].Message, &m))
+		return string(m.Params.ClientCapabilities.Meta)
+	}
+	assert.Empty(t, declared())
+	assert.JSONEq(t, `{"jetbrains":{"air":{"version":1,"capabilities":["sessionFailure"]}}}`,
+		declared(withConfig(func(s *domain.SessionSettings) { s.FailureChannel = true })))
+	assert.Empty(t, declared(withConfig(func(s *domain.SessionSettings) { s.FailureChannel, s.Subagents = true, true })))
 }

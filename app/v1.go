@@ -27,6 +27,8 @@ func v1Capabilities(s *Session) acpwire.ClientCapabilities {
 	caps := acpwire.ClientCapabilities{Session: acpwire.NoticesOffered()}
 	if s.opts.Settings.Subagents {
 		caps.Subagents = &acpwire.SubagentCapability{}
+	} else if s.opts.Settings.FailureChannel {
+		caps.Meta = acpwire.SessionFailureOffered()
 	}
 	return caps
 }

@@ -656,7 +656,16 @@ func ClassifyFailureMarker(meta []byte) (Failure, bool) {
 		return Failure{}, false
 	}
 	c := a.class()
-	f := newFailure(c, 0, fmt.Sprintf("session failure extension: category %q, %q", a.Category, TruncateRunes(a.Title, 120)))
+	status := statusInText(a.Title)
+	evidence := fmt.Sprintf("session failure extension: category %q, %q", a.Category, TruncateRunes(a.Title, 120))
+	if c == FailureUnknown {
+		// The record's title is the runtime's error text: a documented
+		// one names the class the category does not.
+		if t, found := classifyText(a.Title, status); found {
+			c = t.Class
+		}
+	}
+	f := newFailure(c, status, evidence)
 	if c == FailureUnknown {
 		f.Retryable = false
 		for _, x := range a.Actions {

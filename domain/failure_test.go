@@ -186,6 +186,16 @@ func TestClassifyFailureMarker(t *testing.T) {
 	}
 	f, _ := domain.ClassifyFailureMarker(rec("request", "error"))
 	assert.False(t, f.Retryable, "an unknown marker without a retry action is not retryable")
+
+	// The Claude adapter 0.101.0's record of a context overflow: category
+	// request, the text as its title.
+	tooLong := []byte(`{"jetbrains":{"air":{"version":1,"sessionFailure":{"id":"t:error","revision":1,"category":"request","severity":"error","title":"Prompt is too long · the request is ~208310 tokens (limit 200000) but this conversation is only ~2604 tokens — the rest is system prompt.","actions":[]}}}}`)
+	f, ok := domain.ClassifyFailureMarker(tooLong)
+	require.True(t, ok)
+	assert.Equal(t, domain.FailureContextOverflow, f.Class)
+	rate := []byte(`{"jetbrains":{"air":{"version":1,"sessionFailure":{"id":"t:error","revision":1,"category":"limit","severity":"error","title":"API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit","actions":["retry"]}}}}`)
+	f, _ = domain.ClassifyFailureMarker(rate)
+	assert.Equal(t, domain.Failure{Class: domain.FailureRateLimited, Retryable: true, ProviderStatus: 429, Evidence: f.Evidence}, f)
 }
 
 func TestClassifyRetrySignal(t *testing.T) {

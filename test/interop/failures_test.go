@@ -194,3 +194,25 @@ func TestFailuresGemini(t *testing.T) {
 		})
 	}
 }
+
+// TestFailuresClaudeFailureChannel: with the session failure extension
+// declared, the Claude adapter 0.101.0 announces each of its retries (a
+// runtime_retrying event) and ends the turn end_turn with the failure's
+// record on the response, which wins.
+func TestFailuresClaudeFailureChannel(t *testing.T) {
+	for _, shape := range anthropicFailures {
+		t.Run(shape.name, func(t *testing.T) {
+			r, srv := claudeRigOf(t, "claude-current")
+			r.setenv("CLAUDE_CODE_MAX_RETRIES", "2")
+			srv.SetFallback(shape.reply)
+			sess := r.mustStart(func(o *app.Options) {
+				o.Settings.TurnTimeout = 150 * time.Second
+				o.Settings.FailureChannel = true
+			})
+			t0 := time.Now()
+			res := r.turn(sess, "say hello")
+			failureEvidence(t, r, res, time.Since(t0), srv)
+			assertFailure(t, res, shape.class)
+		})
+	}
+}
