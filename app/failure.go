@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/protocol/acpwire"
 	"github.com/acpdrive/acpdrive/protocol/jsonrpc"
 )
 
@@ -57,7 +58,7 @@ func (s *eventStream) runtimeRetry(meta json.RawMessage, at time.Time) bool {
 	if len(meta) == 0 {
 		return false
 	}
-	r, ok := domain.ClassifyRetrySignal(meta)
+	r, ok := acpwire.RuntimeFailures.ClassifyRetrySignal(meta)
 	if !ok {
 		return false
 	}
@@ -75,7 +76,7 @@ func applyFailureMarker(res *domain.TurnResult, meta json.RawMessage) {
 	if res.Outcome != domain.OutcomeCompleted || len(meta) == 0 {
 		return
 	}
-	f, ok := domain.ClassifyFailureMarker(meta)
+	f, ok := acpwire.RuntimeFailures.ClassifyFailureMarker(meta)
 	if !ok {
 		return
 	}
@@ -89,7 +90,7 @@ func applyFailureMarker(res *domain.TurnResult, meta json.RawMessage) {
 // runtime's documented error reports (docs/behaviour.md#failures).
 func (s *Session) classifyFailure(res *domain.TurnResult) {
 	if res.Outcome == domain.OutcomeCompleted {
-		f, ok := domain.ClassifyReply(s.agent.Name, s.agent.Version, res.Reply)
+		f, ok := acpwire.RuntimeFailures.ClassifyReply(s.agent.Name, s.agent.Version, res.Reply)
 		if !ok {
 			return
 		}
@@ -105,7 +106,7 @@ func (s *Session) classifyFailure(res *domain.TurnResult) {
 	var f domain.Failure
 	switch retry := s.stream.retries.latest(); {
 	case errors.As(res.Err, &rpc):
-		f = domain.ClassifyRPCError(domain.RPCError{Code: rpc.Code, Message: rpc.Message, Data: rpc.Data})
+		f = acpwire.RuntimeFailures.ClassifyRPCError(domain.RPCError{Code: rpc.Code, Message: rpc.Message, Data: rpc.Data})
 		if f.Class == domain.FailureUnknown {
 			f.Retryable = res.Err.Kind.Retryable()
 		}
