@@ -200,4 +200,3 @@ func (r RuntimeRetry) Failure() Failure {
 	return Failure{Class: r.Class, Retryable: r.Class.Retryable(), ProviderStatus: r.ProviderStatus,
 		Evidence: "the runtime was retrying when the turn ended: " + TruncateRunes(r.Evidence, 120)}
 }
-
