@@ -3,6 +3,7 @@
 package interop
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -215,4 +216,68 @@ func TestFailuresClaudeFailureChannel(t *testing.T) {
 			assertFailure(t, res, shape.class)
 		})
 	}
+}
+
+// TestFailuresRunRetries: `acpdrive run --retries 2` against codex-acp
+// 0.16.0 (which never retries a 429 itself) whose fake fails the first two
+// turns with 429 and then answers completes, having waited the back-off
+// (agent.max_retry_backoff_ms 1 s caps it) before each retry; against an
+// exhausted quota on codex-acp 2.6.0 it stops at once.
+func TestFailuresRunRetries(t *testing.T) {
+	retryLines := func(stdout string) (waits []map[string]any, result map[string]any) {
+		for _, l := range strings.Split(stdout, "\n") {
+			var m map[string]any
+			if json.Unmarshal([]byte(l), &m) != nil {
+				continue
+			}
+			switch m["type"] {
+			case "retry_wait":
+				waits = append(waits, m)
+			case "turn_result":
+				result = m
+			}
+		}
+		return waits, result
+	}
+	workflow := func(t *testing.T, r *rig) string {
+		words, err := json.Marshal(r.command)
+		require.NoError(t, err)
+		path := filepath.Join(r.root, "WORKFLOW.md")
+		writeFile(t, path, "---\nagent:\n  kind: agent-client-protocol\n  command: "+string(words)+
+			"\n  max_retry_backoff_ms: 1000\n---\nRetries.\n")
+		return path
+	}
+	args := func(r *rig, wf string) []string {
+		return append(append([]string{"run", "--json"}, r.launchFlags()...), "--no-measure", "--workflow", wf, "--retries", "2", "say hello")
+	}
+	t.Run("429 twice then an answer", func(t *testing.T) {
+		r, srv := codexRigOf(t, "codex")
+		codexRetries(t, r, 2)
+		srv.Script(openaiFailures[0].reply, openaiFailures[0].reply).
+			SetFallback(fakes.TextReply(fakes.Usage{Input: 10, Output: 2}, "Third time."))
+		stdout, stderr, code := r.acpdrive(args(r, workflow(t, r))...)
+		require.Equal(t, 0, code, stderr)
+		waits, result := retryLines(stdout)
+		require.Len(t, waits, 2, stdout)
+		for i, w := range waits {
+			assert.EqualValues(t, i+1, w["attempt"])
+			assert.EqualValues(t, 1000, w["wait_ms"], "the back-off, capped")
+			assert.Equal(t, "rate_limited", w["failure"].(map[string]any)["class"])
+		}
+		assert.Equal(t, "turn_completed", result["outcome"])
+		assert.Equal(t, "Third time.", result["reply"])
+		assert.Len(t, srv.ModelCalls(), 3)
+	})
+	t.Run("quota stops at once", func(t *testing.T) {
+		r, srv := codexRigOf(t, "codex-current")
+		srv.SetFallback(openaiFailures[2].reply)
+		stdout, stderr, code := r.acpdrive(args(r, workflow(t, r))...)
+		require.Equal(t, 1, code, stderr)
+		waits, result := retryLines(stdout)
+		assert.Empty(t, waits)
+		assert.Equal(t, "turn_failed", result["outcome"])
+		assert.Equal(t, false, result["retryable"])
+		assert.Equal(t, "quota_exhausted", result["failure"].(map[string]any)["class"])
+		assert.Len(t, srv.ModelCalls(), 1)
+	})
 }
