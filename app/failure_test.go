@@ -173,3 +173,16 @@ func TestFailureChannelDeclared(t *testing.T) {
 		declared(withConfig(func(s *domain.SessionSettings) { s.FailureChannel = true })))
 	assert.Empty(t, declared(withConfig(func(s *domain.SessionSettings) { s.FailureChannel, s.Subagents = true, true })))
 }
+
+// TestFailureMarkerWinsOnV2: on ACP v2 the record rides on the idle
+// state_update (codex-acp 2.6.0's failed turn), and wins the same way.
+func TestFailureMarkerWinsOnV2(t *testing.T) {
+	t.Parallel()
+	h := start(t, append(script(t, "provider-failures.json"), "--protocol", "2"), withConfig(func(s *domain.SessionSettings) {
+		s.Protocol = domain.ProtocolV2
+	}))
+	res := h.turn("#marker")
+	require.Equal(t, domain.OutcomeFailed, res.Outcome, res.Message())
+	require.NotNil(t, res.Failure)
+	assert.Equal(t, domain.FailureQuotaExhausted, res.Failure.Class)
+}
