@@ -117,6 +117,7 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	defer s.turns.gate.Unlock()
 
 	s.stream.flush()
+	s.stream.retries.begin()
 	s.stream.underSink(s.reply.begin)
 	s.ledger.begin()
 	s.stream.emit(domain.Event{Type: domain.EventSessionStarted, SessionID: s.ID(), Message: domain.MsgSessionStarted})
@@ -144,6 +145,7 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	s.stream.flush()
 	s.stream.endTurn()
 	s.stream.underSink(func() { res.Reply, res.ReplyCut = s.reply.take() })
+	s.classifyFailure(&res)
 	s.measure(ctx, &res)
 	s.totals.add(res)
 	s.turns.finish()

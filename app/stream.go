@@ -68,6 +68,9 @@ type eventStream struct {
 	// kids follows the child sessions (Settings.Subagents); nil follows
 	// none, and updates naming another session are dropped.
 	kids *children
+	// retries remembers the running turn's latest runtime_retrying
+	// signal (failure.go).
+	retries retryWatch
 }
 
 // toolRecord tracks one tool call from its first update to its terminal one.
@@ -182,6 +185,9 @@ func (s *eventStream) update(params json.RawMessage) {
 		}
 	}
 	now := s.clock.Now()
+	if u.Info != nil && s.runtimeRetry(u.Info.Meta, now) {
+		return
+	}
 	switch u.Kind {
 	case acpwire.UpdateAgentMessageChunk:
 		if u.Chunk.Content.Type != "text" {

@@ -27,6 +27,8 @@ func v1Capabilities(s *Session) acpwire.ClientCapabilities {
 	caps := acpwire.ClientCapabilities{Session: acpwire.NoticesOffered()}
 	if s.opts.Settings.Subagents {
 		caps.Subagents = &acpwire.SubagentCapability{}
+	} else if s.opts.Settings.FailureChannel {
+		caps.Meta = acpwire.SessionFailureOffered()
 	}
 	return caps
 }
@@ -150,6 +152,7 @@ func (c v1Call) result() domain.TurnResult {
 		return domain.FailedResult(domain.NewError(domain.KindTurnOutcomeUnknown, domain.MsgPromptUndecodable))
 	}
 	res := domain.Disposition(resp.StopReason, domain.OverrideNone, "")
+	applyFailureMarker(&res, resp.Meta)
 	if f := ingestWireUsage(decodeWireUsage(resp.Usage, c.log), domain.SourcePromptResult, c.log); f != nil {
 		res.Usage, res.Source = &f.usage, f.source
 		res.Breakdown = modelBreakdown(resp.Meta)

@@ -496,6 +496,7 @@ func (c *v2Call) result() domain.TurnResult {
 		return domain.Disposition("", domain.OverrideCancel, "")
 	}
 	res := domain.Disposition(c.idle.StopReason, domain.OverrideNone, "")
+	applyFailureMarker(&res, c.idle.Meta)
 	// The idle's usage is the protocol's figure of the turn, through the
 	// same entry point as v1's prompt result (docs/behaviour.md#token-accounting).
 	if u := c.idle.Usage; u != nil {

@@ -125,6 +125,10 @@ func (l *loader) agentKey(path string, e kv) {
 		if v, err := l.integer(path, e.val); err == nil {
 			c.MaxConcurrentAgents = int(v)
 		}
+	case "max_retries":
+		if v, err := l.integer(path, e.val); err == nil {
+			c.MaxRetries = int(v)
+		}
 	case "max_tokens":
 		if v, err := l.integer(path, e.val); err == nil {
 			c.MaxTokens = v

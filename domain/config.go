@@ -61,6 +61,10 @@ type Config struct {
 	StopGrace time.Duration
 	// MaxRetryBackoff is agent.max_retry_backoff_ms.
 	MaxRetryBackoff time.Duration
+	// MaxRetries is agent.max_retries: how many times `acpdrive run`
+	// sends a turn again after a retryable failure; zero or negative: none
+	// (docs/behaviour.md#retrying).
+	MaxRetries int
 	// MaxConcurrentAgents is agent.max_concurrent_agents.
 	MaxConcurrentAgents int
 	// MaxTokens is agent.max_tokens, the orchestrator's per-issue token

@@ -56,6 +56,10 @@ const (
 	// EventPermissionDecision reports the answer to one permission request
 	// and what decided it (docs/behaviour.md#permission-posture).
 	EventPermissionDecision EventType = "permission_decision"
+	// EventRuntimeRetrying reports that the runtime is retrying a provider
+	// failure on its own (docs/behaviour.md#failures); Event.Retry says
+	// which.
+	EventRuntimeRetrying EventType = "runtime_retrying"
 )
 
 // Contract messages carried by events.
@@ -190,6 +194,9 @@ type Event struct {
 	// Notice describes a runtime_notice: where it came from and how
 	// severe the runtime says it is.
 	Notice *Notice `json:"notice,omitempty"`
+	// Retry is set on runtime_retrying: the failure the runtime retries,
+	// its attempt and wait as the runtime said them.
+	Retry *RuntimeRetry `json:"retry,omitempty"`
 	// Commands is set on commands_available (the complete list).
 	Commands []Command `json:"commands,omitempty"`
 	// ModeID is set on mode_changed.

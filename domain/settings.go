@@ -61,6 +61,15 @@ type SessionSettings struct {
 	// whose events acpdrive reports under the child's id and its parent's
 	// (docs/behaviour.md#sessions-as-resources-and-child-sessions).
 	Subagents bool
+	// FailureChannel declares the session failure extension the Claude
+	// adapter 0.101.0 and codex-acp 2.6.0 offer (retry warnings, typed
+	// failure records; docs/behaviour.md#failures). Off by default:
+	// declaring it makes those runtimes treat acpdrive as a JetBrains AIR
+	// client, which changes other reports of theirs (codex-acp's tool
+	// calls, the Claude adapter's error messages). It is not declared
+	// together with Subagents (the Claude adapter would switch to AIR's
+	// subagent form).
+	FailureChannel bool
 	// Protocol is the ACP version the session asks for and accepts
 	// (docs/behaviour.md#protocol-v2); "" is ProtocolV1.
 	Protocol ProtocolChoice

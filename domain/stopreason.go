@@ -105,6 +105,23 @@ type TurnResult struct {
 	// the turn and the runtime did not answer the prompt within
 	// read_timeout_ms afterwards (docs/behaviour.md#turn-disposition).
 	CancelUnanswered bool
+	// Failure is the class of a turn that did not complete, nil on
+	// OutcomeCompleted (docs/behaviour.md#failures).
+	Failure *Failure
+}
+
+// Retryable reports whether retrying the turn can help: the failure's
+// class decides where there is one (quota, credentials and context
+// overflow are not retryable), else the error kind
+// (docs/behaviour.md#failures). A completed turn is not retryable.
+func (r TurnResult) Retryable() bool {
+	switch {
+	case r.Failure != nil:
+		return r.Failure.Retryable
+	case r.Err != nil:
+		return r.Err.Kind.Retryable()
+	}
+	return false
 }
 
 // ReplyCap bounds TurnResult.Reply, in bytes (1 MiB): a longer reply is

@@ -71,6 +71,7 @@ type agent struct {
 	sent        map[string]string       // request id → method, of every request the agent sent
 	calls       map[string]int          // method → number of requests received
 	configs     map[string]*configState // session id → configuration (Script.SessionConfig)
+	replaced    map[*Turn]*Turn         // a turn that ran → its Turn.Next
 }
 
 func newAgent(script *Script, stdout, stderr io.Writer) *agent {

@@ -192,6 +192,11 @@ type Turn struct {
 	// error), before the cancelled answer. A response step among them answers
 	// the prompt instead (e.g. a stop with end_turn after a cancel).
 	OnCancel []Step `json:"onCancel,omitempty"`
+	// Next names the turn that replaces this one, once it has run, for
+	// every later prompt that selects it (by name or as the default turn):
+	// a prompt sent again gets another answer (a failure, then a success).
+	// Empty: the turn stays.
+	Next string `json:"next,omitempty"`
 	// Accept, on an ACP v2 connection only, replaces the prompt's
 	// acceptance: Never leaves the prompt unanswered (no user_message, no
 	// running) and Error refuses it with that error; either way the turn's
@@ -496,6 +501,9 @@ func (s *Script) Validate() error {
 		}
 		checkSteps(bad, where+".steps", t.Steps, true)
 		checkSteps(bad, where+".onCancel", t.OnCancel, true)
+		if t.Next != "" && s.Turns[t.Next] == nil {
+			bad("%s.next: no turn named %q", where, t.Next)
+		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid script: %s", strings.Join(errs, "; "))

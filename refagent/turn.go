@@ -94,6 +94,7 @@ func (a *agent) handlePrompt(m *inMsg) {
 	}
 	prompt := strings.Join(texts, "\n")
 	def, arg := a.selectTurn(first, prompt)
+	def = a.follow(def)
 
 	a.mu.Lock()
 	s := a.sessions[*p.SessionID]
@@ -159,6 +160,25 @@ func (a *agent) selectTurn(first, prompt string) (*Turn, string) {
 		return t, prompt
 	}
 	return builtinEcho, prompt
+}
+
+// follow returns the turn that replaced t (Turn.Next), and records that
+// the one returned has run.
+func (a *agent) follow(t *Turn) *Turn {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for seen := 0; a.replaced[t] != nil && seen <= len(a.script.Turns); seen++ {
+		t = a.replaced[t]
+	}
+	if t.Next != "" {
+		if next := a.script.Turns[t.Next]; next != nil {
+			if a.replaced == nil {
+				a.replaced = make(map[*Turn]*Turn)
+			}
+			a.replaced[t] = next
+		}
+	}
+	return t
 }
 
 func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }

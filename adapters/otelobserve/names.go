@@ -63,8 +63,12 @@ const (
 	AttrTurnOutcome = "acpdrive.turn.outcome"
 	// AttrErrorKind is the error kind of a failure.
 	AttrErrorKind = "acpdrive.error.kind"
-	// AttrErrorRetryable is the retryability of a turn's error kind.
+	// AttrErrorRetryable is the retryability of a turn that did not
+	// complete: its failure class's, else its error kind's.
 	AttrErrorRetryable = "acpdrive.error.retryable"
+	// AttrFailureClass is the failure class of a turn that did not
+	// complete (docs/behaviour.md#failures).
+	AttrFailureClass = "acpdrive.failure.class"
 	// AttrToolDurationMS is a tool call's duration in milliseconds.
 	AttrToolDurationMS = "acpdrive.tool.duration_ms"
 	// AttrToolError reports a failed tool call.

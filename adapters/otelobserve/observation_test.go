@@ -223,3 +223,24 @@ func TestPermissionDecisionIsASpanEvent(t *testing.T) {
 	assert.Equal(t, "edit", a[otelobserve.AttrToolKind].AsString())
 	assert.Equal(t, "parent", a[otelobserve.AttrPermissionSession].AsString())
 }
+
+// TestTurnFailureClass: a failed turn's span carries its failure class,
+// and its retryability follows the class, not the kind.
+func TestTurnFailureClass(t *testing.T) {
+	tel := newTelemetry(t)
+	obs, err := otelobserve.New(tel.tp, tel.mp)
+	require.NoError(t, err)
+	so := obs.ObserveSession(context.Background(), ms(0))
+	so.Started(ports.SessionInfo{At: ms(1), SessionID: "s-1", Agent: domain.AgentInfo{Name: "acme"}})
+	so.TurnStarted(ms(2))
+	res := domain.FailedResult(domain.NewError(domain.KindResponseError, "no credit"))
+	res.Failure = &domain.Failure{Class: domain.FailureQuotaExhausted, Evidence: "e"}
+	so.TurnEnded(ms(3), res)
+	so.Ended(ports.SessionEnd{At: ms(4), Started: true})
+
+	turns := newTree(tel.spans.Ended()).named(otelobserve.SpanTurn)
+	require.Len(t, turns, 1)
+	a := attrMap(turns[0].Attributes())
+	assert.Equal(t, "quota_exhausted", a[otelobserve.AttrFailureClass].AsString())
+	assert.False(t, a[otelobserve.AttrErrorRetryable].AsBool(), "response_error is retryable; an exhausted quota is not")
+}

@@ -242,7 +242,10 @@ func (s *session) TurnEnded(at time.Time, res domain.TurnResult) {
 	if res.Err != nil {
 		attrs = append(attrs,
 			attribute.String(AttrErrorKind, string(res.Err.Kind)),
-			attribute.Bool(AttrErrorRetryable, res.Err.Kind.Retryable()))
+			attribute.Bool(AttrErrorRetryable, res.Retryable()))
+	}
+	if res.Failure != nil {
+		attrs = append(attrs, attribute.String(AttrFailureClass, string(res.Failure.Class)))
 	}
 	if u := res.Usage; u != nil {
 		attrs = append(attrs, attribute.String(AttrModel, res.Model))

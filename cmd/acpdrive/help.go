@@ -21,7 +21,7 @@ var runFlagGroups = []flagGroup{
 	{"SESSION", []string{"resume", "fork", "mode", "model", "config", "add-dir", "permissions", "system-prompt",
 		"system-prompt-file", "system-prompt-mode"}},
 	{"LIMITS", []string{"read-timeout", "turn-timeout", "stall-timeout", "stop-grace", "max-tokens", "max-cost",
-		"max-context-fraction"}},
+		"max-context-fraction", "retries"}},
 	{"INPUT AND OUTPUT", []string{"f", "json", "quiet", "q", "verbose", "log-level"}},
 	{"SSH", []string{"ssh-host", "ssh-transport", "ssh-config"}},
 }

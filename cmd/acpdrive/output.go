@@ -45,6 +45,9 @@ type turnResultLine struct {
 	// RuntimeExit is how the runtime's process ended and the tail of its
 	// standard error, when its exit ended the turn (port_exit).
 	RuntimeExit string `json:"runtime_exit,omitempty"`
+	// Failure is the class of a turn that did not complete
+	// (docs/behaviour.md#failures).
+	Failure *domain.Failure `json:"failure,omitempty"`
 }
 
 // startupFailedLine is the JSON line printed when the session cannot start.
@@ -302,6 +305,9 @@ func (p *printer) event(ev domain.Event) {
 	case domain.EventPermissionDecision:
 		p.endLine()
 		fmt.Fprintln(p.out, "· permission: "+ev.Message)
+	case domain.EventRuntimeRetrying:
+		p.endLine()
+		fmt.Fprintln(p.out, p.colour.paint(sgrYellow, "· "+ev.Message))
 	case domain.EventSessionInfo:
 		if ev.Title != "" && ev.Title != p.title {
 			p.title = ev.Title
@@ -357,10 +363,10 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 		line := turnResultLine{Type: "turn_result", Turn: n, Outcome: string(res.Outcome),
 			StopReason: res.StopReason, Message: res.Message(), Usage: res.Usage, Model: res.Model,
 			Source: res.Source, Breakdown: res.Breakdown, Cost: res.Cost, Context: res.Context, RuntimeExit: exit,
-			CancelUnanswered: p.unanswered != "", Reply: res.Reply, ReplyCut: res.ReplyCut}
+			CancelUnanswered: p.unanswered != "", Reply: res.Reply, ReplyCut: res.ReplyCut, Failure: res.Failure}
 		p.unanswered = ""
 		if res.Err != nil {
-			retry := res.Err.Kind.Retryable()
+			retry := res.Retryable()
 			line.ErrorKind, line.Retryable = string(res.Err.Kind), &retry
 		}
 		_ = p.enc.Encode(line)
@@ -376,6 +382,9 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 		if res.Outcome != domain.OutcomeCompleted {
 			p.buf.flush()
 			fmt.Fprintf(p.errw, "acpdrive: turn %d: %s\n", n, p.turnText(res, exit))
+			if res.Failure != nil && res.Failure.Class != domain.FailureUnknown {
+				fmt.Fprintf(p.errw, "acpdrive: failure: %s\n", res.Failure.Text())
+			}
 		}
 		p.unanswered = ""
 		return
@@ -398,6 +407,9 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 		colour = sgrRed
 	}
 	fmt.Fprintln(p.out, p.colour.paint(colour, "── "+summary))
+	if res.Failure != nil && res.Failure.Class != domain.FailureUnknown {
+		fmt.Fprintln(p.out, p.colour.paint(colour, "── failure: "+res.Failure.Text()))
+	}
 }
 
 // interrupted tells a person at once what a SIGINT or SIGTERM does
@@ -453,7 +465,7 @@ func (p *printer) turnText(res domain.TurnResult, exit string) string {
 		text += " (stop reason " + res.StopReason + ")"
 	}
 	if res.Err != nil {
-		text += fmt.Sprintf(": %s [%s, retryable=%t]", p.bounds.rename(res.Err.Message), res.Err.Kind, res.Err.Kind.Retryable())
+		text += fmt.Sprintf(": %s [%s, retryable=%t]", p.bounds.rename(res.Err.Message), res.Err.Kind, res.Retryable())
 	}
 	if exit != "" {
 		text += "; the runtime exited: " + exit

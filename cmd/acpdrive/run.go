@@ -43,6 +43,7 @@ type runFlags struct {
 	verifyCredential bool
 	workflow         string
 	maxTokens        int64
+	retries          int
 	noMeasure        bool
 	budgets          budgetFlags
 
@@ -101,6 +102,7 @@ func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	fs.StringVar(&f.workflow, "workflow", "", "take the settings from this WORKFLOW.md `FILE` (flags given here override it)")
 	fs.BoolVar(&f.noMeasure, "no-measure", false, "arm no measurement source: the runtime gets no telemetry settings and no turn is measured")
 	fs.Int64Var(&f.maxTokens, "max-tokens", 0, "stop before the next prompt once the measured turns used this many tokens in total (0: no ceiling; agent.max_tokens)")
+	fs.IntVar(&f.retries, "retries", 0, "send a turn again up to `N` times after a retryable failure, waiting the runtime's retry-after or the back-off (agent.max_retries)")
 	f.budgets.register(fs)
 	fs.Func("f", "read one prompt from `FILE` (repeatable, one prompt per file, before the PROMPT arguments; - reads standard input)", func(v string) error {
 		f.promptFiles = append(f.promptFiles, v)
@@ -263,6 +265,7 @@ func (f runFlags) overrides(cfg domain.Config) (domain.Config, error) {
 		"stall-timeout":                func() { cfg.StallTimeout = f.stallTimeout },
 		"stop-grace":                   func() { cfg.StopGrace = f.stopGrace },
 		"max-tokens":                   func() { cfg.MaxTokens = f.maxTokens },
+		"retries":                      func() { cfg.MaxRetries = f.retries },
 		"subagents":                    func() { cfg.Subagents = f.subagents },
 		"confirm-tool-servers":         func() { cfg.ConfirmToolServers = f.confirmToolServers },
 		"confirm-tool-servers-timeout": func() { cfg.ConfirmToolServersTimeout = f.confirmToolServersTimeout },
@@ -424,7 +427,8 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		out.turnStart(i+1, prompt)
 		turnCtx := interrupts.turnContext(ctx)
-		res := sess.Turn(turnCtx, prompt)
+		res, next := retryingTurn(turnCtx, sess, prompt, cfg, opts, out)
+		sess = next
 		interrupts.turnDone()
 		turns++
 		end.budget.add(res)

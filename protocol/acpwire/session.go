@@ -22,6 +22,9 @@ type ClientCapabilities struct {
 	// Subagents, when set, declares that the client follows subagents
 	// as child sessions.
 	Subagents *SubagentCapability `json:"subagents,omitempty"`
+	// Meta is the capabilities' _meta object (the session failure
+	// extension, SessionFailureOffered).
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // Implementation names a client or agent implementation.

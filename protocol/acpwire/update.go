@@ -127,6 +127,9 @@ type ConfigOptionUpdate struct {
 type SessionInfoUpdate struct {
 	Title     *string `json:"title,omitempty"`
 	UpdatedAt *string `json:"updatedAt,omitempty"`
+	// Meta is the update's _meta object, where runtimes announce their
+	// own retries of a provider failure.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // Notice is the payload of the unstable notice variant.

@@ -35,6 +35,10 @@ type Reply struct {
 	Status int
 	// ErrorMessage is the error text of a failed call.
 	ErrorMessage string
+	// ErrorBody, when set, is the whole body of a failed call, sent as
+	// JSON instead of the vendor's format around ErrorMessage (a
+	// provider's own error shape: an error code, a billing error).
+	ErrorBody json.RawMessage
 	// Header is added to the response's headers (retry-after,
 	// retry-after-ms on a failed call).
 	Header http.Header
@@ -289,6 +293,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case routeScripted:
 		for k, v := range reply.Header {
 			w.Header()[k] = v
+		}
+		if reply.Status != 0 && reply.ErrorBody != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(reply.Status)
+			_, _ = w.Write(reply.ErrorBody)
+			return
 		}
 		if reply.Status != 0 {
 			s.dialect.fail(w, reply.Status, reply.ErrorMessage)

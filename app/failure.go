@@ -1,0 +1,119 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/protocol/acpwire"
+	"github.com/acpdrive/acpdrive/protocol/jsonrpc"
+)
+
+// Messages of the failures this side reads from a turn the runtime called
+// complete (docs/behaviour.md#failures).
+const (
+	// msgReplyIsError starts the turn_failed message of a completed turn
+	// whose reply is, whole, the runtime's error report.
+	msgReplyIsError = "the runtime reported a provider failure as the turn's reply: "
+	// msgMarkedFailure starts the turn_failed message of a turn whose
+	// response carried the session failure extension's error record.
+	msgMarkedFailure = "the runtime marked the turn as failed: "
+)
+
+// retryWatch remembers the latest runtime_retrying signal of the running
+// turn, so a turn its own bound ends while the runtime retries carries
+// the failure's class (docs/behaviour.md#failures).
+type retryWatch struct {
+	mu   sync.Mutex
+	last *domain.RuntimeRetry
+}
+
+// begin forgets the previous turn's signal.
+func (w *retryWatch) begin() {
+	w.mu.Lock()
+	w.last = nil
+	w.mu.Unlock()
+}
+
+func (w *retryWatch) saw(r domain.RuntimeRetry) {
+	w.mu.Lock()
+	w.last = &r
+	w.mu.Unlock()
+}
+
+// latest is the latest signal of the turn, nil when none came.
+func (w *retryWatch) latest() *domain.RuntimeRetry {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.last
+}
+
+// runtimeRetry reads a session_info_update's _meta for a runtime's own
+// retry of a provider failure and emits runtime_retrying; it reports
+// whether it was one. The event is activity: a retry the runtime
+// announces is not a stall (docs/behaviour.md#failures).
+func (s *eventStream) runtimeRetry(meta json.RawMessage, at time.Time) bool {
+	if len(meta) == 0 {
+		return false
+	}
+	r, ok := acpwire.RuntimeFailures.ClassifyRetrySignal(meta)
+	if !ok {
+		return false
+	}
+	s.retries.saw(r)
+	s.emit(domain.Event{Type: domain.EventRuntimeRetrying, Time: at, Message: r.Text(), Retry: &r})
+	s.activity(at)
+	return true
+}
+
+// applyFailureMarker reads the session failure extension's error record
+// on a prompt response's _meta: it ends the turn turn_failed with its
+// class whatever the stop reason said (the marker wins,
+// docs/behaviour.md#failures).
+func applyFailureMarker(res *domain.TurnResult, meta json.RawMessage) {
+	if res.Outcome != domain.OutcomeCompleted || len(meta) == 0 {
+		return
+	}
+	f, ok := acpwire.RuntimeFailures.ClassifyFailureMarker(meta)
+	if !ok {
+		return
+	}
+	res.Outcome = domain.OutcomeFailed
+	res.Err = domain.NewError(domain.KindTurnFailed, msgMarkedFailure+f.Evidence)
+	res.Failure = &f
+}
+
+// classifyFailure gives every turn that did not complete its failure
+// class, and fails a completed turn whose reply is, whole, one of its
+// runtime's documented error reports (docs/behaviour.md#failures).
+func (s *Session) classifyFailure(res *domain.TurnResult) {
+	if res.Outcome == domain.OutcomeCompleted {
+		f, ok := acpwire.RuntimeFailures.ClassifyReply(s.agent.Name, s.agent.Version, res.Reply)
+		if !ok {
+			return
+		}
+		res.Outcome = domain.OutcomeFailed
+		res.Err = domain.NewError(domain.KindTurnFailed, msgReplyIsError+domain.TruncateRunes(res.Reply, domain.MessageCap))
+		res.Failure = &f
+		return
+	}
+	if res.Failure != nil || res.Err == nil {
+		return
+	}
+	var rpc *jsonrpc.Error
+	var f domain.Failure
+	switch retry := s.stream.retries.latest(); {
+	case errors.As(res.Err, &rpc):
+		f = acpwire.RuntimeFailures.ClassifyRPCError(domain.RPCError{Code: rpc.Code, Message: rpc.Message, Data: rpc.Data})
+		if f.Class == domain.FailureUnknown {
+			f.Retryable = res.Err.Kind.Retryable()
+		}
+	case retry != nil && res.Err.Kind == domain.KindTurnTimeout:
+		f = retry.Failure()
+	default:
+		f = domain.UnknownFailure(res.Err.Kind, "error kind "+string(res.Err.Kind))
+	}
+	res.Failure = &f
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/acpdrive/acpdrive/app"
+	"github.com/acpdrive/acpdrive/domain"
+)
+
+// retryLine is the JSON line printed before each wait of run --retries
+// (docs/behaviour.md#retrying).
+type retryLine struct {
+	Type        string          `json:"type"`
+	Time        time.Time       `json:"time"`
+	Attempt     int             `json:"attempt"`
+	MaxRetries  int             `json:"max_retries"`
+	WaitMS      int64           `json:"wait_ms"`
+	FromRuntime bool            `json:"from_runtime,omitempty"`
+	Resume      bool            `json:"resume,omitempty"`
+	ErrorKind   string          `json:"error_kind,omitempty"`
+	Failure     *domain.Failure `json:"failure,omitempty"`
+}
+
+// retryingTurn runs one prompt, sent again after a retryable failure up
+// to agent.max_retries times (app.Retrier); it returns the last result
+// and the session it ran on (a resumed one when the process was gone).
+func retryingTurn(ctx context.Context, sess *app.Session, prompt string, cfg domain.Config, opts app.Options, out *printer) (domain.TurnResult, *app.Session) {
+	if cfg.MaxRetries <= 0 {
+		return sess.Turn(ctx, prompt), sess
+	}
+	r := app.Retrier{
+		Policy:  app.RetryPolicy{MaxRetries: cfg.MaxRetries, MaxBackoff: cfg.MaxRetryBackoff},
+		Options: opts,
+		OnWait:  func(w app.Retry) { out.retryWait(w, cfg.MaxRetries) },
+	}
+	res, next, err := r.Turn(ctx, sess, prompt)
+	if err != nil {
+		out.retryFailed(err)
+	}
+	return res, next
+}
+
+// retryWait prints one wait of run --retries.
+func (p *printer) retryWait(w app.Retry, max int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	defer p.buf.flush()
+	if p.json {
+		line := retryLine{Type: "retry_wait", Time: time.Now().UTC(), Attempt: w.Attempt, MaxRetries: max,
+			WaitMS: w.Wait.Milliseconds(), FromRuntime: w.FromRuntime, Resume: w.Resume, Failure: w.Result.Failure}
+		if w.Result.Err != nil {
+			line.ErrorKind = string(w.Result.Err.Kind)
+		}
+		_ = p.enc.Encode(line)
+		return
+	}
+	p.clearStatus()
+	p.endLine()
+	why := w.Result.Message()
+	if f := w.Result.Failure; f != nil && f.Class != domain.FailureUnknown {
+		why = f.Text()
+	}
+	source := "back-off"
+	if w.FromRuntime {
+		source = "the runtime's retry-after"
+	}
+	resume := ""
+	if w.Resume {
+		resume = ", resuming the session on a new process"
+	}
+	fmt.Fprintf(p.out, "── retry %d of %d in %s (%s%s): %s\n", w.Attempt, max, w.Wait, source, resume, why)
+}
+
+// retryFailed reports a resume that could not start.
+func (p *printer) retryFailed(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	defer p.buf.flush()
+	if p.json {
+		_ = p.enc.Encode(struct {
+			Type    string    `json:"type"`
+			Time    time.Time `json:"time"`
+			Message string    `json:"message"`
+		}{"retry_failed", time.Now().UTC(), err.Error()})
+		return
+	}
+	p.clearStatus()
+	p.endLine()
+	fmt.Fprintf(p.out, "── the retry could not resume the session: %v\n", err)
+}
