@@ -322,7 +322,7 @@ func (s *Session) Children() []ChildSession { return s.stream.kids.snapshot() }
 func (s *Session) CancelChild(ctx context.Context, id string) error {
 	ch := s.stream.kids.get(id)
 	if ch == nil {
-		return domain.NewError(domain.KindResponseError, fmt.Sprintf("no child session %q is followed; session/cancel was not sent", id))
+		return domain.NewError(domain.KindResponseError, fmt.Sprintf("no child session %q is followed; session/cancel was not sent", id)).WithReason(domain.ReasonNotOffered)
 	}
 	s.stream.kids.mu.Lock()
 	can := ch.CanCancel

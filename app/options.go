@@ -177,7 +177,7 @@ func (o Options) resolved() (Options, error) {
 		return o, &OptionsError{Field: "MCPSource", Reason: "is required when Settings.MCPConfigPath is set"}
 	}
 	if err := domain.FindingsError(o.Settings.Validate()); err != nil {
-		return o, domain.WrapError(domain.KindAgentNotFound, err.Error(), err)
+		return o, domain.WrapError(domain.KindAgentNotFound, err.Error(), err).WithReason(domain.ReasonConfigurationInvalid)
 	}
 	return o, nil
 }

@@ -98,7 +98,7 @@ func (s *Session) initialize(ctx context.Context) error {
 	asked := s.opts.Settings.Protocol.Requested()
 	part, ok := partFor(asked)
 	if !ok {
-		return domain.NewError(domain.KindAgentNotFound, fmt.Sprintf("acpdrive does not speak protocol version %d", asked))
+		return domain.NewError(domain.KindAgentNotFound, fmt.Sprintf("acpdrive does not speak protocol version %d", asked)).WithReason(domain.ReasonProtocolUnsupported)
 	}
 	resp, err := part.ask(ctx, s)
 	if err != nil {
@@ -106,7 +106,7 @@ func (s *Session) initialize(ctx context.Context) error {
 	}
 	settled, ok := partFor(resp.ProtocolVersion)
 	if !ok { // the ask accepts only what the choice accepts
-		return domain.NewError(domain.KindAgentNotFound, fmt.Sprintf("acpdrive does not speak protocol version %d", resp.ProtocolVersion))
+		return domain.NewError(domain.KindAgentNotFound, fmt.Sprintf("acpdrive does not speak protocol version %d", resp.ProtocolVersion)).WithReason(domain.ReasonProtocolUnsupported)
 	}
 	s.proto.Store(&protocolRef{settled.make(s)})
 	s.handshake(resp)

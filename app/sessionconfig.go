@@ -76,7 +76,7 @@ func applyConfig(ctx context.Context, client configClient, id string, cfg domain
 			var ce *acpclient.CallError
 			if errors.As(err, &ce) {
 				return offer, domain.WrapError(domain.KindAgentNotFound,
-					"session configuration refused: "+c.Setting+" "+strconv.Quote(c.Value)+": "+ce.Error(), ce)
+					"session configuration refused: "+c.Setting+" "+strconv.Quote(c.Value)+": "+ce.Error(), ce).WithReason(domain.ReasonNotOffered)
 			}
 			return offer, callErr(method, err)
 		}

@@ -35,7 +35,8 @@ const maxListPages = 1000
 // same answer again), and nothing was sent.
 func notAdvertised(capability, method string) error {
 	return domain.NewError(domain.KindAgentNotFound,
-		fmt.Sprintf("the runtime does not advertise sessionCapabilities.%s; %s was not sent", capability, method))
+		fmt.Sprintf("the runtime does not advertise sessionCapabilities.%s; %s was not sent", capability, method)).
+		WithReason(domain.ReasonNotOffered)
 }
 
 // ListSessions returns every session the runtime keeps, every page of

@@ -157,7 +157,7 @@ func (s *Session) open(ctx context.Context, unreachable []string) error {
 func (s *Session) launch(ctx context.Context, unreachable []string) error {
 	set := s.opts.Settings
 	if len(set.Command) == 0 || strings.TrimSpace(set.Command[0]) == "" {
-		return domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand)
+		return domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand).WithReason(domain.ReasonConfigurationInvalid)
 	}
 	plan, err := s.opts.Launcher.Prepare(ports.LaunchRequest{Command: set.Command, Workspace: s.opts.Workspace, Avoid: unreachable})
 	if err != nil {
@@ -283,7 +283,7 @@ func versionRefusedFor(err error, want int) error {
 		return nil
 	}
 	return domain.WrapError(domain.KindAgentNotFound,
-		domain.UnsupportedProtocolMessage(want, supported), callErr)
+		domain.UnsupportedProtocolMessage(want, supported), callErr).WithReason(domain.ReasonProtocolUnsupported)
 }
 
 // deliverable decides, once, which servers the runtime can take: every

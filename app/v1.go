@@ -59,8 +59,12 @@ func askV1(ctx context.Context, s *Session) (acpwire.InitializeResponse, error) 
 		if resp.ProtocolVersion <= 0 {
 			kind = domain.KindResponseError
 		}
-		return resp, domain.NewError(kind,
+		e := domain.NewError(kind,
 			fmt.Sprintf("agent reported protocol version %d, want %d", resp.ProtocolVersion, acpwire.ProtocolVersion))
+		if kind == domain.KindAgentNotFound {
+			e.Reason = domain.ReasonProtocolUnsupported
+		}
+		return resp, e
 	}
 	return resp, nil
 }

@@ -69,7 +69,8 @@ func askV2(ctx context.Context, s *Session) (acpwire.InitializeResponse, error) 
 				fmt.Sprintf("agent reported protocol version %d, want %d", v, acpwire.ProtocolVersion2))
 		}
 		return resp, domain.NewError(domain.KindAgentNotFound, fmt.Sprintf(
-			"agent answered protocol version %d; --protocol %s accepts only %d", v, choice, acpwire.ProtocolVersion2))
+			"agent answered protocol version %d; --protocol %s accepts only %d", v, choice, acpwire.ProtocolVersion2)).
+			WithReason(domain.ReasonProtocolUnsupported)
 	}
 	if resp.ProtocolVersion == acpwire.ProtocolVersion2 && resp.AgentInfo == nil {
 		return resp, domain.NewError(domain.KindResponseError, "a v2 initialize answer needs info")

@@ -124,6 +124,48 @@ type AgentError struct {
 	Message string
 	// Cause is the underlying error, if any.
 	Cause error
+	// Reason says, for an agent_not_found error, which of its meanings it
+	// has (docs/behaviour.md#error-kinds); "" for other kinds.
+	Reason Reason
+}
+
+// Reason tells the meanings of agent_not_found apart: the kind covers "the
+// program is not there" as well as "the runtime does not offer this"
+// (docs/behaviour.md#error-kinds).
+type Reason string
+
+// The reasons of an agent_not_found error.
+const (
+	// ReasonProgramMissing: the runtime's program (or the ssh binary) is
+	// not there or cannot be run.
+	ReasonProgramMissing Reason = "program_missing"
+	// ReasonNotOffered: the runtime was found and answered, but does not
+	// offer what was asked (a mode, a session capability, a cancel).
+	ReasonNotOffered Reason = "not_offered"
+	// ReasonProtocolUnsupported: the runtime answered another ACP version.
+	ReasonProtocolUnsupported Reason = "protocol_unsupported"
+	// ReasonConfigurationInvalid: the settings themselves are refused.
+	ReasonConfigurationInvalid Reason = "configuration_invalid"
+)
+
+// WithReason sets e's reason and returns e.
+func (e *AgentError) WithReason(r Reason) *AgentError {
+	e.Reason = r
+	return e
+}
+
+// ReasonOf is the reason of the first *AgentError in err's chain; an
+// agent_not_found error without one reads configuration_invalid, any other
+// error "".
+func ReasonOf(err error) Reason {
+	var ae *AgentError
+	if !errors.As(err, &ae) {
+		return ""
+	}
+	if ae.Reason == "" && ae.Kind == KindAgentNotFound {
+		return ReasonConfigurationInvalid
+	}
+	return ae.Reason
 }
 
 // NewError returns an AgentError without a cause.

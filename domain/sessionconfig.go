@@ -206,7 +206,7 @@ type ConfigCall struct {
 // refusal is the error of a setting the runtime cannot take: a
 // configuration refused at start (docs/behaviour.md#session-configuration).
 func refusal(format string, args ...any) *AgentError {
-	return NewError(KindAgentNotFound, "session configuration refused: "+fmt.Sprintf(format, args...))
+	return NewError(KindAgentNotFound, "session configuration refused: "+fmt.Sprintf(format, args...)).WithReason(ReasonNotOffered)
 }
 
 // offered renders a list of values for a refusal message.

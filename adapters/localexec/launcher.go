@@ -132,7 +132,7 @@ func (p *plan) Start(ctx context.Context, env []string) (ports.Process, error) {
 // file checked is the file run, whatever the child's directory.
 func (l *Launcher) resolveProgram(command []string) (string, error) {
 	if len(command) == 0 || strings.TrimSpace(command[0]) == "" {
-		return "", domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand)
+		return "", domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand).WithReason(domain.ReasonConfigurationInvalid)
 	}
 	name := command[0]
 	path, err := l.lookPath(name)
@@ -143,12 +143,12 @@ func (l *Launcher) resolveProgram(command []string) (string, error) {
 			// searched for.
 			msg = fmt.Sprintf("agent command %q was not found", name)
 		}
-		return "", domain.WrapError(domain.KindAgentNotFound, msg, err)
+		return "", domain.WrapError(domain.KindAgentNotFound, msg, err).WithReason(domain.ReasonProgramMissing)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", domain.WrapError(domain.KindAgentNotFound,
-			fmt.Sprintf("agent command %q could not be resolved to an absolute path", name), err)
+			fmt.Sprintf("agent command %q could not be resolved to an absolute path", name), err).WithReason(domain.ReasonProgramMissing)
 	}
 	// Platform check of what was found (platform_*.go): none on Unix; on
 	// Windows a batch file is refused.

@@ -300,7 +300,7 @@ func checkProgram(name, path string) error {
 	case ".bat", ".cmd":
 		return domain.NewError(domain.KindAgentNotFound, fmt.Sprintf(
 			"agent command %q is a batch file (%s), which acpdrive does not run: name the program it starts instead",
-			name, filepath.Base(path)))
+			name, filepath.Base(path))).WithReason(domain.ReasonProgramMissing)
 	}
 	return nil
 }

@@ -110,10 +110,10 @@ func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 		return nil, err
 	}
 	if len(req.Command) == 0 || strings.TrimSpace(req.Command[0]) == "" {
-		return nil, domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand)
+		return nil, domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand).WithReason(domain.ReasonConfigurationInvalid)
 	}
 	if l.opts.Host == "" {
-		return nil, domain.NewError(domain.KindAgentNotFound, "no SSH host configured")
+		return nil, domain.NewError(domain.KindAgentNotFound, "no SSH host configured").WithReason(domain.ReasonConfigurationInvalid)
 	}
 	sshPath, err := l.resolveSSH()
 	if err != nil {
@@ -129,11 +129,11 @@ func (l *Launcher) resolveSSH() (string, error) {
 	}
 	path, err := exec.LookPath(name)
 	if err != nil {
-		return "", domain.WrapError(domain.KindAgentNotFound, MsgSSHNotFound, err)
+		return "", domain.WrapError(domain.KindAgentNotFound, MsgSSHNotFound, err).WithReason(domain.ReasonProgramMissing)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return "", domain.WrapError(domain.KindAgentNotFound, MsgSSHNotFound, err)
+		return "", domain.WrapError(domain.KindAgentNotFound, MsgSSHNotFound, err).WithReason(domain.ReasonProgramMissing)
 	}
 	return abs, nil
 }

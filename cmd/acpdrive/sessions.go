@@ -171,7 +171,7 @@ func sessionsFailed(jsonOut bool, sub string, err error, stdout, stderr io.Write
 		kind, msg = string(ae.Kind), ae.Error()
 	}
 	if jsonOut {
-		writeJSON(stdout, sessionsFailedLine{Type: "sessions_failed", Time: time.Now().UTC(), ErrorKind: kind, Message: msg, Reason: notFoundReason(err)})
+		writeJSON(stdout, sessionsFailedLine{Type: "sessions_failed", Time: time.Now().UTC(), ErrorKind: kind, Message: msg, Reason: string(notFoundReason(err))})
 		return
 	}
 	fmt.Fprintf(stderr, "acpdrive sessions %s: %s\n", sub, withReason(err, err.Error()))

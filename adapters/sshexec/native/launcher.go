@@ -119,7 +119,7 @@ func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 		return nil, err
 	}
 	if len(req.Command) == 0 || strings.TrimSpace(req.Command[0]) == "" {
-		return nil, domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand)
+		return nil, domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand).WithReason(domain.ReasonConfigurationInvalid)
 	}
 	// The whole command is agent.command's shell fragment, re-joined the
 	// way the ssh-binary transport joins it (remotecmd.JoinFragment), so
