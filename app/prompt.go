@@ -80,9 +80,15 @@ func (p promptWire) write(ctx context.Context, req promptRequest) (*acpclient.Pr
 	})
 }
 
+// cancel sends session/cancel for the session, then for each child that
+// was working when the cancel was decided. The children are read before
+// the parent's cancel is written: the runtime may report a child idle in
+// answer to it, and a child working when the turn was cancelled is
+// cancelled with it (docs/behaviour.md#child-sessions).
 func (p promptWire) cancel(ctx context.Context, sessionID string) error {
+	working := p.kids.working()
 	err := p.rt.client.Cancel(ctx, sessionID)
-	for _, id := range p.kids.working() {
+	for _, id := range working {
 		p.log.Debug("cancelling a working child session with its parent's turn", "child_session_id", id)
 		_ = p.rt.client.Cancel(ctx, id)
 	}
