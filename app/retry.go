@@ -56,6 +56,10 @@ type Retrier struct {
 	Clock ports.Clock
 	// OnWait, when set, is told of each wait before it begins.
 	OnWait func(Retry)
+	// OnSession, when set, is told of a session resumed in place of the
+	// failed one, before its turn: from then on it is the session to
+	// cancel or stop.
+	OnSession func(*Session)
 }
 
 // Turn runs prompt on sess and retries it while it fails retryably and the
@@ -95,6 +99,9 @@ func (r Retrier) Turn(ctx context.Context, sess *Session, prompt string) (domain
 				return res, sess, err
 			}
 			sess = next
+			if r.OnSession != nil {
+				r.OnSession(sess)
+			}
 		}
 		res = sess.Turn(ctx, prompt)
 	}

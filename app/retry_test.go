@@ -108,7 +108,9 @@ func TestRetrierResumesWhenTheProcessIsGone(t *testing.T) {
 	h := start(t, script(t, "retry-429.json"))
 	id := h.sess.ID()
 	next, _, _, _ := agentOptions(t, script(t, "resumed-ok.json"))
-	out := retryTurn(t, h, app.Retrier{Policy: app.RetryPolicy{MaxRetries: 1, MaxBackoff: time.Second}, Options: next}, "#crash")
+	var told []*app.Session
+	out := retryTurn(t, h, app.Retrier{Policy: app.RetryPolicy{MaxRetries: 1, MaxBackoff: time.Second}, Options: next,
+		OnSession: func(s *app.Session) { told = append(told, s) }}, "#crash")
 	require.NoError(t, out.err)
 	require.Len(t, out.waits, 1)
 	assert.True(t, out.waits[0].Resume)
@@ -116,6 +118,7 @@ func TestRetrierResumesWhenTheProcessIsGone(t *testing.T) {
 	require.Equal(t, domain.OutcomeCompleted, out.res.Outcome, out.res.Message())
 	assert.Equal(t, "Done after the resume.", out.res.Reply)
 	require.NotSame(t, h.sess, out.sess)
+	assert.Equal(t, []*app.Session{out.sess}, told, "the resumed session is told before its turn")
 	assert.Equal(t, id, out.sess.ID())
 	require.NoError(t, out.sess.Stop(context.Background()))
 }

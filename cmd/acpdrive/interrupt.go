@@ -17,7 +17,7 @@ const stopMargin = 10 * time.Second
 // cancels the running turn (and no further turn starts), a second one stops
 // the session within stopBound; the teardown still runs in its fixed order.
 type interrupter struct {
-	sess      *app.Session
+	sess      *app.Session // guarded by mu
 	stopBound time.Duration
 	// notify tells a person at once what a signal does (count: 1 for
 	// the first, 2 for the second); nil tells nothing.
@@ -64,8 +64,22 @@ func (in *interrupter) signal() {
 	if count >= 2 {
 		ctx, stop := context.WithTimeout(context.Background(), in.stopBound)
 		defer stop()
-		_ = in.sess.Stop(ctx)
+		_ = in.session().Stop(ctx)
 	}
+}
+
+// setSession makes sess the session a second signal stops: a retry that
+// resumed the session on a new process replaces it.
+func (in *interrupter) setSession(sess *app.Session) {
+	in.mu.Lock()
+	in.sess = sess
+	in.mu.Unlock()
+}
+
+func (in *interrupter) session() *app.Session {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.sess
 }
 
 func (in *interrupter) turnContext(parent context.Context) context.Context {

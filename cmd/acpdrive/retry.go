@@ -26,14 +26,15 @@ type retryLine struct {
 // retryingTurn runs one prompt, sent again after a retryable failure up
 // to agent.max_retries times (app.Retrier); it returns the last result
 // and the session it ran on (a resumed one when the process was gone).
-func retryingTurn(ctx context.Context, sess *app.Session, prompt string, cfg domain.Config, opts app.Options, out *printer) (domain.TurnResult, *app.Session) {
+func retryingTurn(ctx context.Context, sess *app.Session, prompt string, cfg domain.Config, opts app.Options, out *printer, onSession func(*app.Session)) (domain.TurnResult, *app.Session) {
 	if cfg.MaxRetries <= 0 {
 		return sess.Turn(ctx, prompt), sess
 	}
 	r := app.Retrier{
-		Policy:  app.RetryPolicy{MaxRetries: cfg.MaxRetries, MaxBackoff: cfg.MaxRetryBackoff},
-		Options: opts,
-		OnWait:  func(w app.Retry) { out.retryWait(w, cfg.MaxRetries) },
+		Policy:    app.RetryPolicy{MaxRetries: cfg.MaxRetries, MaxBackoff: cfg.MaxRetryBackoff},
+		Options:   opts,
+		OnWait:    func(w app.Retry) { out.retryWait(w, cfg.MaxRetries) },
+		OnSession: onSession,
 	}
 	res, next, err := r.Turn(ctx, sess, prompt)
 	if err != nil {

@@ -427,7 +427,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		out.turnStart(i+1, prompt)
 		turnCtx := interrupts.turnContext(ctx)
-		res, next := retryingTurn(turnCtx, sess, prompt, cfg, opts, out)
+		res, next := retryingTurn(turnCtx, sess, prompt, cfg, opts, out, interrupts.setSession)
 		sess = next
 		interrupts.turnDone()
 		turns++
