@@ -64,6 +64,9 @@ type SessionSettings struct {
 	// Protocol is the ACP version the session asks for and accepts
 	// (docs/behaviour.md#protocol-v2); "" is ProtocolV1.
 	Protocol ProtocolChoice
+	// Sandbox confines the runtime and everything it spawns
+	// (docs/behaviour.md#sandbox); the zero value runs it unconfined.
+	Sandbox Sandbox
 }
 
 // MaxVerificationBound is the longest a credential-verification session may
@@ -93,6 +96,7 @@ func (c Config) SessionSettings() SessionSettings {
 		Session:                   c.Session.clone(),
 		Subagents:                 c.Subagents,
 		Protocol:                  protocolOf(c.Protocol),
+		Sandbox:                   c.Sandbox.clone(),
 	}
 }
 
@@ -144,6 +148,7 @@ func (s SessionSettings) Validate() []Finding {
 	if _, err := ParseProtocolChoice(string(s.Protocol)); err != nil {
 		fs = append(fs, Finding{Severity: SeverityError, Check: CheckProtocolInvalid, Message: "agent." + err.Error()})
 	}
+	fs = append(fs, s.Sandbox.Validate()...)
 	return append(fs, s.Session.Validate()...)
 }
 

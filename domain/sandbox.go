@@ -1,0 +1,239 @@
+package domain
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// SandboxNetwork says what network a sandboxed runtime sees
+// (docs/behaviour.md#sandbox).
+type SandboxNetwork string
+
+// Sandbox networks.
+const (
+	// SandboxNetHost keeps the host's network (the default; "" means it).
+	SandboxNetHost SandboxNetwork = "host"
+	// SandboxNetNone gives the runtime a network namespace of its own with
+	// a loopback interface only.
+	SandboxNetNone SandboxNetwork = "none"
+)
+
+// Sandbox check names (docs/behaviour.md#sandbox).
+const (
+	// CheckSandboxNetInvalid: agent.sandbox_net is neither host nor none.
+	CheckSandboxNetInvalid = "agent.sandbox_net.invalid"
+	// CheckSandboxWritableInvalid: an agent.sandbox_writable entry is
+	// neither an absolute path nor a path under the home directory (~/…).
+	CheckSandboxWritableInvalid = "agent.sandbox_writable.invalid"
+)
+
+// Sandbox refusal texts (docs/behaviour.md#sandbox). Both are the message
+// of an agent_not_found error: what the sandbox needs is not there.
+const (
+	// MsgSandboxNoBwrap refuses a sandboxed start on a host without
+	// bubblewrap; it carries the install hint.
+	MsgSandboxNoBwrap = "the sandbox needs bubblewrap (bwrap), which was not found on PATH; " +
+		"install it (apt-get install bubblewrap, dnf install bubblewrap, pacman -S bubblewrap, apk add bubblewrap) " +
+		"or run without --sandbox"
+	// MsgSandboxRemoteNoBwrap is what the remote command writes to
+	// standard error (prefixed "acpdrive: ") when the remote host has no
+	// bubblewrap; the session then fails at start-up with port_exit
+	// quoting it.
+	MsgSandboxRemoteNoBwrap = "the sandbox needs bubblewrap (bwrap), which was not found on the remote host's PATH; " +
+		"install it there (apt-get install bubblewrap, dnf install bubblewrap) or run without --sandbox"
+)
+
+// SandboxUnsupportedMessage refuses a sandboxed start on a platform other
+// than Linux (goos is runtime.GOOS).
+func SandboxUnsupportedMessage(goos string) string {
+	return fmt.Sprintf("the sandbox (bubblewrap) runs on Linux only; it is not available on %s: run without --sandbox", goos)
+}
+
+// Sandbox is the confinement the runtime and everything it spawns run in
+// (docs/behaviour.md#sandbox). The zero value runs unconfined.
+type Sandbox struct {
+	// Enabled runs the runtime under bubblewrap.
+	Enabled bool
+	// Network is SandboxNetHost or SandboxNetNone; "" means host.
+	Network SandboxNetwork
+	// Writable are further directories the runtime may write, beside the
+	// workspace, the additional directories, its private temporary
+	// directory and the runtime state directories (SandboxStateDirs):
+	// absolute paths, or "~/…" for a path under the home directory of the
+	// host the runtime runs on.
+	Writable []string
+}
+
+// ParseSandboxNetwork reads agent.sandbox_net / --sandbox-net.
+func ParseSandboxNetwork(s string) (SandboxNetwork, error) {
+	switch SandboxNetwork(s) {
+	case "", SandboxNetHost:
+		return SandboxNetHost, nil
+	case SandboxNetNone:
+		return SandboxNetNone, nil
+	}
+	return "", fmt.Errorf("sandbox_net %q is neither host nor none", s)
+}
+
+// Validate returns the error findings of the sandbox settings, in order.
+func (s Sandbox) Validate() []Finding {
+	var fs []Finding
+	if _, err := ParseSandboxNetwork(string(s.Network)); err != nil {
+		fs = append(fs, Finding{Severity: SeverityError, Check: CheckSandboxNetInvalid, Message: "agent." + err.Error()})
+	}
+	for _, w := range s.Writable {
+		if !path.IsAbs(w) && !strings.HasPrefix(w, "~/") {
+			fs = append(fs, Finding{Severity: SeverityError, Check: CheckSandboxWritableInvalid,
+				Message: fmt.Sprintf("agent.sandbox_writable entry %q is neither an absolute path nor ~/…", w)})
+		}
+	}
+	return fs
+}
+
+func (s Sandbox) clone() Sandbox {
+	s.Writable = slices.Clone(s.Writable)
+	return s
+}
+
+// SandboxStateDir is where a runtime keeps the state it needs to keep its
+// sessions (credentials, transcripts, journals), which a sandboxed runtime
+// may write (docs/runtimes.md).
+type SandboxStateDir struct {
+	// Runtime names the runtime the directory is for.
+	Runtime string
+	// Sub is the path under the home directory.
+	Sub string
+	// Env, when set on the host, moves the directory: it is $Env/EnvSub
+	// instead (both are writable then).
+	Env string
+	// EnvSub is the path under $Env ("" for $Env itself).
+	EnvSub string
+}
+
+// SandboxStateDirs are the runtime state directories every sandboxed
+// session may write (docs/runtimes.md lists them per runtime). One that
+// does not exist when the session starts is not created.
+func SandboxStateDirs() []SandboxStateDir {
+	return []SandboxStateDir{
+		{Runtime: "claude", Sub: ".claude", Env: "CLAUDE_CONFIG_DIR"},
+		{Runtime: "claude", Sub: ".claude.json"},
+		{Runtime: "claude", Sub: ".cache/claude-cli-nodejs"},
+		{Runtime: "codex", Sub: ".codex", Env: "CODEX_HOME"},
+		{Runtime: "gemini", Sub: ".gemini", Env: "GEMINI_CLI_HOME", EnvSub: ".gemini"},
+		{Runtime: "qwen", Sub: ".qwen"},
+		{Runtime: "opencode", Sub: ".local/share/opencode", Env: "XDG_DATA_HOME", EnvSub: "opencode"},
+		{Runtime: "opencode", Sub: ".local/state/opencode", Env: "XDG_STATE_HOME", EnvSub: "opencode"},
+		{Runtime: "opencode", Sub: ".cache/opencode", Env: "XDG_CACHE_HOME", EnvSub: "opencode"},
+		{Runtime: "opencode", Sub: ".config/opencode", Env: "XDG_CONFIG_HOME", EnvSub: "opencode"},
+		{Runtime: "copilot", Sub: ".copilot"},
+		{Runtime: "npx", Sub: ".npm"},
+	}
+}
+
+// Paths returns where d is on a host whose home directory is home and
+// whose environment getenv reads: home/Sub, then $Env/EnvSub when Env is
+// set there.
+func (d SandboxStateDir) Paths(home string, getenv func(string) string) []string {
+	out := []string{path.Join(home, d.Sub)}
+	if d.Env != "" {
+		if v := getenv(d.Env); v != "" && path.IsAbs(v) {
+			out = append(out, path.Join(v, d.EnvSub))
+		}
+	}
+	return out
+}
+
+// ShellPaths returns d as POSIX shell words a remote shell expands (each
+// is to be double-quoted): "${HOME}/Sub", then, when Env is named,
+// "${Env:-${HOME}/Sub}/EnvSub" (the home path again when Env is unset).
+func (d SandboxStateDir) ShellPaths() []string {
+	out := []string{"${HOME}/" + d.Sub}
+	if d.Env != "" {
+		w := "${" + d.Env + ":-${HOME}/" + d.Sub + "}"
+		if d.EnvSub != "" {
+			w += "/" + d.EnvSub
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// ExpandHome turns a "~/…" sandbox_writable entry into a path under home;
+// every other entry is returned as written.
+func ExpandHome(p, home string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return home + "/" + rest
+	}
+	return p
+}
+
+// SandboxLayout is what a sandbox is built from, with every path already
+// resolved for the host the runtime runs on.
+type SandboxLayout struct {
+	// Workspace is the directory the runtime runs in; writable.
+	Workspace string
+	// AddDirs are the session's additional directories; writable.
+	AddDirs []string
+	// TempDir is the session's private temporary directory: writable, and
+	// TMPDIR inside the sandbox.
+	TempDir string
+	// Writable are the runtime state directories and every further
+	// writable directory; each is made writable when it exists.
+	Writable []string
+	// Network is the sandbox's network; "" means the host's.
+	Network SandboxNetwork
+}
+
+// SandboxArgs returns the bubblewrap arguments (without the program name,
+// ending with "--", before the runtime's command line) of the sandbox of
+// docs/behaviour.md#sandbox: the whole filesystem read-only, a fresh /dev
+// and /proc, then read-write binds of the Writable directories that
+// exist, the private temporary directory, the additional directories and
+// the workspace (in that order, so a later bind wins where they nest); a
+// PID namespace of its own that bubblewrap ends when its parent dies; the
+// network unshared for SandboxNetNone; TMPDIR set to the temporary
+// directory; the workspace as working directory.
+func SandboxArgs(l SandboxLayout) []string {
+	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"}
+	for _, w := range l.Writable {
+		args = append(args, "--bind-try", w, w)
+	}
+	args = append(args, "--bind", l.TempDir, l.TempDir)
+	for _, d := range l.AddDirs {
+		args = append(args, "--bind-try", d, d)
+	}
+	args = append(args, "--bind", l.Workspace, l.Workspace,
+		"--unshare-pid", "--die-with-parent")
+	if l.Network == SandboxNetNone {
+		args = append(args, "--unshare-net")
+	}
+	return append(args, "--setenv", "TMPDIR", l.TempDir, "--chdir", l.Workspace, "--")
+}
+
+// SandboxEnvDirs returns the directories under tempDir that the variables
+// acpdrive adds to the runtime's environment (NAME=VALUE, the measurement
+// source's files) point into: for each value that is an absolute path
+// below tempDir, the directory directly below tempDir holding it, once
+// each, in order. A sandboxed runtime may write them.
+func SandboxEnvDirs(env []string, tempDir string) []string {
+	tempDir = path.Clean(tempDir)
+	var out []string
+	for _, kv := range env {
+		_, v, ok := strings.Cut(kv, "=")
+		if !ok || !path.IsAbs(v) {
+			continue
+		}
+		rest, ok := strings.CutPrefix(path.Clean(v), tempDir+"/")
+		if !ok || tempDir == "/" {
+			continue
+		}
+		first, _, _ := strings.Cut(rest, "/")
+		d := path.Join(tempDir, first)
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}

@@ -1,0 +1,130 @@
+package domain_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/acpdrive/acpdrive/domain"
+)
+
+// TestSandboxArgs: the bubblewrap command line of docs/behaviour.md#sandbox,
+// built from resolved paths.
+func TestSandboxArgs(t *testing.T) {
+	head := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"}
+	cases := []struct {
+		name string
+		l    domain.SandboxLayout
+		want []string
+	}{
+		{
+			name: "workspace only",
+			l:    domain.SandboxLayout{Workspace: "/w", TempDir: "/t"},
+			want: append(append([]string(nil), head...),
+				"--bind", "/t", "/t", "--bind", "/w", "/w", "--unshare-pid", "--die-with-parent",
+				"--setenv", "TMPDIR", "/t", "--chdir", "/w", "--"),
+		},
+		{
+			name: "state dirs, added dirs, no network",
+			l: domain.SandboxLayout{Workspace: "/w", TempDir: "/t", AddDirs: []string{"/a"},
+				Writable: []string{"/h/.claude"}, Network: domain.SandboxNetNone},
+			want: append(append([]string(nil), head...),
+				"--bind-try", "/h/.claude", "/h/.claude", "--bind", "/t", "/t", "--bind-try", "/a", "/a",
+				"--bind", "/w", "/w", "--unshare-pid", "--die-with-parent", "--unshare-net",
+				"--setenv", "TMPDIR", "/t", "--chdir", "/w", "--"),
+		},
+		{
+			name: "host network is the default",
+			l:    domain.SandboxLayout{Workspace: "/w", TempDir: "/t", Network: domain.SandboxNetHost},
+			want: append(append([]string(nil), head...),
+				"--bind", "/t", "/t", "--bind", "/w", "/w", "--unshare-pid", "--die-with-parent",
+				"--setenv", "TMPDIR", "/t", "--chdir", "/w", "--"),
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, domain.SandboxArgs(c.l))
+		})
+	}
+}
+
+// TestSandboxEnvDirs: the directories acpdrive's own variables point into
+// under the temporary directory.
+func TestSandboxEnvDirs(t *testing.T) {
+	cases := []struct {
+		name string
+		env  []string
+		tmp  string
+		want []string
+	}{
+		{name: "none", env: nil, tmp: "/tmp"},
+		{name: "a file below a private dir", env: []string{"OUT=/tmp/acpdrive-x/telemetry.json"}, tmp: "/tmp",
+			want: []string{"/tmp/acpdrive-x"}},
+		{name: "a dir, twice", env: []string{"A=/tmp/acpdrive-y", "B=/tmp/acpdrive-y/sub"}, tmp: "/tmp/",
+			want: []string{"/tmp/acpdrive-y"}},
+		{name: "outside, relative, not a path", env: []string{"A=/etc/x", "B=tmp/x", "C=1", "D", "E=/tmp"}, tmp: "/tmp"},
+		{name: "dot-dot out", env: []string{"A=/tmp/../etc/passwd"}, tmp: "/tmp"},
+		{name: "root temp dir binds nothing", env: []string{"A=/etc/x"}, tmp: "/"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, domain.SandboxEnvDirs(c.env, c.tmp))
+		})
+	}
+}
+
+// TestSandboxStateDirPaths: a state directory at home, and where its
+// variable moves it, locally and as remote shell words.
+func TestSandboxStateDirPaths(t *testing.T) {
+	env := map[string]string{"CODEX_HOME": "/c", "GEMINI_CLI_HOME": "/g", "XDG_DATA_HOME": "rel"}
+	getenv := func(k string) string { return env[k] }
+	cases := []struct {
+		d     domain.SandboxStateDir
+		local []string
+		shell []string
+	}{
+		{domain.SandboxStateDir{Sub: ".qwen"}, []string{"/h/.qwen"}, []string{"${HOME}/.qwen"}},
+		{domain.SandboxStateDir{Sub: ".codex", Env: "CODEX_HOME"}, []string{"/h/.codex", "/c"},
+			[]string{"${HOME}/.codex", "${CODEX_HOME:-${HOME}/.codex}"}},
+		{domain.SandboxStateDir{Sub: ".gemini", Env: "GEMINI_CLI_HOME", EnvSub: ".gemini"}, []string{"/h/.gemini", "/g/.gemini"},
+			[]string{"${HOME}/.gemini", "${GEMINI_CLI_HOME:-${HOME}/.gemini}/.gemini"}},
+		{domain.SandboxStateDir{Sub: ".local/share/opencode", Env: "XDG_DATA_HOME", EnvSub: "opencode"},
+			[]string{"/h/.local/share/opencode"},
+			[]string{"${HOME}/.local/share/opencode", "${XDG_DATA_HOME:-${HOME}/.local/share/opencode}/opencode"}},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.local, c.d.Paths("/h", getenv), c.d.Sub)
+		assert.Equal(t, c.shell, c.d.ShellPaths(), c.d.Sub)
+	}
+	for _, d := range domain.SandboxStateDirs() {
+		assert.NotEmpty(t, d.Runtime)
+		assert.NotEmpty(t, d.Sub)
+	}
+}
+
+// TestSandboxValidate: the network and the writable entries are checked,
+// in settings and in a configuration alike.
+func TestSandboxValidate(t *testing.T) {
+	ok := domain.Sandbox{Enabled: true, Network: domain.SandboxNetNone, Writable: []string{"/x", "~/y"}}
+	assert.Empty(t, ok.Validate())
+	assert.Empty(t, domain.Sandbox{}.Validate())
+	bad := domain.Sandbox{Network: "lan", Writable: []string{"rel", "~x"}}
+	fs := bad.Validate()
+	if assert.Len(t, fs, 3) {
+		assert.Equal(t, domain.CheckSandboxNetInvalid, fs[0].Check)
+		assert.Equal(t, domain.CheckSandboxWritableInvalid, fs[1].Check)
+		assert.Equal(t, domain.CheckSandboxWritableInvalid, fs[2].Check)
+	}
+	set := domain.DefaultSessionSettings()
+	set.Sandbox = bad
+	assert.Len(t, set.Validate(), 3)
+	cfg := domain.DefaultConfig()
+	cfg.Command = []string{"x"}
+	cfg.Sandbox = bad
+	assert.Len(t, cfg.Validate(), 3)
+	cfg.Sandbox = ok
+	assert.Equal(t, ok, cfg.SessionSettings().Sandbox)
+	assert.Equal(t, "/h/y", domain.ExpandHome("~/y", "/h"))
+	assert.Equal(t, "/x", domain.ExpandHome("/x", "/h"))
+	assert.Contains(t, domain.SandboxUnsupportedMessage("darwin"), "darwin")
+}
