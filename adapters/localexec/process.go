@@ -69,6 +69,7 @@ type process struct {
 	spare          func(pid int) bool // tests only: PIDs never signalled by PID
 
 	reaperDone chan struct{} // closed when the reaper goroutine returns
+	sandboxTmp string        // the sandbox's private temporary directory, "" without one
 
 	releaseOnce sync.Once
 	releaseErr  error
@@ -100,8 +101,18 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 		}
 	}
 
+	path, args := pl.path, pl.args
+	var sandboxTmp string
+	if pl.sandbox != nil {
+		var err error
+		path, args, sandboxTmp, err = pl.sandbox.wrap(pl.path, pl.args, pl.dir, env)
+		if err != nil {
+			return nil, err
+		}
+	}
 	pipes, err := procio.OpenPipes()
 	if err != nil {
+		removeSandboxTmp(sandboxTmp)
 		return nil, err
 	}
 
@@ -117,8 +128,8 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 		cmdEnv = append(cmdEnv, tr.envEntry())
 	}
 	cmd := &exec.Cmd{
-		Path:        pl.path,
-		Args:        append([]string(nil), pl.args...),
+		Path:        path,
+		Args:        append([]string(nil), args...),
 		Env:         cmdEnv,
 		Dir:         pl.dir,
 		Stdin:       pipes.StdinR,
@@ -128,6 +139,7 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 	}
 	if err := startOffMainThread(cmd.Start); err != nil {
 		pipes.CloseAll()
+		removeSandboxTmp(sandboxTmp)
 		return nil, domain.WrapError(domain.KindPortExit, msgStartFailed, err)
 	}
 	ld := newLeader(cmd.Process, pidfd)
@@ -137,6 +149,7 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 	if err != nil {
 		ld.release()
 		pipes.CloseAll()
+		removeSandboxTmp(sandboxTmp)
 		return nil, err
 	}
 	noteLeader(ld.pid)
@@ -161,6 +174,7 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 		resendInterval: l.resendInterval,
 		spare:          l.spare,
 		reaperDone:     make(chan struct{}),
+		sandboxTmp:     sandboxTmp,
 	}
 	p.Streams = pipes.Streams(p.stderrSink)
 	go p.reap()
@@ -326,6 +340,7 @@ func (p *process) Release() error {
 			p.logger.Warn("agent process not reaped at release", slog.Int("pid", p.pid))
 		}
 		p.plat.release()
+		removeSandboxTmp(p.sandboxTmp)
 		if err != nil {
 			err = fmt.Errorf("localexec: %w", err)
 		}

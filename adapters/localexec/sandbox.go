@@ -1,0 +1,83 @@
+package localexec
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/acpdrive/acpdrive/domain"
+)
+
+// sandboxPlan is what a sandboxed plan keeps from Prepare
+// (docs/behaviour.md#sandbox).
+type sandboxPlan struct {
+	bwrap   string // absolute path of bubblewrap
+	set     domain.Sandbox
+	addDirs []string
+}
+
+// prepareSandbox refuses a sandbox this host cannot build: another
+// platform than Linux, or no bubblewrap on PATH. Both are agent_not_found:
+// the runtime is never started unconfined instead.
+func (l *Launcher) prepareSandbox(set domain.Sandbox, addDirs []string) (*sandboxPlan, error) {
+	if !set.Enabled {
+		return nil, nil
+	}
+	if l.goos != "linux" {
+		return nil, domain.NewError(domain.KindAgentNotFound, domain.SandboxUnsupportedMessage(l.goos))
+	}
+	path, err := l.lookPath("bwrap")
+	if err != nil {
+		return nil, domain.WrapError(domain.KindAgentNotFound, domain.MsgSandboxNoBwrap, err)
+	}
+	return &sandboxPlan{bwrap: path, set: set, addDirs: append([]string(nil), addDirs...)}, nil
+}
+
+// wrap returns the command line that runs path/args inside the sandbox,
+// and the private temporary directory it made (the caller removes it once
+// the process is released). env is what acpdrive adds to the runtime's
+// environment: the directories it points into under the temporary
+// directory (a measurement source's) stay writable.
+func (s *sandboxPlan) wrap(path string, args []string, workspace string, env []string) (string, []string, string, error) {
+	tmp, err := os.MkdirTemp("", "acpdrive-sandbox-")
+	if err != nil {
+		return "", nil, "", domain.WrapError(domain.KindPortExit, "sandbox: cannot make the private temporary directory", err)
+	}
+	home, _ := os.UserHomeDir()
+	var writable []string
+	if home != "" {
+		for _, d := range domain.SandboxStateDirs() {
+			writable = append(writable, d.Paths(home, os.Getenv)...)
+		}
+	}
+	for _, w := range s.set.Writable {
+		if strings.HasPrefix(w, "~/") && home == "" {
+			continue
+		}
+		if w = domain.ExpandHome(w, home); filepath.IsAbs(w) {
+			writable = append(writable, w)
+		}
+	}
+	writable = append(writable, domain.SandboxEnvDirs(env, os.TempDir())...)
+	argv := append([]string{"bwrap"}, domain.SandboxArgs(domain.SandboxLayout{
+		Workspace: workspace, AddDirs: s.addDirs, TempDir: tmp, Writable: writable, Network: s.set.Network,
+	})...)
+	argv = append(argv, path)
+	if len(args) > 1 {
+		argv = append(argv, args[1:]...)
+	}
+	return s.bwrap, argv, tmp, nil
+}
+
+// hostOS is the platform a Launcher believes it runs on; tests change it.
+var hostOS = runtime.GOOS
+
+// removeSandboxTmp removes a sandbox's private temporary directory ("" is
+// none). The sandbox has ended by then: its PID namespace dies with the
+// process acpdrive started.
+func removeSandboxTmp(dir string) {
+	if dir != "" {
+		_ = os.RemoveAll(dir)
+	}
+}
