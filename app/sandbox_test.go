@@ -1,0 +1,128 @@
+//go:build linux
+
+package app_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acpdrive/acpdrive/app"
+	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/internal/testsupport/proctest"
+	"github.com/acpdrive/acpdrive/refagent"
+)
+
+// sandboxScript writes a reference-agent script whose turn "write" writes
+// the file its argument names and whose turn "daemon" leaves a daemonized
+// process behind, a shell whose command line carries token.
+func sandboxScript(t *testing.T, token string) string {
+	t.Helper()
+	s := refagent.Script{
+		Name: "sandbox",
+		Turns: map[string]*refagent.Turn{
+			"write": {Steps: []refagent.Step{
+				{Step: refagent.StepWriteFile, FromArgument: true, Text: "written"},
+				{Step: refagent.StepStop},
+			}},
+			"daemon": {Steps: []refagent.Step{
+				{Step: refagent.StepDaemon, Command: []string{"sh", "-c", "sleep 600; : " + token}},
+				{Step: refagent.StepStop},
+			}},
+		},
+	}
+	data, err := json.Marshal(s)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "sandbox.json")
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	return path
+}
+
+func randomToken(t *testing.T) string {
+	b := make([]byte, 8)
+	_, err := rand.Read(b)
+	require.NoError(t, err)
+	return "acpdrive-daemon-" + hex.EncodeToString(b)
+}
+
+// requireBwrap skips when this host has no bubblewrap; CI installs it.
+func requireBwrap(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bubblewrap (bwrap) is not installed")
+	}
+}
+
+// TestSandboxConfinesRuntime: under the sandbox (docs/behaviour.md#sandbox)
+// a real runtime process writes inside the workspace, cannot write
+// outside it, and a process it daemonized does not survive Stop.
+func TestSandboxConfinesRuntime(t *testing.T) {
+	requireBwrap(t)
+	token := randomToken(t)
+	logDir := t.TempDir()
+	o, rec, logs, agentLg := procOptions(t, []string{"--script", sandboxScript(t, token)})
+	o.Settings.Command[3] = filepath.Join(logDir, "agent.log") // --log, writable below
+	o.Settings.Sandbox = domain.Sandbox{Enabled: true, Writable: []string{logDir}}
+	h := startWith(t, o, rec, logs, agentLg)
+	t.Cleanup(func() {
+		for _, pid := range proctest.WithCmdline(token) {
+			_ = syscall.Kill(-pid, syscall.SIGKILL) // the daemon leads its own group
+		}
+	})
+
+	outside := filepath.Join(t.TempDir(), "outside.txt")
+	res := h.turn("#write " + outside)
+	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+	assert.Contains(t, h.rec.Text(), "writeFile "+outside+": error")
+	assert.NoFileExists(t, outside, "a write outside the workspace was made")
+
+	inside := filepath.Join(o.Workspace, "inside.txt")
+	res = h.turn("#write " + inside)
+	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+	assert.Contains(t, h.rec.Text(), "writeFile "+inside+": ok")
+	data, err := os.ReadFile(inside)
+	require.NoError(t, err, "the write inside the workspace was not made")
+	assert.Equal(t, "written", string(data))
+
+	res = h.turn("#daemon")
+	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+	h.waitText("daemon started")
+	require.Eventually(t, func() bool { return len(proctest.WithCmdline(token)) > 0 },
+		waitFor, 10*time.Millisecond, "the daemon never ran")
+
+	h.stop()
+	proctest.WaitCmdlineGone(t, token, waitFor)
+}
+
+// TestSandboxNeedsBwrap: a host without bubblewrap refuses a sandboxed
+// start with agent_not_found and the install hint; nothing runs
+// unconfined.
+func TestSandboxNeedsBwrap(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	o, _, _, agentLg := procOptions(t, []string{"--scenario", "echo"})
+	o.Settings.Sandbox = domain.Sandbox{Enabled: true}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sess, err := app.Start(ctx, o)
+	if sess != nil {
+		_ = sess.Stop(ctx)
+	}
+	require.Error(t, err)
+	var ae *domain.AgentError
+	require.True(t, errors.As(err, &ae), "%v", err)
+	assert.Equal(t, domain.KindAgentNotFound, ae.Kind)
+	assert.Contains(t, ae.Message, "bubblewrap")
+	assert.Contains(t, ae.Message, "apt-get install bubblewrap")
+	assert.NoFileExists(t, agentLg, "the runtime ran")
+}
