@@ -1,0 +1,104 @@
+package remotecmd
+
+import (
+	"strings"
+
+	"github.com/acpdrive/acpdrive/domain"
+)
+
+// RemoteSandbox is the sandbox the remote command builds around the
+// runtime (docs/behaviour.md#sandbox), on the remote host, with its
+// bubblewrap, its home directory and its temporary directory.
+type RemoteSandbox struct {
+	// Network is the sandbox's network; "" means the host's.
+	Network domain.SandboxNetwork
+	// Writable are the further writable directories: absolute, or "~/…"
+	// for the remote home directory.
+	Writable []string
+	// AddDirs are the session's additional directories.
+	AddDirs []string
+}
+
+// ExitRemoteNoBwrap is the remote exit status when the sandbox is asked
+// for and the remote host has no bubblewrap; domain.MsgSandboxRemoteNoBwrap
+// is on standard error.
+const ExitRemoteNoBwrap = 127
+
+// sandboxTmpVar is the shell variable holding the remote private
+// temporary directory.
+const sandboxTmpVar = "acpdrive_tmp"
+
+// sandboxCheck is the remote command's first part under a sandbox: the
+// refusal when bubblewrap is missing (nothing runs unconfined instead),
+// then the private temporary directory.
+//
+//	command -v bwrap >/dev/null 2>&1 || { printf ... >&2; exit 127; }
+//	acpdrive_tmp=$(mktemp -d "${TMPDIR:-/tmp}/acpdrive-sandbox-XXXXXX") || exit 1
+func sandboxCheck() string {
+	return "command -v bwrap >/dev/null 2>&1 || { printf '%s\\n' " +
+		ShellQuote("acpdrive: "+domain.MsgSandboxRemoteNoBwrap) + " >&2; exit 127; }\n" +
+		sandboxTmpVar + "=$(mktemp -d \"${TMPDIR:-/tmp}/acpdrive-sandbox-XXXXXX\") || exit 1\n"
+}
+
+// SandboxWords returns the bubblewrap command line (shell words, quoted
+// for the remote shell) that runs the runtime's line inside the sandbox:
+// `bwrap <domain.SandboxArgs> /bin/sh -c '<line>'`. The state directories
+// and "~/…" entries expand on the remote host ("${HOME}", the runtime's
+// variables), the workspace and directories given are single-quoted.
+func SandboxWords(s RemoteSandbox, workspace, line string) string {
+	var writable []string
+	for _, d := range domain.SandboxStateDirs() {
+		writable = append(writable, d.ShellPaths()...)
+	}
+	for _, w := range s.Writable {
+		writable = append(writable, domain.ExpandHome(w, "${HOME}"))
+	}
+	args := domain.SandboxArgs(domain.SandboxLayout{
+		Workspace: workspace, AddDirs: s.AddDirs, TempDir: "${" + sandboxTmpVar + "}",
+		Writable: writable, Network: s.Network,
+	})
+	words := []string{"bwrap"}
+	for _, a := range args {
+		words = append(words, quoteSandboxWord(a))
+	}
+	words = append(words, "/bin/sh", "-c", ShellQuote(line))
+	return strings.Join(words, " ")
+}
+
+// quoteSandboxWord quotes one word of the bubblewrap command line. A word
+// acpdrive wrote as a shell expansion (a state directory,
+// "${acpdrive_tmp}": it starts with "${" and holds nothing but names,
+// braces, ":-", "/" and ".") is double-quoted so the remote shell expands
+// it; "${HOME}/rest" from a "~/rest" entry expands the home and
+// single-quotes the rest; every other word is single-quoted.
+func quoteSandboxWord(w string) string {
+	if strings.HasPrefix(w, "${") && safeExpansion(w) {
+		return `"` + w + `"`
+	}
+	if rest, ok := strings.CutPrefix(w, "${HOME}/"); ok {
+		return `"${HOME}"/` + ShellQuote(rest)
+	}
+	return ShellQuote(w)
+}
+
+func safeExpansion(w string) bool {
+	for _, c := range w {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.ContainsRune("_${}:-/.", c):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// SandboxFor is the remote sandbox of a launch request's settings, nil
+// when none is asked for.
+func SandboxFor(s domain.Sandbox, addDirs []string) *RemoteSandbox {
+	if !s.Enabled {
+		return nil
+	}
+	return &RemoteSandbox{Network: s.Network, Writable: append([]string(nil), s.Writable...),
+		AddDirs: append([]string(nil), addDirs...)}
+}
