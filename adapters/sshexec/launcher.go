@@ -225,4 +225,3 @@ func destination(host string) string {
 	}
 	return host
 }
-

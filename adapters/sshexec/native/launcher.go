@@ -189,4 +189,3 @@ func (p *plan) Start(ctx context.Context, env []string) (ports.Process, error) {
 	}
 	return proc, nil
 }
-
