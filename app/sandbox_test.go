@@ -126,3 +126,20 @@ func TestSandboxNeedsBwrap(t *testing.T) {
 	assert.Contains(t, ae.Message, "apt-get install bubblewrap")
 	assert.NoFileExists(t, agentLg, "the runtime ran")
 }
+
+// TestSandboxKeepsToolServerBeacon: inside the sandbox, with no network,
+// the runtime still starts its stdio MCP servers and the tool-server
+// beacon still reaches acpdrive (docs/behaviour.md#sandbox).
+func TestSandboxKeepsToolServerBeacon(t *testing.T) {
+	requireBwrap(t)
+	o, rec, logs := baseOptions(t, withConfirmation(time.Hour))
+	so, starterLog := starterOptions(t, nil)
+	o.Settings.Command, o.Launcher = so.Settings.Command, so.Launcher
+	o.Settings.Sandbox = domain.Sandbox{Enabled: true, Network: domain.SandboxNetNone, Writable: []string{filepath.Dir(starterLog)}}
+	h := startWith(t, o, rec, logs, "")
+	caps := h.sess.Capabilities()
+	assert.True(t, caps.Confirmed(domain.CapToolServers), logs.String())
+	assert.Equal(t, "started "+domain.BeaconServerName+"\n", readFile(t, starterLog))
+	res := h.turn("hello")
+	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+}
