@@ -95,6 +95,13 @@ func TestSandboxConfinesRuntime(t *testing.T) {
 	require.NoError(t, err, "the write inside the workspace was not made")
 	assert.Equal(t, "written", string(data))
 
+	// /tmp is the sandbox's own: a write there is made, and stays there.
+	private := "/tmp/" + token + ".txt"
+	res = h.turn("#write " + private)
+	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+	assert.Contains(t, h.rec.Text(), "writeFile "+private+": ok")
+	assert.NoFileExists(t, private, "the private temporary directory is the host's")
+
 	res = h.turn("#daemon")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
 	h.waitText("daemon started")

@@ -169,6 +169,10 @@ func ExpandHome(p, home string) string {
 	return p
 }
 
+// SandboxTmp is the sandbox's private temporary directory: a fresh tmpfs
+// mounted on /tmp, TMPDIR inside the sandbox, gone with the sandbox.
+const SandboxTmp = "/tmp"
+
 // SandboxLayout is what a sandbox is built from, with every path already
 // resolved for the host the runtime runs on.
 type SandboxLayout struct {
@@ -176,9 +180,9 @@ type SandboxLayout struct {
 	Workspace string
 	// AddDirs are the session's additional directories; writable.
 	AddDirs []string
-	// TempDir is the session's private temporary directory: writable, and
-	// TMPDIR inside the sandbox.
-	TempDir string
+	// TmpKeep are the entries of the host's /tmp when the session starts
+	// (absolute paths): they stay visible, read-only, on the private /tmp.
+	TmpKeep []string
 	// Writable are the runtime state directories and every further
 	// writable directory; each is made writable when it exists.
 	Writable []string
@@ -188,28 +192,39 @@ type SandboxLayout struct {
 
 // SandboxArgs returns the bubblewrap arguments (without the program name,
 // ending with "--", before the runtime's command line) of the sandbox of
-// docs/behaviour.md#sandbox: the whole filesystem read-only, a fresh /dev
-// and /proc, then read-write binds of the Writable directories that
-// exist, the private temporary directory, the additional directories and
-// the workspace (in that order, so a later bind wins where they nest); a
-// PID namespace of its own that bubblewrap ends when its parent dies; the
-// network unshared for SandboxNetNone; TMPDIR set to the temporary
-// directory; the workspace as working directory.
+// docs/behaviour.md#sandbox: the head of SandboxArgsParts, a read-only
+// bind of each TmpKeep entry, then its tail.
 func SandboxArgs(l SandboxLayout) []string {
-	args := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"}
+	head, tail := SandboxArgsParts(l)
+	args := head
+	for _, k := range l.TmpKeep {
+		args = append(args, "--ro-bind-try", k, k)
+	}
+	return append(args, tail...)
+}
+
+// SandboxArgsParts returns the bubblewrap arguments around the read-only
+// binds of the host's /tmp entries, which a remote shell lists itself.
+// Head: the whole filesystem read-only, a fresh /dev and /proc, a private
+// tmpfs on /tmp. Tail: read-write binds of the Writable directories that
+// exist, the additional directories and the workspace (in that order, so
+// a later bind wins where they nest); a PID namespace of its own that
+// bubblewrap ends when its parent dies; the network unshared for
+// SandboxNetNone; TMPDIR set to /tmp; the workspace as working directory.
+func SandboxArgsParts(l SandboxLayout) (head, tail []string) {
+	head = []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", SandboxTmp}
 	for _, w := range l.Writable {
-		args = append(args, "--bind-try", w, w)
+		tail = append(tail, "--bind-try", w, w)
 	}
-	args = append(args, "--bind", l.TempDir, l.TempDir)
 	for _, d := range l.AddDirs {
-		args = append(args, "--bind-try", d, d)
+		tail = append(tail, "--bind-try", d, d)
 	}
-	args = append(args, "--bind", l.Workspace, l.Workspace,
-		"--unshare-pid", "--die-with-parent")
+	tail = append(tail, "--bind", l.Workspace, l.Workspace, "--unshare-pid", "--die-with-parent")
 	if l.Network == SandboxNetNone {
-		args = append(args, "--unshare-net")
+		tail = append(tail, "--unshare-net")
 	}
-	return append(args, "--setenv", "TMPDIR", l.TempDir, "--chdir", l.Workspace, "--")
+	tail = append(tail, "--setenv", "TMPDIR", SandboxTmp, "--chdir", l.Workspace, "--")
+	return head, tail
 }
 
 // SandboxEnvDirs returns the directories under tempDir that the variables

@@ -11,7 +11,7 @@ import (
 // TestSandboxArgs: the bubblewrap command line of docs/behaviour.md#sandbox,
 // built from resolved paths.
 func TestSandboxArgs(t *testing.T) {
-	head := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"}
+	head := []string{"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"}
 	cases := []struct {
 		name string
 		l    domain.SandboxLayout
@@ -19,31 +19,35 @@ func TestSandboxArgs(t *testing.T) {
 	}{
 		{
 			name: "workspace only",
-			l:    domain.SandboxLayout{Workspace: "/w", TempDir: "/t"},
+			l:    domain.SandboxLayout{Workspace: "/w"},
 			want: append(append([]string(nil), head...),
-				"--bind", "/t", "/t", "--bind", "/w", "/w", "--unshare-pid", "--die-with-parent",
-				"--setenv", "TMPDIR", "/t", "--chdir", "/w", "--"),
+				"--bind", "/w", "/w", "--unshare-pid", "--die-with-parent",
+				"--setenv", "TMPDIR", "/tmp", "--chdir", "/w", "--"),
 		},
 		{
-			name: "state dirs, added dirs, no network",
-			l: domain.SandboxLayout{Workspace: "/w", TempDir: "/t", AddDirs: []string{"/a"},
+			name: "tmp entries kept, state dirs, added dirs, no network",
+			l: domain.SandboxLayout{Workspace: "/w", AddDirs: []string{"/a"}, TmpKeep: []string{"/tmp/x"},
 				Writable: []string{"/h/.claude"}, Network: domain.SandboxNetNone},
 			want: append(append([]string(nil), head...),
-				"--bind-try", "/h/.claude", "/h/.claude", "--bind", "/t", "/t", "--bind-try", "/a", "/a",
+				"--ro-bind-try", "/tmp/x", "/tmp/x",
+				"--bind-try", "/h/.claude", "/h/.claude", "--bind-try", "/a", "/a",
 				"--bind", "/w", "/w", "--unshare-pid", "--die-with-parent", "--unshare-net",
-				"--setenv", "TMPDIR", "/t", "--chdir", "/w", "--"),
+				"--setenv", "TMPDIR", "/tmp", "--chdir", "/w", "--"),
 		},
 		{
 			name: "host network is the default",
-			l:    domain.SandboxLayout{Workspace: "/w", TempDir: "/t", Network: domain.SandboxNetHost},
+			l:    domain.SandboxLayout{Workspace: "/w", Network: domain.SandboxNetHost},
 			want: append(append([]string(nil), head...),
-				"--bind", "/t", "/t", "--bind", "/w", "/w", "--unshare-pid", "--die-with-parent",
-				"--setenv", "TMPDIR", "/t", "--chdir", "/w", "--"),
+				"--bind", "/w", "/w", "--unshare-pid", "--die-with-parent",
+				"--setenv", "TMPDIR", "/tmp", "--chdir", "/w", "--"),
 		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			assert.Equal(t, c.want, domain.SandboxArgs(c.l))
+			h, tl := domain.SandboxArgsParts(c.l)
+			assert.Equal(t, head, h)
+			assert.Equal(t, c.want[len(c.want)-len(tl):], tl)
 		})
 	}
 }

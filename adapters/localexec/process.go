@@ -69,7 +69,6 @@ type process struct {
 	spare          func(pid int) bool // tests only: PIDs never signalled by PID
 
 	reaperDone chan struct{} // closed when the reaper goroutine returns
-	sandboxTmp string        // the sandbox's private temporary directory, "" without one
 
 	releaseOnce sync.Once
 	releaseErr  error
@@ -102,17 +101,11 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 	}
 
 	path, args := pl.path, pl.args
-	var sandboxTmp string
 	if pl.sandbox != nil {
-		var err error
-		path, args, sandboxTmp, err = pl.sandbox.wrap(pl.path, pl.args, pl.dir, env)
-		if err != nil {
-			return nil, err
-		}
+		path, args = pl.sandbox.wrap(pl.path, pl.args, pl.dir, env)
 	}
 	pipes, err := procio.OpenPipes()
 	if err != nil {
-		removeSandboxTmp(sandboxTmp)
 		return nil, err
 	}
 
@@ -139,7 +132,6 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 	}
 	if err := startOffMainThread(cmd.Start); err != nil {
 		pipes.CloseAll()
-		removeSandboxTmp(sandboxTmp)
 		return nil, domain.WrapError(domain.KindPortExit, msgStartFailed, err)
 	}
 	ld := newLeader(cmd.Process, pidfd)
@@ -149,7 +141,6 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 	if err != nil {
 		ld.release()
 		pipes.CloseAll()
-		removeSandboxTmp(sandboxTmp)
 		return nil, err
 	}
 	noteLeader(ld.pid)
@@ -174,7 +165,6 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 		resendInterval: l.resendInterval,
 		spare:          l.spare,
 		reaperDone:     make(chan struct{}),
-		sandboxTmp:     sandboxTmp,
 	}
 	p.Streams = pipes.Streams(p.stderrSink)
 	go p.reap()
@@ -340,7 +330,6 @@ func (p *process) Release() error {
 			p.logger.Warn("agent process not reaped at release", slog.Int("pid", p.pid))
 		}
 		p.plat.release()
-		removeSandboxTmp(p.sandboxTmp)
 		if err != nil {
 			err = fmt.Errorf("localexec: %w", err)
 		}

@@ -34,16 +34,12 @@ func (l *Launcher) prepareSandbox(set domain.Sandbox, addDirs []string) (*sandbo
 	return &sandboxPlan{bwrap: path, set: set, addDirs: append([]string(nil), addDirs...)}, nil
 }
 
-// wrap returns the command line that runs path/args inside the sandbox,
-// and the private temporary directory it made (the caller removes it once
-// the process is released). env is what acpdrive adds to the runtime's
-// environment: the directories it points into under the temporary
-// directory (a measurement source's) stay writable.
-func (s *sandboxPlan) wrap(path string, args []string, workspace string, env []string) (string, []string, string, error) {
-	tmp, err := os.MkdirTemp("", "acpdrive-sandbox-")
-	if err != nil {
-		return "", nil, "", domain.WrapError(domain.KindPortExit, "sandbox: cannot make the private temporary directory", err)
-	}
+// wrap returns the command line that runs path/args inside the sandbox.
+// env is what acpdrive adds to the runtime's environment: the
+// directories it points into under the temporary directory (a
+// measurement source's) stay writable. What the host's /tmp holds now
+// stays visible, read-only, on the sandbox's private /tmp.
+func (s *sandboxPlan) wrap(path string, args []string, workspace string, env []string) (string, []string) {
 	home, _ := os.UserHomeDir()
 	var writable []string
 	if home != "" {
@@ -61,23 +57,30 @@ func (s *sandboxPlan) wrap(path string, args []string, workspace string, env []s
 	}
 	writable = append(writable, domain.SandboxEnvDirs(env, os.TempDir())...)
 	argv := append([]string{"bwrap"}, domain.SandboxArgs(domain.SandboxLayout{
-		Workspace: workspace, AddDirs: s.addDirs, TempDir: tmp, Writable: writable, Network: s.set.Network,
+		Workspace: workspace, AddDirs: s.addDirs, TmpKeep: tmpEntries(), Writable: writable, Network: s.set.Network,
 	})...)
 	argv = append(argv, path)
 	if len(args) > 1 {
 		argv = append(argv, args[1:]...)
 	}
-	return s.bwrap, argv, tmp, nil
+	return s.bwrap, argv
+}
+
+// tmpEntries lists the host's /tmp (symbolic links left out: bubblewrap
+// would mount what they point to in their place).
+func tmpEntries() []string {
+	entries, err := os.ReadDir(domain.SandboxTmp)
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if e.Type()&os.ModeSymlink == 0 {
+			out = append(out, filepath.Join(domain.SandboxTmp, e.Name()))
+		}
+	}
+	return out
 }
 
 // hostOS is the platform a Launcher believes it runs on; tests change it.
 var hostOS = runtime.GOOS
-
-// removeSandboxTmp removes a sandbox's private temporary directory ("" is
-// none). The sandbox has ended by then: its PID namespace dies with the
-// process acpdrive started.
-func removeSandboxTmp(dir string) {
-	if dir != "" {
-		_ = os.RemoveAll(dir)
-	}
-}

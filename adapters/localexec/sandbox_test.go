@@ -2,6 +2,8 @@ package localexec
 
 import (
 	"errors"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -57,19 +59,15 @@ func TestPrepareSandboxRefusals(t *testing.T) {
 }
 
 // TestSandboxWrap: the command line runs the program under bubblewrap with
-// the workspace, the temporary directory and the measurement's directory
-// writable.
+// the workspace, the extra directory and the measurement's directory
+// writable, and the host's /tmp entries kept.
 func TestSandboxWrap(t *testing.T) {
 	s := &sandboxPlan{bwrap: "/usr/bin/bwrap", set: domain.Sandbox{Enabled: true, Writable: []string{"/extra"}}}
-	env := []string{"X=" + t.TempDir() + "/f"}
-	path, argv, tmp, err := s.wrap("/bin/agent", []string{"agent", "--flag"}, "/ws", env)
-	require.NoError(t, err)
-	defer removeSandboxTmp(tmp)
-	assert.DirExists(t, tmp)
+	measured := t.TempDir()
+	path, argv := s.wrap("/bin/agent", []string{"agent", "--flag"}, "/ws", []string{"X=" + measured + "/f"})
 	assert.Equal(t, "/usr/bin/bwrap", path)
 	assert.Equal(t, "bwrap", argv[0])
 	assert.Equal(t, []string{"--", "/bin/agent", "--flag"}, argv[len(argv)-3:])
-	assert.Subset(t, argv, []string{"/extra", "/ws", tmp, "--unshare-pid", "--die-with-parent"})
-	removeSandboxTmp(tmp)
-	assert.NoDirExists(t, tmp)
+	assert.Subset(t, argv, []string{"/extra", "/ws", "--tmpfs", "--unshare-pid", "--die-with-parent"})
+	assert.Contains(t, strings.Join(argv, " "), "--bind-try "+domain.SandboxEnvDirs([]string{"X=" + measured}, os.TempDir())[0])
 }

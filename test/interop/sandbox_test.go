@@ -27,6 +27,7 @@ import (
 // workspace, a command leaving a daemonized process behind, and an edit
 // inside the workspace.
 type sandboxRow struct {
+	name        string // the subtest
 	row         string
 	rig         func(t *testing.T, row string) (*rig, *fakes.Server)
 	measure     func(r *rig) optFn
@@ -44,7 +45,7 @@ type sandboxRow struct {
 func sandboxRows() []sandboxRow {
 	return []sandboxRow{
 		{
-			row: "claude-current", rig: claudeRigOf, measure: claudeMeasured,
+			name: "claude-current", row: "claude-current", rig: claudeRigOf, measure: claudeMeasured,
 			// auto, 0.101.0's default: a classifier of its own (model
 			// calls, answered aside here as harmless and not blocked)
 			// grants every tool call, so nothing is asked at all: the
@@ -71,19 +72,28 @@ func sandboxRows() []sandboxRow {
 				return []string{filepath.Join(r.home, ".claude"), filepath.Join(r.home, ".claude.json"), filepath.Join(r.root, "claude-plugins")}
 			},
 		},
-		{
-			row: "codex-current", rig: codexRigOf, measure: codexMeasured,
-			prepare:     func(*testing.T, *rig) {},
-			titleMarker: codexTitleMarker,
-			shell: func(r *rig, id, command string) *fakes.ToolCall {
-				return &fakes.ToolCall{ID: id, Name: "exec_command", Args: map[string]any{"cmd": command, "workdir": r.workspace}}
-			},
-			edit: func(r *rig, path, content string) *fakes.ToolCall {
-				return &fakes.ToolCall{ID: "call_sandbox_edit", Name: "exec_command", Args: map[string]any{
-					"cmd": "printf '%s' '" + content + "' > " + path, "workdir": r.workspace}}
-			},
-			state: func(r *rig) []string { return []string{filepath.Join(r.root, "codex-home")} },
+		codexSandboxRow("codex-current", ""),
+		// Codex's own sandbox off: what confines its commands is
+		// acpdrive's sandbox alone.
+		codexSandboxRow("codex-current-full-access", "agent-full-access"),
+	}
+}
+
+// codexSandboxRow is codex-acp 2.6.0 in mode ("" its default, agent,
+// whose commands run in codex's own sandbox).
+func codexSandboxRow(name, mode string) sandboxRow {
+	return sandboxRow{
+		name: name, row: "codex-current", rig: codexRigOf, measure: codexMeasured, mode: mode,
+		prepare:     func(*testing.T, *rig) {},
+		titleMarker: codexTitleMarker,
+		shell: func(r *rig, id, command string) *fakes.ToolCall {
+			return &fakes.ToolCall{ID: id, Name: "exec_command", Args: map[string]any{"cmd": command, "workdir": r.workspace}}
 		},
+		edit: func(r *rig, path, content string) *fakes.ToolCall {
+			return &fakes.ToolCall{ID: "call_sandbox_edit", Name: "exec_command", Args: map[string]any{
+				"cmd": "printf '%s' '" + content + "' > " + path, "workdir": r.workspace}}
+		},
+		state: func(r *rig) []string { return []string{filepath.Join(r.root, "codex-home")} },
 	}
 }
 
@@ -102,7 +112,7 @@ func TestSandboxConfinesNonAskingModes(t *testing.T) {
 		t.Skip("bubblewrap (bwrap) is not installed")
 	}
 	for _, c := range sandboxRows() {
-		t.Run(c.row, func(t *testing.T) {
+		t.Run(c.name, func(t *testing.T) {
 			r, srv := c.rig(t, c.row)
 			c.prepare(t, r)
 			token := sandboxToken(t)
@@ -133,7 +143,7 @@ func TestSandboxConfinesNonAskingModes(t *testing.T) {
 			t0 := time.Now()
 			sess := r.mustStart(c.measure(r), func(o *app.Options) {
 				o.Settings.Session.Mode = c.mode
-				o.Settings.Sandbox = domain.Sandbox{Enabled: os.Getenv("SB_OFF") == "", Writable: append(c.state(r), r.tmp)}
+				o.Settings.Sandbox = domain.Sandbox{Enabled: true, Writable: append(c.state(r), r.tmp)}
 			})
 			t1 := time.Now()
 			res := r.turn(sess, "write outside, start a daemon, edit inside.txt")
@@ -158,12 +168,13 @@ func TestSandboxConfinesNonAskingModes(t *testing.T) {
 			ran := len(proctest.WithCmdline(token)) > 0
 			t.Logf("%s daemon running before Stop: %v", c.row, ran)
 			t.Logf("%s stop took %s", c.row, r.stop(sess))
-			if os.Getenv("SB_DUMP") != "" {
-				r.dump()
-			}
 			proctest.WaitCmdlineGone(t, token, 10*time.Second)
 			for i, call := range srv.ModelCalls() {
 				t.Logf("%s model call %d: %.300s", c.row, i, lastUserText(call))
+				b := string(call.Body)
+				if j := strings.LastIndex(b, "function_call_output"); j >= 0 {
+					t.Logf("%s tool output before call %d: %.300s", c.row, i, b[j:])
+				}
 			}
 		})
 	}

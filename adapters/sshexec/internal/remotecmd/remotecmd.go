@@ -252,12 +252,6 @@ func RemoteCommand(s RemoteSpec) string {
 	b.WriteString("  kill -s TERM 0 2>/dev/null; sleep " + strconv.Itoa(watchdogGraceSeconds) +
 		"; kill -s KILL 0 2>/dev/null\n")
 	b.WriteString(") </dev/null >/dev/null 2>&1 &\n")
-	if s.Sandbox != nil {
-		// The sandbox has ended with the runtime: its private temporary
-		// directory goes too.
-		b.WriteString("wait \"$acpdrive_rt\"; acpdrive_st=$?; rm -rf \"$" + sandboxTmpVar + "\"; exit $acpdrive_st\n")
-		return b.String()
-	}
 	b.WriteString("wait \"$acpdrive_rt\"; exit $?\n")
 	return b.String()
 }

@@ -1,6 +1,7 @@
 package remotecmd
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/acpdrive/acpdrive/domain"
@@ -24,27 +25,35 @@ type RemoteSandbox struct {
 // is on standard error.
 const ExitRemoteNoBwrap = 127
 
-// sandboxTmpVar is the shell variable holding the remote private
-// temporary directory.
-const sandboxTmpVar = "acpdrive_tmp"
-
 // sandboxCheck is the remote command's first part under a sandbox: the
 // refusal when bubblewrap is missing (nothing runs unconfined instead),
-// then the private temporary directory.
+// then the host's /tmp entries (symbolic links left out), as read-only
+// bubblewrap binds in the positional parameters, which the bubblewrap
+// command line expands between the head and the tail of
+// domain.SandboxArgsParts:
 //
 //	command -v bwrap >/dev/null 2>&1 || { printf ... >&2; exit 127; }
-//	acpdrive_tmp=$(mktemp -d "${TMPDIR:-/tmp}/acpdrive-sandbox-XXXXXX") || exit 1
+//	set --
+//	for acpdrive_f in /tmp/* /tmp/.[!.]* /tmp/..?*; do
+//	  { [ -e "$acpdrive_f" ] && [ ! -L "$acpdrive_f" ]; } || continue
+//	  set -- "$@" --ro-bind-try "$acpdrive_f" "$acpdrive_f"
+//	done
 func sandboxCheck() string {
 	return "command -v bwrap >/dev/null 2>&1 || { printf '%s\\n' " +
-		ShellQuote("acpdrive: "+domain.MsgSandboxRemoteNoBwrap) + " >&2; exit 127; }\n" +
-		sandboxTmpVar + "=$(mktemp -d \"${TMPDIR:-/tmp}/acpdrive-sandbox-XXXXXX\") || exit 1\n"
+		ShellQuote("acpdrive: "+domain.MsgSandboxRemoteNoBwrap) + " >&2; exit " + strconv.Itoa(ExitRemoteNoBwrap) + "; }\n" +
+		"set --\n" +
+		"for acpdrive_f in /tmp/* /tmp/.[!.]* /tmp/..?*; do\n" +
+		"  { [ -e \"$acpdrive_f\" ] && [ ! -L \"$acpdrive_f\" ]; } || continue\n" +
+		"  set -- \"$@\" --ro-bind-try \"$acpdrive_f\" \"$acpdrive_f\"\n" +
+		"done\n"
 }
 
 // SandboxWords returns the bubblewrap command line (shell words, quoted
 // for the remote shell) that runs the runtime's line inside the sandbox:
-// `bwrap <domain.SandboxArgs> /bin/sh -c '<line>'`. The state directories
+// `bwrap <head> "$@" <tail> /bin/sh -c '<line>'` (domain.SandboxArgsParts;
+// "$@" holds the /tmp entries sandboxCheck listed). The state directories
 // and "~/…" entries expand on the remote host ("${HOME}", the runtime's
-// variables), the workspace and directories given are single-quoted.
+// variables); the workspace and the directories given are single-quoted.
 func SandboxWords(s RemoteSandbox, workspace, line string) string {
 	var writable []string
 	for _, d := range domain.SandboxStateDirs() {
@@ -53,12 +62,15 @@ func SandboxWords(s RemoteSandbox, workspace, line string) string {
 	for _, w := range s.Writable {
 		writable = append(writable, domain.ExpandHome(w, "${HOME}"))
 	}
-	args := domain.SandboxArgs(domain.SandboxLayout{
-		Workspace: workspace, AddDirs: s.AddDirs, TempDir: "${" + sandboxTmpVar + "}",
-		Writable: writable, Network: s.Network,
+	head, tail := domain.SandboxArgsParts(domain.SandboxLayout{
+		Workspace: workspace, AddDirs: s.AddDirs, Writable: writable, Network: s.Network,
 	})
 	words := []string{"bwrap"}
-	for _, a := range args {
+	for _, a := range head {
+		words = append(words, quoteSandboxWord(a))
+	}
+	words = append(words, `"$@"`)
+	for _, a := range tail {
 		words = append(words, quoteSandboxWord(a))
 	}
 	words = append(words, "/bin/sh", "-c", ShellQuote(line))

@@ -38,7 +38,7 @@ func TestSandboxWordsRun(t *testing.T) {
 		"/ws", "agent 'x'")
 	script := "printf '%s\\n' " + strings.TrimPrefix(words, "bwrap ")
 	home := t.TempDir()
-	cmd := exec.Command("sh", "-c", "acpdrive_tmp=/t; "+script)
+	cmd := exec.Command("sh", "-c", "set -- --ro-bind-try /tmp/k /tmp/k; "+script)
 	cmd.Env = []string{"HOME=" + home, "CODEX_HOME=/c", "PATH=" + os.Getenv("PATH")}
 	out, err := cmd.Output()
 	require.NoError(t, err)
@@ -51,7 +51,8 @@ func TestSandboxWordsRun(t *testing.T) {
 	assert.Equal(t, []string{"--", "/bin/sh", "-c", "agent 'x'"}, got[len(got)-4:])
 	i := indexOf(got, "TMPDIR")
 	require.Positive(t, i)
-	assert.Equal(t, "/t", got[i+1])
+	assert.Equal(t, "/tmp", got[i+1])
+	assert.Equal(t, []string{"--tmpfs", "/tmp", "--ro-bind-try", "/tmp/k", "/tmp/k"}, got[7:12])
 }
 
 func indexOf(list []string, s string) int {
