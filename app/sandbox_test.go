@@ -18,9 +18,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/acpdrive/acpdrive/adapters/localexec"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/internal/testsupport/proctest"
+	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
 	"github.com/acpdrive/acpdrive/refagent"
 )
 
@@ -149,4 +151,33 @@ func TestSandboxKeepsToolServerBeacon(t *testing.T) {
 	assert.Equal(t, "started "+domain.BeaconServerName+"\n", readFile(t, starterLog))
 	res := h.turn("hello")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+}
+
+// TestSandboxKeepsTheGrace: the teardown's SIGTERM reaches the sandboxed
+// runtime, which ends on its own within the grace (here a runtime whose
+// SIGTERM handler takes a second and leaves a mark); bubblewrap ignores
+// it, so the sandbox does not take the runtime down first
+// (docs/behaviour.md#sandbox).
+func TestSandboxKeepsTheGrace(t *testing.T) {
+	requireBwrap(t)
+	dir := t.TempDir()
+	scriptPath := filepath.Join(dir, "keep.json")
+	require.NoError(t, os.WriteFile(scriptPath, []byte(`{"name":"keep","stdinEOF":"keepRunning"}`), 0o600))
+	mark := filepath.Join(dir, "graceful")
+	runtime := filepath.Join(dir, "runtime.sh")
+	require.NoError(t, os.WriteFile(runtime, []byte("#!/bin/sh\n"+
+		"exec 3<&0\n"+
+		"trap 'sleep 1; echo graceful > "+mark+"; exit 0' TERM\n"+
+		testbin.Path(t)+" agent --script "+scriptPath+" 0<&3 3<&- &\n"+
+		"wait $!\nwait $!\n"), 0o755))
+	o, rec, logs := baseOptions(t, withStopGrace(20*time.Second))
+	o.Settings.Command = []string{runtime}
+	o.Launcher = localexec.New(localexec.Options{})
+	o.Settings.Sandbox = domain.Sandbox{Enabled: true, Writable: []string{dir}}
+	h := startWith(t, o, rec, logs, "")
+	h.stop()
+	data, err := os.ReadFile(mark)
+	require.NoError(t, err, "the runtime did not end on its own after SIGTERM:\n%s", logs.String())
+	assert.Equal(t, "graceful\n", string(data))
+	assert.NotContains(t, logs.String(), "force-terminated")
 }

@@ -227,6 +227,20 @@ func SandboxArgsParts(l SandboxLayout) (head, tail []string) {
 	return head, tail
 }
 
+// SandboxOuterShim is the POSIX sh script that starts bubblewrap with
+// SIGTERM ignored (run as `sh -c SandboxOuterShim bwrap <args>`): a SIGTERM
+// to the session's process group then leaves bubblewrap (and with it the
+// sandbox) running while the runtime ends on its own, within the grace
+// (docs/behaviour.md#teardown); the SIGKILL of the teardown still ends it.
+const SandboxOuterShim = `trap '' TERM; exec "$0" "$@"`
+
+// SandboxInnerShim is the POSIX sh script that runs the runtime inside the
+// sandbox (as `/bin/sh -c SandboxInnerShim sh <program> <args>`) with the
+// default SIGTERM again, which SandboxOuterShim's ignore would otherwise
+// pass on: through env --default-signal=TERM where env has it (GNU
+// coreutils 8.31 and later), else as it is.
+const SandboxInnerShim = `if env --default-signal=TERM true 2>/dev/null; then exec env --default-signal=TERM "$@"; fi; exec "$@"`
+
 // SandboxEnvDirs returns the directories under tempDir that the variables
 // acpdrive adds to the runtime's environment (NAME=VALUE, the measurement
 // source's files) point into: for each value that is an absolute path

@@ -34,7 +34,9 @@ func (l *Launcher) prepareSandbox(set domain.Sandbox, addDirs []string) (*sandbo
 	return &sandboxPlan{bwrap: path, set: set, addDirs: append([]string(nil), addDirs...)}, nil
 }
 
-// wrap returns the command line that runs path/args inside the sandbox.
+// wrap returns the command line that runs path/args inside the sandbox:
+// bubblewrap started with SIGTERM ignored (domain.SandboxOuterShim), the
+// runtime with it restored (domain.SandboxInnerShim).
 // env is what acpdrive adds to the runtime's environment: the
 // directories it points into under the temporary directory (a
 // measurement source's) stay writable. What the host's /tmp holds now
@@ -56,14 +58,14 @@ func (s *sandboxPlan) wrap(path string, args []string, workspace string, env []s
 		}
 	}
 	writable = append(writable, domain.SandboxEnvDirs(env, os.TempDir())...)
-	argv := append([]string{"bwrap"}, domain.SandboxArgs(domain.SandboxLayout{
+	argv := append([]string{"sh", "-c", domain.SandboxOuterShim, s.bwrap}, domain.SandboxArgs(domain.SandboxLayout{
 		Workspace: workspace, AddDirs: s.addDirs, TmpKeep: tmpEntries(), Writable: writable, Network: s.set.Network,
 	})...)
-	argv = append(argv, path)
+	argv = append(argv, "/bin/sh", "-c", domain.SandboxInnerShim, "sh", path)
 	if len(args) > 1 {
 		argv = append(argv, args[1:]...)
 	}
-	return s.bwrap, argv
+	return "/bin/sh", argv
 }
 
 // tmpEntries lists the host's /tmp (symbolic links left out: bubblewrap

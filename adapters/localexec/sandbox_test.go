@@ -65,9 +65,9 @@ func TestSandboxWrap(t *testing.T) {
 	s := &sandboxPlan{bwrap: "/usr/bin/bwrap", set: domain.Sandbox{Enabled: true, Writable: []string{"/extra"}}}
 	measured := t.TempDir()
 	path, argv := s.wrap("/bin/agent", []string{"agent", "--flag"}, "/ws", []string{"X=" + measured + "/f"})
-	assert.Equal(t, "/usr/bin/bwrap", path)
-	assert.Equal(t, "bwrap", argv[0])
-	assert.Equal(t, []string{"--", "/bin/agent", "--flag"}, argv[len(argv)-3:])
+	assert.Equal(t, "/bin/sh", path)
+	assert.Equal(t, []string{"sh", "-c", domain.SandboxOuterShim, "/usr/bin/bwrap"}, argv[:4])
+	assert.Equal(t, []string{"--", "/bin/sh", "-c", domain.SandboxInnerShim, "sh", "/bin/agent", "--flag"}, argv[len(argv)-7:])
 	assert.Subset(t, argv, []string{"/extra", "/ws", "--tmpfs", "--unshare-pid", "--die-with-parent"})
 	assert.Contains(t, strings.Join(argv, " "), "--bind-try "+domain.SandboxEnvDirs([]string{"X=" + measured}, os.TempDir())[0])
 }

@@ -237,7 +237,7 @@ func RemoteCommand(s RemoteSpec) string {
 		line.WriteString(ShellQuote(a))
 	}
 	if s.Sandbox != nil {
-		b.WriteString("exec " + SandboxWords(*s.Sandbox, s.Workspace, line.String()+"\n"))
+		b.WriteString(SandboxWords(*s.Sandbox, s.Workspace, line.String()+"\n"))
 	} else {
 		b.WriteString(line.String())
 	}

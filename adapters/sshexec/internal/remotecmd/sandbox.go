@@ -50,8 +50,11 @@ func sandboxCheck() string {
 
 // SandboxWords returns the bubblewrap command line (shell words, quoted
 // for the remote shell) that runs the runtime's line inside the sandbox:
-// `bwrap <head> "$@" <tail> /bin/sh -c '<line>'` (domain.SandboxArgsParts;
-// "$@" holds the /tmp entries sandboxCheck listed). The state directories
+// `trap ” TERM; exec bwrap <head> "$@" <tail> /bin/sh -c <inner shim> sh
+// /bin/sh -c '<line>'` (domain.SandboxArgsParts; "$@" holds the /tmp
+// entries sandboxCheck listed; bubblewrap ignores the watchdog's TERM,
+// the runtime gets it, as domain.SandboxOuterShim and SandboxInnerShim
+// do locally). The state directories
 // and "~/…" entries expand on the remote host ("${HOME}", the runtime's
 // variables); the workspace and the directories given are single-quoted.
 func SandboxWords(s RemoteSandbox, workspace, line string) string {
@@ -65,7 +68,7 @@ func SandboxWords(s RemoteSandbox, workspace, line string) string {
 	head, tail := domain.SandboxArgsParts(domain.SandboxLayout{
 		Workspace: workspace, AddDirs: s.AddDirs, Writable: writable, Network: s.Network,
 	})
-	words := []string{"bwrap"}
+	words := []string{"trap", "''", "TERM;", "exec", "bwrap"}
 	for _, a := range head {
 		words = append(words, quoteSandboxWord(a))
 	}
@@ -73,7 +76,7 @@ func SandboxWords(s RemoteSandbox, workspace, line string) string {
 	for _, a := range tail {
 		words = append(words, quoteSandboxWord(a))
 	}
-	words = append(words, "/bin/sh", "-c", ShellQuote(line))
+	words = append(words, "/bin/sh", "-c", ShellQuote(domain.SandboxInnerShim), "sh", "/bin/sh", "-c", ShellQuote(line))
 	return strings.Join(words, " ")
 }
 

@@ -36,7 +36,8 @@ func TestQuoteSandboxWord(t *testing.T) {
 func TestSandboxWordsRun(t *testing.T) {
 	words := SandboxWords(RemoteSandbox{Network: domain.SandboxNetNone, Writable: []string{"~/extra", "/abs"}, AddDirs: []string{"/add"}},
 		"/ws", "agent 'x'")
-	script := "printf '%s\\n' " + strings.TrimPrefix(words, "bwrap ")
+	require.True(t, strings.HasPrefix(words, "trap '' TERM; exec bwrap "), words)
+	script := "printf '%s\\n' " + strings.TrimPrefix(words, "trap '' TERM; exec bwrap ")
 	home := t.TempDir()
 	cmd := exec.Command("sh", "-c", "set -- --ro-bind-try /tmp/k /tmp/k; "+script)
 	cmd.Env = []string{"HOME=" + home, "CODEX_HOME=/c", "PATH=" + os.Getenv("PATH")}
@@ -48,7 +49,7 @@ func TestSandboxWordsRun(t *testing.T) {
 	assert.Contains(t, got, filepath.Join(home, "extra"))
 	assert.Contains(t, got, "/abs")
 	assert.Contains(t, got, "--unshare-net")
-	assert.Equal(t, []string{"--", "/bin/sh", "-c", "agent 'x'"}, got[len(got)-4:])
+	assert.Equal(t, []string{"--", "/bin/sh", "-c", domain.SandboxInnerShim, "sh", "/bin/sh", "-c", "agent 'x'"}, got[len(got)-8:])
 	i := indexOf(got, "TMPDIR")
 	require.Positive(t, i)
 	assert.Equal(t, "/tmp", got[i+1])
