@@ -77,35 +77,6 @@ func TestSandboxEnvDirs(t *testing.T) {
 	}
 }
 
-// TestSandboxStateDirPaths: a state directory at home, and where its
-// variable moves it, locally and as remote shell words.
-func TestSandboxStateDirPaths(t *testing.T) {
-	env := map[string]string{"CODEX_HOME": "/c", "GEMINI_CLI_HOME": "/g", "XDG_DATA_HOME": "rel"}
-	getenv := func(k string) string { return env[k] }
-	cases := []struct {
-		d     domain.SandboxStateDir
-		local []string
-		shell []string
-	}{
-		{domain.SandboxStateDir{Sub: ".qwen"}, []string{"/h/.qwen"}, []string{"${HOME}/.qwen"}},
-		{domain.SandboxStateDir{Sub: ".codex", Env: "CODEX_HOME"}, []string{"/h/.codex", "/c"},
-			[]string{"${HOME}/.codex", "${CODEX_HOME:-${HOME}/.codex}"}},
-		{domain.SandboxStateDir{Sub: ".gemini", Env: "GEMINI_CLI_HOME", EnvSub: ".gemini"}, []string{"/h/.gemini", "/g/.gemini"},
-			[]string{"${HOME}/.gemini", "${GEMINI_CLI_HOME:-${HOME}/.gemini}/.gemini"}},
-		{domain.SandboxStateDir{Sub: ".local/share/opencode", Env: "XDG_DATA_HOME", EnvSub: "opencode"},
-			[]string{"/h/.local/share/opencode"},
-			[]string{"${HOME}/.local/share/opencode", "${XDG_DATA_HOME:-${HOME}/.local/share/opencode}/opencode"}},
-	}
-	for _, c := range cases {
-		assert.Equal(t, c.local, c.d.Paths("/h", getenv), c.d.Sub)
-		assert.Equal(t, c.shell, c.d.ShellPaths(), c.d.Sub)
-	}
-	for _, d := range domain.SandboxStateDirs() {
-		assert.NotEmpty(t, d.Runtime)
-		assert.NotEmpty(t, d.Sub)
-	}
-}
-
 // TestSandboxValidate: the network and the writable entries are checked,
 // in settings and in a configuration alike.
 func TestSandboxValidate(t *testing.T) {

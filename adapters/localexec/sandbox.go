@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/acpdrive/acpdrive/adapters/internal/statedirs"
 	"github.com/acpdrive/acpdrive/domain"
 )
 
@@ -45,7 +46,7 @@ func (s *sandboxPlan) wrap(path string, args []string, workspace string, env []s
 	home, _ := os.UserHomeDir()
 	var writable []string
 	if home != "" {
-		for _, d := range domain.SandboxStateDirs() {
+		for _, d := range statedirs.All() {
 			writable = append(writable, d.Paths(home, os.Getenv)...)
 		}
 	}

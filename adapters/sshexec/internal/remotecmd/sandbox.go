@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/acpdrive/acpdrive/adapters/internal/statedirs"
 	"github.com/acpdrive/acpdrive/domain"
 )
 
@@ -59,7 +60,7 @@ func sandboxCheck() string {
 // variables); the workspace and the directories given are single-quoted.
 func SandboxWords(s RemoteSandbox, workspace, line string) string {
 	var writable []string
-	for _, d := range domain.SandboxStateDirs() {
+	for _, d := range statedirs.All() {
 		writable = append(writable, d.ShellPaths()...)
 	}
 	for _, w := range s.Writable {
