@@ -31,7 +31,6 @@ var _ ports.Launcher = (*Launcher)(nil)
 // cannot be confined.
 const MsgNoSandbox = "the in-process launcher cannot run the agent in a sandbox: use a local or SSH launcher"
 
-
 // New returns a Launcher whose agents run with args: the reference agent's
 // flags, e.g. "--scenario", "close", "--log", file.
 func New(args ...string) *Launcher {
