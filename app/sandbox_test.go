@@ -29,7 +29,7 @@ import (
 // sandboxScript writes a reference-agent script whose turn "write" writes
 // the file its argument names and whose turn "daemon" leaves a daemonized
 // process behind, a shell whose command line carries token.
-func sandboxScript(t *testing.T, token string) string {
+func sandboxScript(t *testing.T, dir, token string) string {
 	t.Helper()
 	s := refagent.Script{
 		Name: "sandbox",
@@ -46,7 +46,7 @@ func sandboxScript(t *testing.T, token string) string {
 	}
 	data, err := json.Marshal(s)
 	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "sandbox.json")
+	path := filepath.Join(dir, "sandbox.json")
 	require.NoError(t, os.WriteFile(path, data, 0o600))
 	return path
 }
@@ -72,8 +72,10 @@ func requireBwrap(t *testing.T) {
 func TestSandboxConfinesRuntime(t *testing.T) {
 	requireBwrap(t)
 	token := randomToken(t)
+	// The host's /tmp is hidden in the sandbox: the script and the log
+	// are in a directory the session names writable.
 	logDir := t.TempDir()
-	o, rec, logs, agentLg := procOptions(t, []string{"--script", sandboxScript(t, token)})
+	o, rec, logs, agentLg := procOptions(t, []string{"--script", sandboxScript(t, logDir, token)})
 	o.Settings.Command[3] = filepath.Join(logDir, "agent.log") // --log, writable below
 	o.Settings.Sandbox = domain.Sandbox{Enabled: true, Writable: []string{logDir}}
 	h := startWith(t, o, rec, logs, agentLg)

@@ -117,8 +117,8 @@ type SandboxLayout struct {
 	Workspace string
 	// AddDirs are the session's additional directories; writable.
 	AddDirs []string
-	// TmpKeep are the entries of the host's /tmp when the session starts
-	// (absolute paths): they stay visible, read-only, on the private /tmp.
+	// TmpKeep are entries of the host's /tmp (absolute paths) that stay
+	// visible, read-only, on the private /tmp (SandboxKeptTmp).
 	TmpKeep []string
 	// Writable are the runtime state directories and every further
 	// writable directory; each is made writable when it exists.
@@ -177,6 +177,39 @@ const SandboxOuterShim = `trap '' TERM; exec "$0" "$@"`
 // pass on: through env --default-signal=TERM where env has it (GNU
 // coreutils 8.31 and later), else as it is.
 const SandboxInnerShim = `if env --default-signal=TERM true 2>/dev/null; then exec env --default-signal=TERM "$@"; fi; exec "$@"`
+
+// SandboxKeepPrefix starts the names of acpdrive's own entries in the
+// host's /tmp (the beacon's socket directory, a measurement source's
+// private directory), which stay visible inside the sandbox.
+const SandboxKeepPrefix = "acpdrive-"
+
+// SandboxKeptTmp returns the entries of the host's /tmp that stay visible,
+// read-only, on the sandbox's private /tmp: of names (the entries of the
+// host's /tmp, symbolic links left out by the caller), those starting with
+// SandboxKeepPrefix; and the entry directly below /tmp holding each of
+// paths (the runtime's program, acpdrive's own executable) that lies
+// there. Every other entry of the host's /tmp is hidden. Once each, in
+// that order.
+func SandboxKeptTmp(names []string, paths []string) []string {
+	var out []string
+	add := func(p string) {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, SandboxKeepPrefix) && !strings.Contains(n, "/") {
+			add(path.Join(SandboxTmp, n))
+		}
+	}
+	for _, p := range paths {
+		if rest, ok := strings.CutPrefix(path.Clean(p), SandboxTmp+"/"); ok {
+			first, _, _ := strings.Cut(rest, "/")
+			add(path.Join(SandboxTmp, first))
+		}
+	}
+	return out
+}
 
 // SandboxEnvDirs returns the directories under tempDir that the variables
 // acpdrive adds to the runtime's environment (NAME=VALUE, the measurement

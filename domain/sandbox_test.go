@@ -52,6 +52,15 @@ func TestSandboxArgs(t *testing.T) {
 	}
 }
 
+// TestSandboxKeptTmp: acpdrive's own entries and those holding the
+// programs stay; the rest of the host's /tmp is hidden.
+func TestSandboxKeptTmp(t *testing.T) {
+	got := domain.SandboxKeptTmp([]string{"claude-0", "acpdrive-beacon-1", "codex-daemon-0", "acpdrive-x"},
+		[]string{"/tmp/go-build1/b001/app.test", "/usr/bin/node", "/tmp/acpdrive-x/bin/agent", "/tmp/../etc/x"})
+	assert.Equal(t, []string{"/tmp/acpdrive-beacon-1", "/tmp/acpdrive-x", "/tmp/go-build1"}, got)
+	assert.Empty(t, domain.SandboxKeptTmp(nil, nil))
+}
+
 // TestSandboxEnvDirs: the directories acpdrive's own variables point into
 // under the temporary directory.
 func TestSandboxEnvDirs(t *testing.T) {

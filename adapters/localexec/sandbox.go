@@ -60,7 +60,7 @@ func (s *sandboxPlan) wrap(path string, args []string, workspace string, env []s
 	}
 	writable = append(writable, domain.SandboxEnvDirs(env, os.TempDir())...)
 	argv := append([]string{"sh", "-c", domain.SandboxOuterShim, s.bwrap}, domain.SandboxArgs(domain.SandboxLayout{
-		Workspace: workspace, AddDirs: s.addDirs, TmpKeep: tmpEntries(), Writable: writable, Network: s.set.Network,
+		Workspace: workspace, AddDirs: s.addDirs, TmpKeep: keptTmp(path), Writable: writable, Network: s.set.Network,
 	})...)
 	argv = append(argv, "/bin/sh", "-c", domain.SandboxInnerShim, "sh", path)
 	if len(args) > 1 {
@@ -69,20 +69,25 @@ func (s *sandboxPlan) wrap(path string, args []string, workspace string, env []s
 	return "/bin/sh", argv
 }
 
-// tmpEntries lists the host's /tmp (symbolic links left out: bubblewrap
-// would mount what they point to in their place).
-func tmpEntries() []string {
-	entries, err := os.ReadDir(domain.SandboxTmp)
-	if err != nil {
-		return nil
-	}
-	out := make([]string, 0, len(entries))
-	for _, e := range entries {
-		if e.Type()&os.ModeSymlink == 0 {
-			out = append(out, filepath.Join(domain.SandboxTmp, e.Name()))
+// keptTmp is what of the host's /tmp stays visible in the sandbox
+// (domain.SandboxKeptTmp): acpdrive's own entries, and those holding the
+// runtime's program and acpdrive's own executable (which the tool-server
+// beacon runs). Symbolic links are left out: bubblewrap would mount what
+// they point to in their place.
+func keptTmp(program string) []string {
+	var names []string
+	if entries, err := os.ReadDir(domain.SandboxTmp); err == nil {
+		for _, e := range entries {
+			if e.Type()&os.ModeSymlink == 0 {
+				names = append(names, e.Name())
+			}
 		}
 	}
-	return out
+	paths := []string{program}
+	if self, err := os.Executable(); err == nil {
+		paths = append(paths, self)
+	}
+	return domain.SandboxKeptTmp(names, paths)
 }
 
 // hostOS is the platform a Launcher believes it runs on; tests change it.

@@ -27,12 +27,15 @@ import (
 // workspace, a command leaving a daemonized process behind, and an edit
 // inside the workspace.
 type sandboxRow struct {
-	name        string // the subtest
-	row         string
-	rig         func(t *testing.T, row string) (*rig, *fakes.Server)
-	measure     func(r *rig) optFn
-	prepare     func(t *testing.T, r *rig)
-	mode        string // "" leaves the runtime's default
+	name    string // the subtest
+	row     string
+	rig     func(t *testing.T, row string) (*rig, *fakes.Server)
+	measure func(r *rig) optFn
+	prepare func(t *testing.T, r *rig)
+	mode    string // "" leaves the runtime's default
+	// daemonRuns: the daemon runs until Stop (false where the runtime's
+	// own command sandbox ends it with its command).
+	daemonRuns  bool
 	titleMarker string
 	shell       func(r *rig, id, command string) *fakes.ToolCall
 	edit        func(r *rig, path, content string) *fakes.ToolCall
@@ -60,7 +63,7 @@ func sandboxRows() []sandboxRow {
 					srv.Aside(claudeClassifierStage2, fakes.TextReply(fakes.Usage{Input: 50, Output: 3}, "<block>no</block>"))
 				}
 			},
-			mode:        "auto",
+			mode: "auto", daemonRuns: true,
 			titleMarker: claudeTitleMarker,
 			shell: func(_ *rig, id, command string) *fakes.ToolCall {
 				return &fakes.ToolCall{ID: id, Name: "Bash", Args: map[string]any{"command": command, "description": "run it"}}
@@ -72,18 +75,18 @@ func sandboxRows() []sandboxRow {
 				return []string{filepath.Join(r.home, ".claude"), filepath.Join(r.home, ".claude.json"), filepath.Join(r.root, "claude-plugins")}
 			},
 		},
-		codexSandboxRow("codex-current", ""),
+		codexSandboxRow("codex-current", "", false),
 		// Codex's own sandbox off: what confines its commands is
 		// acpdrive's sandbox alone.
-		codexSandboxRow("codex-current-full-access", "agent-full-access"),
+		codexSandboxRow("codex-current-full-access", "agent-full-access", true),
 	}
 }
 
 // codexSandboxRow is codex-acp 2.6.0 in mode ("" its default, agent,
 // whose commands run in codex's own sandbox).
-func codexSandboxRow(name, mode string) sandboxRow {
+func codexSandboxRow(name, mode string, daemonRuns bool) sandboxRow {
 	return sandboxRow{
-		name: name, row: "codex-current", rig: codexRigOf, measure: codexMeasured, mode: mode,
+		name: name, row: "codex-current", rig: codexRigOf, measure: codexMeasured, mode: mode, daemonRuns: daemonRuns,
 		prepare:     func(*testing.T, *rig) {},
 		titleMarker: codexTitleMarker,
 		shell: func(r *rig, id, command string) *fakes.ToolCall {
@@ -167,6 +170,9 @@ func TestSandboxConfinesNonAskingModes(t *testing.T) {
 			}
 			ran := len(proctest.WithCmdline(token)) > 0
 			t.Logf("%s daemon running before Stop: %v", c.row, ran)
+			if c.daemonRuns {
+				assert.True(t, ran, "the daemon did not start: nothing to outlive the session")
+			}
 			t.Logf("%s stop took %s", c.row, r.stop(sess))
 			proctest.WaitCmdlineGone(t, token, 10*time.Second)
 			for i, call := range srv.ModelCalls() {

@@ -28,14 +28,14 @@ const ExitRemoteNoBwrap = 127
 
 // sandboxCheck is the remote command's first part under a sandbox: the
 // refusal when bubblewrap is missing (nothing runs unconfined instead),
-// then the host's /tmp entries (symbolic links left out), as read-only
-// bubblewrap binds in the positional parameters, which the bubblewrap
-// command line expands between the head and the tail of
-// domain.SandboxArgsParts:
+// then acpdrive's own entries of the host's /tmp (domain.SandboxKeepPrefix;
+// symbolic links left out), as read-only bubblewrap binds in the
+// positional parameters, which the bubblewrap command line expands
+// between the head and the tail of domain.SandboxArgsParts:
 //
 //	command -v bwrap >/dev/null 2>&1 || { printf ... >&2; exit 127; }
 //	set --
-//	for acpdrive_f in /tmp/* /tmp/.[!.]* /tmp/..?*; do
+//	for acpdrive_f in /tmp/acpdrive-*; do
 //	  { [ -e "$acpdrive_f" ] && [ ! -L "$acpdrive_f" ]; } || continue
 //	  set -- "$@" --ro-bind-try "$acpdrive_f" "$acpdrive_f"
 //	done
@@ -43,7 +43,7 @@ func sandboxCheck() string {
 	return "command -v bwrap >/dev/null 2>&1 || { printf '%s\\n' " +
 		ShellQuote("acpdrive: "+domain.MsgSandboxRemoteNoBwrap) + " >&2; exit " + strconv.Itoa(ExitRemoteNoBwrap) + "; }\n" +
 		"set --\n" +
-		"for acpdrive_f in /tmp/* /tmp/.[!.]* /tmp/..?*; do\n" +
+		"for acpdrive_f in " + domain.SandboxTmp + "/" + domain.SandboxKeepPrefix + "*; do\n" +
 		"  { [ -e \"$acpdrive_f\" ] && [ ! -L \"$acpdrive_f\" ]; } || continue\n" +
 		"  set -- \"$@\" --ro-bind-try \"$acpdrive_f\" \"$acpdrive_f\"\n" +
 		"done\n"
