@@ -159,7 +159,8 @@ func (s *Session) launch(ctx context.Context, unreachable []string) error {
 	if len(set.Command) == 0 || strings.TrimSpace(set.Command[0]) == "" {
 		return domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand).WithReason(domain.ReasonConfigurationInvalid)
 	}
-	plan, err := s.opts.Launcher.Prepare(ports.LaunchRequest{Command: set.Command, Workspace: s.opts.Workspace, Avoid: unreachable})
+	plan, err := s.opts.Launcher.Prepare(ports.LaunchRequest{Command: set.Command, Workspace: s.opts.Workspace, Avoid: unreachable,
+		Sandbox: set.Sandbox, AddDirs: set.Session.AdditionalDirectories})
 	if err != nil {
 		return keepKind(err, msgStartFailed)
 	}

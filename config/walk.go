@@ -149,6 +149,16 @@ func (l *loader) agentKey(path string, e kv) {
 		l.protocol(path, e.val)
 	case "permissions":
 		l.permissions(path, e.val)
+	case "sandbox":
+		if v, err := l.boolean(path, e.val); err == nil {
+			c.Sandbox.Enabled = v
+		}
+	case "sandbox_net":
+		var v string
+		l.setStr(path, e.val, &v)
+		c.Sandbox.Network = domain.SandboxNetwork(v) // checked by domain.Config.Validate
+	case "sandbox_writable":
+		l.setStrList(path, e.val, &c.Sandbox.Writable)
 	case "max_sessions":
 		_, _ = l.integer(path, e.val) // the orchestrator's; checked, not used
 	case "max_concurrent_agents_by_state":

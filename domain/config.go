@@ -82,6 +82,10 @@ type Config struct {
 	// Subagents is agent.subagents: follow subagents as child sessions
 	// (SessionSettings.Subagents).
 	Subagents bool
+	// Sandbox is agent.sandbox, agent.sandbox_net and
+	// agent.sandbox_writable: the confinement of the runtime
+	// (SessionSettings.Sandbox, docs/behaviour.md#sandbox).
+	Sandbox Sandbox
 	// MCPConfig is agent-client-protocol.mcp_config: the operator's MCP
 	// server configuration file; "" when absent. The WORKFLOW.md loader
 	// (package config) resolves a relative path against the WORKFLOW.md
@@ -311,6 +315,7 @@ func (c Config) Validate() []Finding {
 	if c.Remote() && c.TokenRatesPriced {
 		fs = append(fs, Finding{Severity: SeverityWarning, Check: CheckNoCostEstimate, Message: MsgNoCostEstimate})
 	}
+	fs = append(fs, c.Sandbox.Validate()...)
 	return append(fs, c.Session.Validate()...)
 }
 

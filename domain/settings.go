@@ -80,6 +80,9 @@ type SessionSettings struct {
 	// (agent.permissions, --permissions): its zero value refuses every
 	// request, the unattended posture (docs/behaviour.md#permission-posture).
 	Permissions PermissionPolicy
+	// Sandbox confines the runtime and everything it spawns
+	// (docs/behaviour.md#sandbox); the zero value runs it unconfined.
+	Sandbox Sandbox
 }
 
 // MaxVerificationBound is the longest a credential-verification session may
@@ -110,6 +113,7 @@ func (c Config) SessionSettings() SessionSettings {
 		Subagents:                 c.Subagents,
 		Protocol:                  protocolOf(c.Protocol),
 		Permissions:               c.Permissions.clone(),
+		Sandbox:                   c.Sandbox.clone(),
 	}
 }
 
@@ -165,6 +169,7 @@ func (s SessionSettings) Validate() []Finding {
 		fs = append(fs, Finding{Severity: SeverityError, Check: CheckProtocolInvalid, Message: "agent." + err.Error()})
 	}
 	fs = append(fs, s.Permissions.Validate()...)
+	fs = append(fs, s.Sandbox.Validate()...)
 	return append(fs, s.Session.Validate()...)
 }
 

@@ -20,6 +20,14 @@ type LaunchRequest struct {
 	// several hosts chooses none of them. A launcher bound to one host
 	// may ignore it; the application then gives up on that host.
 	Avoid []string
+	// Sandbox confines the runtime (docs/behaviour.md#sandbox); the zero
+	// value runs it unconfined. A launcher that cannot build the sandbox
+	// refuses the request (agent_not_found), never starting the runtime
+	// unconfined.
+	Sandbox domain.Sandbox
+	// AddDirs are the session's additional directories, which a
+	// sandboxed runtime may write beside the workspace.
+	AddDirs []string
 }
 
 // Launcher turns a request into a Plan: it validates the workspace and
@@ -29,7 +37,8 @@ type LaunchRequest struct {
 //
 // Prepare returns a *domain.AgentError: invalid_workspace_cwd for a
 // workspace that cannot be run in, agent_not_found for a program that
-// cannot be found (for SSH: the local ssh binary).
+// cannot be found (for SSH: the local ssh binary), or a sandbox that
+// cannot be built on this host (docs/behaviour.md#sandbox).
 type Launcher interface {
 	Prepare(req LaunchRequest) (Plan, error)
 }

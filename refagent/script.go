@@ -239,6 +239,8 @@ const (
 	StepStderr            = "stderr"            // write text to stderr
 	StepExit              = "exit"              // end the process: code, stderr
 	StepSpawn             = "spawn"             // start a descendant holding stdout/stderr: command
+	StepDaemon            = "daemon"            // start a daemonized descendant (own session, no stdio): command
+	StepWriteFile         = "writeFile"         // write text to a file and report the outcome: path, text, fromArgument
 	StepWaitCancel        = "waitCancel"        // wait until the turn is cancelled
 	StepStop              = "stop"              // answer the prompt {"stopReason":…}: stopReason, usage, meta, fromArgument
 	StepError             = "error"             // answer the prompt with a JSON-RPC error: error
@@ -253,7 +255,7 @@ var (
 		StepPlan, StepAvailableCommands, StepCurrentMode, StepConfigOptions, StepSessionInfo,
 		StepUsage, StepUpdate, StepPermission, StepElicitation, StepRequest, StepRaw,
 		StepHugeLine, StepSleep, StepBurst, StepStderr, StepExit, StepSpawn, StepWaitCancel,
-		StepStop, StepError, StepResult, StepNoResponse,
+		StepDaemon, StepWriteFile, StepStop, StepError, StepResult, StepNoResponse,
 	}
 	responseKinds = map[string]bool{StepStop: true, StepError: true, StepResult: true, StepNoResponse: true}
 )
@@ -372,8 +374,11 @@ type Step struct {
 	Code int `json:"code,omitempty"`
 	// Stderr is written to stderr by an exit step before exiting.
 	Stderr string `json:"stderr,omitempty"`
-	// Command is the argv of a spawn step.
+	// Command is the argv of a spawn or daemon step.
 	Command []string `json:"command,omitempty"`
+	// Path is the file a writeFile step writes (with fromArgument: the
+	// turn's argument, when not empty, instead).
+	Path string `json:"path,omitempty"`
 
 	// StopReason is a stop step's stopReason (any string).
 	StopReason string `json:"stopReason,omitempty"`

@@ -264,7 +264,7 @@ func spawnsUnasked(s *Script) string {
 
 func hasSpawn(steps []Step) bool {
 	for i := range steps {
-		if steps[i].Step == StepSpawn {
+		if steps[i].Step == StepSpawn || steps[i].Step == StepDaemon {
 			return true
 		}
 	}
@@ -309,7 +309,7 @@ func refuseSpawns(turn string, steps []Step) []Step {
 	out := make([]Step, len(steps))
 	copy(out, steps)
 	for i := range out {
-		if out[i].Step == StepSpawn {
+		if out[i].Step == StepSpawn || out[i].Step == StepDaemon {
 			out[i] = Step{
 				Step:   StepExit,
 				Code:   2,

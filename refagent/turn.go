@@ -379,6 +379,10 @@ func (a *agent) runStep(ctx context.Context, sc *stepCtx, st *Step) error {
 		return errExit
 	case StepSpawn:
 		return a.spawn(st)
+	case StepDaemon:
+		return a.daemon(sc, st)
+	case StepWriteFile:
+		return a.writeFile(sc, st)
 	case StepWaitCancel:
 		var cancelled chan struct{}
 		if sc.t != nil {

@@ -422,3 +422,14 @@ func TestPrepareValidatesWorkspace(t *testing.T) {
 		})
 	}
 }
+
+// TestPrepareRefusesASandbox: an in-process agent cannot be confined, so
+// a request for a sandbox is refused, never served unconfined
+// (docs/behaviour.md#sandbox).
+func TestPrepareRefusesASandbox(t *testing.T) {
+	_, err := New().Prepare(ports.LaunchRequest{Workspace: t.TempDir(), Sandbox: domain.Sandbox{Enabled: true}})
+	var ae *domain.AgentError
+	if !errors.As(err, &ae) || ae.Kind != domain.KindAgentNotFound || ae.Message != MsgNoSandbox {
+		t.Fatalf("Prepare: %v, want agent_not_found %q", err, MsgNoSandbox)
+	}
+}

@@ -27,6 +27,10 @@ type Launcher struct {
 
 var _ ports.Launcher = (*Launcher)(nil)
 
+// MsgNoSandbox refuses a request for a sandbox: an in-process agent
+// cannot be confined.
+const MsgNoSandbox = "the in-process launcher cannot run the agent in a sandbox: use a local or SSH launcher"
+
 // New returns a Launcher whose agents run with args: the reference agent's
 // flags, e.g. "--scenario", "close", "--log", file.
 func New(args ...string) *Launcher {
@@ -36,7 +40,9 @@ func New(args ...string) *Launcher {
 // Prepare validates req.Workspace as a local launcher does (non-empty,
 // valid UTF-8, absolute, an existing directory) and returns a Plan running the agent on
 // this machine. Errors are *domain.AgentError values of kind
-// invalid_workspace_cwd.
+// invalid_workspace_cwd, or agent_not_found when req asks for a sandbox:
+// nothing runs in another process here, so nothing can be confined, and
+// the agent is never served unconfined instead (docs/behaviour.md#sandbox).
 //
 // req.Command is ignored: the program is always the reference agent with
 // the Launcher's arguments, so a command naming no installed program is
@@ -44,6 +50,9 @@ func New(args ...string) *Launcher {
 func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 	if err := procio.CheckLocalWorkspace(req.Workspace); err != nil {
 		return nil, err
+	}
+	if req.Sandbox.Enabled {
+		return nil, domain.NewError(domain.KindAgentNotFound, MsgNoSandbox).WithReason(domain.ReasonNotOffered)
 	}
 	return &plan{args: l.args, workspace: req.Workspace}, nil
 }

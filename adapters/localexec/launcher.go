@@ -42,6 +42,7 @@ type Launcher struct {
 	logger   *slog.Logger
 	lookPath func(string) (string, error)
 	contain  bool
+	goos     string // runtime.GOOS; tests set another
 
 	// killWindow and resendInterval bound Kill; tests shorten them.
 	killWindow     time.Duration
@@ -65,6 +66,7 @@ func New(opts Options) *Launcher {
 		logger:         opts.Logger,
 		lookPath:       opts.LookPath,
 		contain:        opts.Contain,
+		goos:           hostOS,
 		killWindow:     killWindow,
 		resendInterval: killResendInterval,
 	}
@@ -80,7 +82,8 @@ func New(opts Options) *Launcher {
 // Errors are *domain.AgentError values: invalid_workspace_cwd when the
 // workspace is empty, not valid UTF-8, relative, missing or not a
 // directory; agent_not_found when the command is empty or blank or its
-// program cannot be found.
+// program cannot be found, or when req asks for a sandbox and this host is
+// not Linux or has no bubblewrap (docs/behaviour.md#sandbox).
 func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 	if err := procio.CheckLocalWorkspace(req.Workspace); err != nil {
 		return nil, err
@@ -89,11 +92,16 @@ func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	sb, err := l.prepareSandbox(req.Sandbox, req.AddDirs)
+	if err != nil {
+		return nil, err
+	}
 	return &plan{
-		l:    l,
-		path: path,
-		args: append([]string(nil), req.Command...),
-		dir:  req.Workspace,
+		l:       l,
+		path:    path,
+		args:    append([]string(nil), req.Command...),
+		dir:     req.Workspace,
+		sandbox: sb,
 	}, nil
 }
 
@@ -103,6 +111,9 @@ type plan struct {
 	path string   // absolute path of the program
 	args []string // the command line, args[0] as the caller wrote it
 	dir  string   // the workspace
+	// sandbox, when not nil, runs the program under bubblewrap
+	// (docs/behaviour.md#sandbox).
+	sandbox *sandboxPlan
 }
 
 var _ ports.Plan = (*plan)(nil)

@@ -100,6 +100,10 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 		}
 	}
 
+	path, args := pl.path, pl.args
+	if pl.sandbox != nil {
+		path, args = pl.sandbox.wrap(pl.path, pl.args, pl.dir, env)
+	}
 	pipes, err := procio.OpenPipes()
 	if err != nil {
 		return nil, err
@@ -117,8 +121,8 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 		cmdEnv = append(cmdEnv, tr.envEntry())
 	}
 	cmd := &exec.Cmd{
-		Path:        pl.path,
-		Args:        append([]string(nil), pl.args...),
+		Path:        path,
+		Args:        append([]string(nil), args...),
 		Env:         cmdEnv,
 		Dir:         pl.dir,
 		Stdin:       pipes.StdinR,

@@ -119,7 +119,8 @@ func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &plan{l: l, sshPath: sshPath, command: remotecmd.JoinFragment(req.Command), workspace: req.Workspace}, nil
+	return &plan{l: l, sshPath: sshPath, command: remotecmd.JoinFragment(req.Command), workspace: req.Workspace,
+		sandbox: remotecmd.SandboxFor(req.Sandbox, req.AddDirs)}, nil
 }
 
 func (l *Launcher) resolveSSH() (string, error) {
@@ -145,6 +146,7 @@ type plan struct {
 	command   string   // agent.command's first word: the whole shell fragment
 	args      []string // words acpdrive added
 	workspace string
+	sandbox   *remotecmd.RemoteSandbox // nil: unconfined (docs/behaviour.md#sandbox)
 }
 
 var _ ports.Plan = (*plan)(nil)
@@ -156,7 +158,7 @@ func (p *plan) Target() ports.Target { return ports.Target{Host: p.l.opts.Host} 
 // preamble for this launch. The preamble is nil without PassEnv.
 func (p *plan) argv() ([]string, []byte) {
 	var pre []byte
-	spec := remotecmd.RemoteSpec{Command: p.command, Args: p.args, Workspace: p.workspace}
+	spec := remotecmd.RemoteSpec{Command: p.command, Args: p.args, Workspace: p.workspace, Sandbox: p.sandbox}
 	if len(p.l.opts.PassEnv) > 0 {
 		pre = remotecmd.Preamble(remotecmd.PassEnvValues(p.l.opts.PassEnv, p.l.opts.LookupEnv))
 		spec.PassEnv = p.l.opts.PassEnv

@@ -17,7 +17,7 @@ type flagGroup struct {
 // run is in exactly one (TestHelpRunGroupsEveryFlag).
 var runFlagGroups = []flagGroup{
 	{"RUNTIME", []string{"command", "workspace", "workflow", "protocol", "init-timeout", "verify-credential",
-		"confirm-tool-servers", "confirm-tool-servers-timeout", "subagents", "no-measure"}},
+		"confirm-tool-servers", "confirm-tool-servers-timeout", "subagents", "no-measure", "sandbox", "sandbox-net"}},
 	{"SESSION", []string{"resume", "fork", "mode", "model", "config", "add-dir", "permissions", "system-prompt",
 		"system-prompt-file", "system-prompt-mode"}},
 	{"LIMITS", []string{"read-timeout", "turn-timeout", "stall-timeout", "stop-grace", "max-tokens", "max-cost",

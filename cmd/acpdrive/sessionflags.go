@@ -21,6 +21,8 @@ type sessionFlags struct {
 	systemPrompt     string
 	systemPromptFile string
 	systemPromptMode string
+	sandbox          bool   // --sandbox (docs/behaviour.md#sandbox)
+	sandboxNet       string // --sandbox-net
 }
 
 // register defines the flags.
@@ -43,6 +45,8 @@ func (f *sessionFlags) register(fs *flag.FlagSet) {
 	})
 	fs.StringVar(&f.systemPrompt, "system-prompt", "", "system prompt `TEXT` sent on session/new and continuations (agent.system_prompt)")
 	fs.StringVar(&f.systemPromptFile, "system-prompt-file", "", "read the system prompt from `FILE`")
+	fs.BoolVar(&f.sandbox, "sandbox", false, "run the runtime and everything it spawns under bubblewrap: the filesystem read-only but the workspace, the --add-dir directories, a private temporary directory and the runtime's state directories, in a PID namespace that ends with the session; refused at start where bwrap is missing (agent.sandbox)")
+	fs.StringVar(&f.sandboxNet, "sandbox-net", "", "the sandbox's network: host (the default) or none (agent.sandbox_net)")
 	fs.StringVar(&f.systemPromptMode, "system-prompt-mode", "", "append (the default: after the runtime's own) or override (replaces it); refused at start when the runtime does not advertise the mode (agent.system_prompt_mode)")
 }
 
@@ -78,6 +82,25 @@ func (f sessionFlags) apply(cfg *domain.Config) error {
 	if f.systemPromptMode != "" {
 		s.SystemPromptMode = f.systemPromptMode
 	}
+	return f.applySandbox(&cfg.Sandbox)
+}
+
+// applySandbox writes --sandbox and --sandbox-net into sb.
+func (f sessionFlags) applySandbox(sb *domain.Sandbox) error {
+	if f.sandbox {
+		sb.Enabled = true
+	}
+	if f.sandboxNet == "" {
+		return nil
+	}
+	n, err := domain.ParseSandboxNetwork(f.sandboxNet)
+	if err != nil {
+		return fmt.Errorf("--sandbox-net: %w", err)
+	}
+	if !sb.Enabled {
+		return errors.New("--sandbox-net: the sandbox is off (give --sandbox or agent.sandbox: true)")
+	}
+	sb.Network = n
 	return nil
 }
 

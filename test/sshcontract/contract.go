@@ -383,6 +383,8 @@ func RunContract(t *testing.T, newLauncher func(t *testing.T, srv *sshtest.Serve
 		}
 		noRemote(t)
 	})
+
+	runSandbox(t, srv, agent, start, stop, noRemote)
 }
 
 type failingSource struct {

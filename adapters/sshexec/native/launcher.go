@@ -124,7 +124,8 @@ func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 	// The whole command is agent.command's shell fragment, re-joined the
 	// way the ssh-binary transport joins it (remotecmd.JoinFragment), so
 	// both transports run the same remote command.
-	return &plan{l: l, command: remotecmd.JoinFragment(req.Command), workspace: req.Workspace}, nil
+	return &plan{l: l, command: remotecmd.JoinFragment(req.Command), workspace: req.Workspace,
+		sandbox: remotecmd.SandboxFor(req.Sandbox, req.AddDirs)}, nil
 }
 
 // plan is a validated remote launch. It implements ports.Plan.
@@ -133,6 +134,7 @@ type plan struct {
 	command   string   // agent.command, a shell fragment
 	args      []string // the words acpdrive added, quoted remotely
 	workspace string
+	sandbox   *remotecmd.RemoteSandbox // nil: unconfined (docs/behaviour.md#sandbox)
 }
 
 var _ ports.Plan = (*plan)(nil)
@@ -168,7 +170,7 @@ func (p *plan) Start(ctx context.Context, env []string) (ports.Process, error) {
 	if len(p.l.opts.PassEnv) > 0 {
 		pre = remotecmd.Preamble(remotecmd.PassEnvValues(p.l.opts.PassEnv, p.l.lookupEnv))
 	}
-	spec := remotecmd.RemoteSpec{Command: p.command, Args: p.args, Workspace: p.workspace, PassEnv: p.l.opts.PassEnv, PreambleLen: len(pre)}
+	spec := remotecmd.RemoteSpec{Command: p.command, Args: p.args, Workspace: p.workspace, Sandbox: p.sandbox, PassEnv: p.l.opts.PassEnv, PreambleLen: len(pre)}
 	send := pre
 	if cut := p.l.preambleCut; cut > 0 && cut <= len(pre) {
 		send = pre[:len(pre)-cut]

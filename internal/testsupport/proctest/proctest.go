@@ -148,3 +148,50 @@ func describe(pid int) string {
 	}
 	return "pid " + strconv.Itoa(pid) + " [" + state + "] " + strconv.Quote(cmdline)
 }
+
+// WithCmdline returns the live processes whose command line (its words
+// joined by spaces) contains s, read from /proc; nothing on systems
+// without /proc.
+func WithCmdline(s string) []int {
+	entries, err := os.ReadDir(procRoot)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		data, err := os.ReadFile(procRoot + "/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		if strings.Contains(string(bytes.ReplaceAll(data, []byte{0}, []byte{' '})), s) && Alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// WaitCmdlineGone waits up to within for WithCmdline(s) to become empty;
+// if processes remain it marks the test failed naming each.
+func WaitCmdlineGone(t testing.TB, s string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		left := WithCmdline(s)
+		if len(left) == 0 {
+			return
+		}
+		if !time.Now().Before(deadline) {
+			descs := make([]string, 0, len(left))
+			for _, pid := range left {
+				descs = append(descs, describe(pid))
+			}
+			t.Errorf("%d process(es) running %q still live after %s: %s", len(left), s, within, strings.Join(descs, "; "))
+			return
+		}
+		time.Sleep(pollInterval)
+	}
+}

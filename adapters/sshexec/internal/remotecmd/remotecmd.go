@@ -30,6 +30,9 @@ type RemoteSpec struct {
 	// PreambleLen is len(Preamble(...)) for the values being sent, 0 when
 	// PassEnv is empty (then no preamble is read).
 	PreambleLen int
+	// Sandbox, when not nil, runs the runtime under bubblewrap on the
+	// remote host (docs/behaviour.md#sandbox).
+	Sandbox *RemoteSandbox
 }
 
 // PreambleSentinel is the last line of every preamble. The remote command
@@ -220,14 +223,23 @@ func RemoteCommand(s RemoteSpec) string {
 		b.WriteString(" >&2; exit " + strconv.Itoa(ExitRemotePreambleTruncated) + ";; esac\n")
 		b.WriteString("eval \"${acpdrive_pre%.}\"; unset acpdrive_pre\n")
 	}
+	if s.Sandbox != nil {
+		b.WriteString(sandboxCheck())
+	}
 	b.WriteString("exec 3<&0\n")
 	b.WriteString("acpdrive_pp=$PPID\n")
 	b.WriteString("cd -- " + ShellQuote(s.Workspace) + " && {\n")
 	b.WriteString("( ")
-	b.WriteString(s.Command)
+	var line strings.Builder
+	line.WriteString(s.Command)
 	for _, a := range s.Args {
-		b.WriteString(" ")
-		b.WriteString(ShellQuote(a))
+		line.WriteString(" ")
+		line.WriteString(ShellQuote(a))
+	}
+	if s.Sandbox != nil {
+		b.WriteString(SandboxWords(*s.Sandbox, s.Workspace, line.String()+"\n"))
+	} else {
+		b.WriteString(line.String())
 	}
 	b.WriteString("\n) <&3 3<&- &\n} || exit 1\n")
 	b.WriteString("acpdrive_rt=$!; exec 3<&- </dev/null\n")
