@@ -1,3 +1,9 @@
+//go:build linux
+
+// The sandbox is built with bubblewrap on Linux only; elsewhere Prepare
+// refuses it, which the rows of TestPrepareSandboxRefusals for darwin and
+// windows check here with the host's OS injected.
+
 package localexec
 
 import (
