@@ -105,6 +105,9 @@ type Options struct {
 	// drainBound overrides DefaultDrainBound; only this package's tests
 	// set it (export_test.go).
 	drainBound time.Duration
+	// output is Settings.OutputSchema compiled by resolved; nil when none
+	// is set (docs/behaviour.md#structured-results).
+	output *outputSchema
 }
 
 // ProbeOptions asks Probe for more than the handshake
@@ -179,6 +182,11 @@ func (o Options) resolved() (Options, error) {
 	if err := domain.FindingsError(o.Settings.Validate()); err != nil {
 		return o, domain.WrapError(domain.KindAgentNotFound, err.Error(), err)
 	}
+	out, err := compiledOutput(o.Settings)
+	if err != nil {
+		return o, err
+	}
+	o.output = out
 	return o, nil
 }
 

@@ -89,22 +89,9 @@ func newSession(opts Options, obs *observation) *Session {
 	return s
 }
 
-// Turn sends one prompt and relays the runtime's updates as events until
-// the turn ends (docs/behaviour.md#turn-disposition), and returns how it
-// ended: the outcome, the error (nil on turn_completed), the turn's reply
-// (TurnResult.Reply: the agent's last message of the turn, whole up to
-// domain.ReplyCap), and its usage and cost when measured.
-//
-// Cancelling ctx cancels the turn (session/cancel is sent once):
-// turn_cancelled. ctx's deadline ends it as turn_timeout with
-// domain.MsgCallerDeadline, told apart from Settings.TurnTimeout's
-// "the turn exceeded turn_timeout_ms". Only one turn may run at a time: a
-// second concurrent call is refused with response_error before anything
-// reaches the runtime. A Turn after Stop is refused with turn_cancelled
-// (not retryable) and domain.MsgSessionStopped, and sends nothing. An
-// ending held from between turns (a request only a person could answer)
-// ends this turn without sending the prompt.
-func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
+// turn runs one prompt as a turn; Turn adds the structured result
+// (docs/behaviour.md#structured-results).
+func (s *Session) turn(ctx context.Context, prompt string) domain.TurnResult {
 	if s.stopped.Load() {
 		return domain.FailedResult(domain.NewError(domain.KindTurnCancelled, domain.MsgSessionStopped))
 	}

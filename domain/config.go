@@ -82,6 +82,14 @@ type Config struct {
 	// Subagents is agent.subagents: follow subagents as child sessions
 	// (SessionSettings.Subagents).
 	Subagents bool
+	// OutputSchema is agent.output_schema: the file holding the JSON
+	// Schema of each turn's result, "" when absent; resolved like
+	// MCPConfig. The CLI reads it into SessionSettings.OutputSchema
+	// (docs/behaviour.md#structured-results).
+	OutputSchema string
+	// OutputRetries is agent.output_retries: the follow-up prompts a turn
+	// without a valid result sends (SessionSettings.OutputRetries).
+	OutputRetries int
 	// MCPConfig is agent-client-protocol.mcp_config: the operator's MCP
 	// server configuration file; "" when absent. The WORKFLOW.md loader
 	// (package config) resolves a relative path against the WORKFLOW.md

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -80,6 +81,15 @@ type SessionSettings struct {
 	// (agent.permissions, --permissions): its zero value refuses every
 	// request, the unattended posture (docs/behaviour.md#permission-posture).
 	Permissions PermissionPolicy
+	// OutputSchema is the JSON Schema (draft 2020-12) of each turn's
+	// result (agent.output_schema, --output-schema); nil asks for none. It
+	// must compile and describe an object, or the start is refused
+	// (docs/behaviour.md#structured-results).
+	OutputSchema json.RawMessage
+	// OutputRetries is how many follow-up prompts a turn that ended
+	// without a valid result sends asking for it (--output-retries); zero
+	// or negative: none (docs/behaviour.md#structured-results).
+	OutputRetries int
 }
 
 // MaxVerificationBound is the longest a credential-verification session may
@@ -110,6 +120,7 @@ func (c Config) SessionSettings() SessionSettings {
 		Subagents:                 c.Subagents,
 		Protocol:                  protocolOf(c.Protocol),
 		Permissions:               c.Permissions.clone(),
+		OutputRetries:             c.OutputRetries,
 	}
 }
 

@@ -1,0 +1,121 @@
+package domain
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// The sources of a structured result (docs/behaviour.md#structured-results).
+const (
+	// ResultSourceTool: the model called acpdrive's submit_result tool.
+	ResultSourceTool = "tool"
+	// ResultSourceReply: the result is the last JSON object of the reply.
+	ResultSourceReply = "reply"
+)
+
+// The reasons of a missing result (TurnResult.ResultMissing).
+const (
+	// MsgResultNoJSON: the agent's last message held no JSON object.
+	MsgResultNoJSON = "the reply holds no JSON object"
+	// MsgResultInvalidPrefix begins the reason of a result that did not
+	// validate; the validator's text follows.
+	MsgResultInvalidPrefix = "the result does not validate: "
+	// MsgResultNoReply: the turn produced no message at all.
+	MsgResultNoReply = "the turn produced no reply"
+)
+
+// ResultInstruction is the instruction appended to every prompt of a
+// session with an output schema (docs/behaviour.md#structured-results):
+// the result is to be delivered as one JSON object at the end of the
+// reply. schema is the schema's JSON text.
+func ResultInstruction(schema []byte) string {
+	return "\n\n[acpdrive] When you have finished, end your reply with the result as one JSON object " +
+		"in a ```json fenced block, valid against this JSON Schema:\n" + string(bytes.TrimSpace(schema))
+}
+
+// ResultFollowUp is the follow-up prompt of a turn that ended without a
+// valid result; why is the reason (TurnResult.ResultMissing).
+func ResultFollowUp(why string) string {
+	return "[acpdrive] Your last reply did not deliver the result (" + why + "). " +
+		"Reply now with the result only, as one JSON object in a ```json fenced block."
+}
+
+// ReplyJSON returns the result a reply carries
+// (docs/behaviour.md#structured-results): the content of its last fenced
+// code block that holds a JSON object, else the last JSON object found
+// in its text (the last '{' from which a whole object decodes). ok is
+// false when there is none.
+func ReplyJSON(reply string) (json.RawMessage, bool) {
+	if v, ok := lastFencedObject(reply); ok {
+		return v, true
+	}
+	return lastObject(reply)
+}
+
+// lastFencedObject is the last ``` block whose content is a JSON object.
+func lastFencedObject(reply string) (json.RawMessage, bool) {
+	parts := strings.Split(reply, "```")
+	// parts at odd indexes are inside a fence.
+	for i := len(parts) - 1; i >= 1; i-- {
+		if i%2 == 0 {
+			continue
+		}
+		body := parts[i]
+		if nl := strings.IndexByte(body, '\n'); nl >= 0 && !strings.HasPrefix(strings.TrimSpace(body), "{") {
+			body = body[nl+1:] // the info string (json, JSON, …)
+		}
+		if v, ok := wholeObject(body); ok {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// lastObject is the last top-level JSON object of text: from each '{',
+// left to right, an object that decodes is kept and the scan goes on after
+// its end; the last one kept wins.
+func lastObject(text string) (json.RawMessage, bool) {
+	var last json.RawMessage
+	for i := 0; i < len(text); {
+		j := strings.IndexByte(text[i:], '{')
+		if j < 0 {
+			break
+		}
+		i += j
+		dec := json.NewDecoder(strings.NewReader(text[i:]))
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err == nil && isObject(raw) {
+			last = raw
+			i += int(dec.InputOffset())
+			continue
+		}
+		i++
+	}
+	if last == nil {
+		return nil, false
+	}
+	return compact(last), true
+}
+
+// wholeObject is s when it is exactly one JSON object (space around it
+// allowed).
+func wholeObject(s string) (json.RawMessage, bool) {
+	raw := json.RawMessage(strings.TrimSpace(s))
+	if !json.Valid(raw) || !isObject(raw) {
+		return nil, false
+	}
+	return compact(raw), true
+}
+
+func isObject(raw json.RawMessage) bool {
+	return len(raw) > 0 && bytes.TrimSpace(raw)[0] == '{'
+}
+
+func compact(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return raw
+	}
+	return b.Bytes()
+}
