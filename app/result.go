@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -37,7 +38,8 @@ func CompileOutputSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
 
 // outputSchemaError is the start's refusal of an output schema.
 func outputSchemaError(err error) error {
-	return domain.WrapError(domain.KindAgentNotFound, MsgOutputSchema, err)
+	err = fmt.Errorf("%s: %w", MsgOutputSchema, err)
+	return domain.WrapError(domain.KindAgentNotFound, err.Error(), err)
 }
 
 // outputSchema is a session's compiled output schema and its text.

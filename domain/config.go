@@ -227,6 +227,11 @@ const (
 	// CheckMCPConfigWrongType: agent-client-protocol.mcp_config is present
 	// with a YAML type other than a string.
 	CheckMCPConfigWrongType = "agent-client-protocol.mcp_config.wrong_type"
+	// CheckOutputSchemaInvalid: agent.output_schema cannot be read, does
+	// not compile or does not describe an object
+	// (docs/behaviour.md#structured-results); `acpdrive validate` reports
+	// it, Start refuses it (agent_not_found).
+	CheckOutputSchemaInvalid = "agent.output_schema.invalid"
 	// CheckEffortNotForwarded: agent-client-protocol.effort is set; this
 	// kind passes no reasoning level to its runtime.
 	CheckEffortNotForwarded = "agent.effort.not_forwarded"

@@ -31,6 +31,9 @@ const (
 	// exitNeedsPerson: a turn was refused (turn_refused) or needs a
 	// person (turn_input_required): retrying unattended will not help.
 	exitNeedsPerson = 4
+	// exitResultMissing: every turn completed, but one under an output
+	// schema ended without a valid result (docs/behaviour.md#structured-results).
+	exitResultMissing = 5
 )
 
 func main() {
