@@ -31,14 +31,14 @@ const (
 // reply. schema is the schema's JSON text.
 func ResultInstruction(schema []byte) string {
 	return "\n\n[acpdrive] When you have finished, end your reply with the result as one JSON object " +
-		"in a ```json fenced block, valid against this JSON Schema:\n" + string(bytes.TrimSpace(schema))
+		"in a fenced code block marked json, valid against this JSON Schema:\n" + string(bytes.TrimSpace(schema))
 }
 
 // ResultFollowUp is the follow-up prompt of a turn that ended without a
 // valid result; why is the reason (TurnResult.ResultMissing).
 func ResultFollowUp(why string) string {
 	return "[acpdrive] Your last reply did not deliver the result (" + why + "). " +
-		"Reply now with the result only, as one JSON object in a ```json fenced block."
+		"Reply now with the result only, as one JSON object in a fenced code block marked json."
 }
 
 // ReplyJSON returns the result a reply carries
