@@ -119,3 +119,21 @@ func compact(raw json.RawMessage) json.RawMessage {
 	}
 	return b.Bytes()
 }
+
+// ResultServerName is the name of the stdio MCP server acpdrive declares
+// for the result tool (docs/behaviour.md#structured-results); an
+// operator's MCP configuration may not declare it while a schema is set.
+const ResultServerName = "acpdrive-result"
+
+// ResultToolName is the one tool the result server offers.
+const ResultToolName = "submit_result"
+
+// ResultToolDescription is the result tool's description, written so that
+// models call it.
+const ResultToolDescription = "Submit the final, structured result of your work. Call this exactly once when you have finished, " +
+	"with arguments that match the input schema. If the call is answered with validation errors, correct the arguments and call it again."
+
+// ResultToolInstruction is the instruction appended to every prompt when
+// the result server is declared (docs/behaviour.md#structured-results).
+const ResultToolInstruction = "\n\n[acpdrive] When you have finished, deliver the result by calling the tool " +
+	ResultToolName + " (MCP server " + ResultServerName + ") with arguments valid against its input schema."
