@@ -73,6 +73,11 @@ type Options struct {
 	// implements it; its Options.Command re-executes the beacon (the CLI:
 	// its own executable and "mcp-beacon").
 	ToolServerBeacon ports.ToolServerBeacon
+	// ResultServer serves the result tool to a local launch when
+	// Settings.OutputSchema is set (docs/behaviour.md#structured-results);
+	// nil: the result is taken from the reply alone. adapters/mcpresult
+	// implements it (the CLI re-executes itself as "mcp-result").
+	ResultServer ports.ResultServer
 	// MeasurementSources may measure the runtime's token usage; the first
 	// that claims a local launch is used (docs/behaviour.md#token-accounting).
 	MeasurementSources []ports.MeasurementSource

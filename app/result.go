@@ -109,11 +109,17 @@ func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
 	if o == nil {
 		return s.turn(ctx, prompt)
 	}
-	res := s.turn(ctx, prompt+domain.ResultInstruction(o.raw))
+	instruction := domain.ResultInstruction(o.raw)
+	if s.result != nil {
+		instruction = domain.ResultToolInstruction + domain.ResultInstructionFallback(o.raw)
+	}
+	res := s.turn(ctx, prompt+instruction)
+	s.fromTool(&res)
 	o.fromReply(&res)
 	for n := 0; n < s.opts.Settings.OutputRetries && res.Result == nil && res.Outcome == domain.OutcomeCompleted && ctx.Err() == nil; n++ {
 		s.log.Info("turn ended without a valid result; asking for it", "reason", res.ResultMissing, "follow_up", n+1)
-		res = s.turn(ctx, domain.ResultFollowUp(res.ResultMissing))
+		res = s.turn(ctx, domain.ResultFollowUp(res.ResultMissing, s.result != nil))
+		s.fromTool(&res)
 		o.fromReply(&res)
 	}
 	if res.Result == nil {
@@ -132,4 +138,55 @@ func compiledOutput(settings domain.SessionSettings) (*outputSchema, error) {
 		return nil, outputSchemaError(err)
 	}
 	return &outputSchema{resolved: r, raw: settings.OutputSchema}, nil
+}
+
+// fromTool sets res's result from the result tool: the last valid call of
+// the turn, checked again against the schema.
+func (s *Session) fromTool(res *domain.TurnResult) {
+	if s.result == nil {
+		return
+	}
+	v, ok := s.result.Take()
+	if !ok {
+		return
+	}
+	if why := s.opts.output.check(v); why != "" {
+		res.ResultMissing = why
+		return
+	}
+	res.Result, res.ResultSource, res.ResultMissing = v, domain.ResultSourceTool, ""
+}
+
+// armResult declares the result tool's server beside the others when an
+// output schema is set and a ResultServer is given, on a local launch
+// only: a remote launch declares no stdio server, and the result comes
+// from the reply (docs/behaviour.md#structured-results).
+func (s *Session) armResult(ctx context.Context, servers []domain.MCPServer) ([]domain.MCPServer, error) {
+	if s.opts.output == nil || s.opts.ResultServer == nil {
+		return servers, nil
+	}
+	if s.rt.target.Remote() {
+		s.log.Info("a remote launch delivers no MCP servers; the result is taken from the reply", "host", s.rt.target.Host)
+		return servers, nil
+	}
+	a, err := s.opts.ResultServer.Arm(ctx, s.opts.output.raw)
+	if err != nil {
+		return nil, keepKind(err, msgResultArm+": "+err.Error())
+	}
+	s.result = a
+	return append(append([]domain.MCPServer{}, servers...), a.Server()), nil
+}
+
+// msgResultArm is the message of a start that could not arm the result
+// server.
+const msgResultArm = "could not arm the result server"
+
+// releaseResult releases the result server at teardown.
+func (s *Session) releaseResult() {
+	if s.result == nil {
+		return
+	}
+	if err := s.result.Release(); err != nil {
+		s.log.Debug("could not release the result server", "error", err)
+	}
 }

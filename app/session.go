@@ -47,6 +47,7 @@ type Session struct {
 	control      NegativeControl
 	servers      []domain.MCPServer          // delivered on session/new and continuation calls
 	beacon       ports.ArmedBeacon           // the tool-server beacon, nil when not asked for
+	result       ports.ArmedResult           // the result tool's server, nil when not declared
 	endWith      string                      // how the session ends through the protocol, "" for not at all
 	created      *acpwire.NewSessionResponse // session/new's answer, kept for a probe
 	// replaced marks a start that another start replaces (a restart, a
@@ -187,6 +188,7 @@ func (s *Session) Stop(ctx context.Context) error {
 	return s.rt.stop(ctx, s.opts.Settings.StopGrace, td, func(err error) {
 		s.meter.release()
 		s.releaseBeacon() // after the runtime's tree is gone
+		s.releaseResult()
 		if s.rt.proc != nil {
 			s.obs.step(ports.StepTeardown, s.within, began, s.clock.Now(), err)
 		}

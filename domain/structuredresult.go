@@ -34,11 +34,22 @@ func ResultInstruction(schema []byte) string {
 		"in a fenced code block marked json, valid against this JSON Schema:\n" + string(bytes.TrimSpace(schema))
 }
 
+// ResultInstructionFallback follows ResultToolInstruction: the reply's
+// way, for a model that cannot reach the tool.
+func ResultInstructionFallback(schema []byte) string {
+	return " If you cannot call it, end your reply with the result as one JSON object " +
+		"in a fenced code block marked json, valid against this JSON Schema:\n" + string(bytes.TrimSpace(schema))
+}
+
 // ResultFollowUp is the follow-up prompt of a turn that ended without a
-// valid result; why is the reason (TurnResult.ResultMissing).
-func ResultFollowUp(why string) string {
-	return "[acpdrive] Your last reply did not deliver the result (" + why + "). " +
-		"Reply now with the result only, as one JSON object in a fenced code block marked json."
+// valid result; why is the reason (TurnResult.ResultMissing), tool whether
+// the result tool is declared.
+func ResultFollowUp(why string, tool bool) string {
+	ask := "Reply now with the result only, as one JSON object in a fenced code block marked json."
+	if tool {
+		ask = "Call the tool " + ResultToolName + " now with the result (or, if you cannot, reply with it as one JSON object in a fenced code block marked json)."
+	}
+	return "[acpdrive] Your last reply did not deliver the result (" + why + "). " + ask
 }
 
 // ReplyJSON returns the result a reply carries
@@ -137,3 +148,37 @@ const ResultToolDescription = "Submit the final, structured result of your work.
 // the result server is declared (docs/behaviour.md#structured-results).
 const ResultToolInstruction = "\n\n[acpdrive] When you have finished, deliver the result by calling the tool " +
 	ResultToolName + " (MCP server " + ResultServerName + ") with arguments valid against its input schema."
+
+// ResultToolTitles are the titles a runtime gives a call of acpdrive's
+// result tool: Claude Code's and Qwen Code's mcp__<server>__<tool>,
+// Gemini CLI's "<tool> (<server> MCP Server)", and the <server>.<tool>,
+// <server>/<tool> and mcp_<server>_<tool> forms.
+var ResultToolTitles = [...]string{
+	"mcp__" + ResultServerName + "__" + ResultToolName,
+	ResultToolName + " (" + ResultServerName + " MCP Server)",
+	ResultServerName + "." + ResultToolName,
+	ResultServerName + "/" + ResultToolName,
+	"mcp_" + ResultServerName + "_" + ResultToolName,
+}
+
+// ByResultTool is PermissionDecision.By of the one exception to the
+// permission posture: acpdrive's own result tool
+// (docs/behaviour.md#structured-results).
+const ByResultTool = "result_tool"
+
+// IsResultToolRequest reports whether r asks to call acpdrive's own
+// result tool: its title is exactly one of ResultToolTitles (the server
+// name acpdrive chose and the tool name, together), its kind is other or
+// absent, and it names no path and no command. Anything else is not.
+func IsResultToolRequest(r PermissionRequest) bool {
+	if r.Kind != ToolOther || len(r.Paths) > 0 || r.Command != "" {
+		return false
+	}
+	title := strings.TrimSpace(r.Title)
+	for _, t := range ResultToolTitles {
+		if title == t {
+			return true
+		}
+	}
+	return false
+}

@@ -27,3 +27,24 @@ func TestReplyJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestIsResultToolRequest(t *testing.T) {
+	for _, title := range domain.ResultToolTitles {
+		if !domain.IsResultToolRequest(domain.PermissionRequest{Kind: domain.ToolOther, Title: " " + title}) {
+			t.Errorf("%q is the result tool", title)
+		}
+	}
+	for _, r := range []domain.PermissionRequest{
+		{Kind: domain.ToolOther, Title: "mcp__acpdrive-results__submit_result"},
+		{Kind: domain.ToolOther, Title: "mcp__other__submit_result"},
+		{Kind: domain.ToolOther, Title: "submit_result"},
+		{Kind: domain.ToolOther, Title: "mcp__acpdrive-result__submit_result2"},
+		{Kind: domain.ToolExecute, Title: "mcp__acpdrive-result__submit_result"},
+		{Kind: domain.ToolOther, Title: "mcp__acpdrive-result__submit_result", Command: "rm -rf /"},
+		{Kind: domain.ToolOther, Title: "mcp__acpdrive-result__submit_result", Paths: []domain.PermissionPath{{Path: "a"}}},
+	} {
+		if domain.IsResultToolRequest(r) {
+			t.Errorf("%+v is not the result tool", r)
+		}
+	}
+}

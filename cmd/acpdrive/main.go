@@ -18,6 +18,7 @@ import (
 	"os"
 
 	"github.com/acpdrive/acpdrive/adapters/mcpbeacon"
+	"github.com/acpdrive/acpdrive/adapters/mcpresult"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/refagent"
 )
@@ -56,6 +57,10 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return probeCommand(ctx, args[1:], stdout, stderr)
 	case "sessions":
 		return sessionsCommand(ctx, args[1:], stdout, stderr)
+	case mcpresult.SubcommandName:
+		// Hidden: the result tool's server a runtime starts as an MCP
+		// server (docs/behaviour.md#structured-results).
+		return mcpresult.Main(ctx, args[1:], stdin, stdout, stderr)
 	case mcpbeacon.SubcommandName:
 		// Hidden: the tool-server beacon a runtime starts as an MCP server
 		// (docs/behaviour.md#tool-server-confirmation).

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acpdrive/acpdrive/adapters/mcpbeacon"
+	"github.com/acpdrive/acpdrive/adapters/mcpresult"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/config"
 	"github.com/acpdrive/acpdrive/domain"
@@ -546,6 +547,7 @@ func localSettings() wiring.LocalSettings {
 	s := wiring.LocalSettings{Contain: true}
 	if exe, err := os.Executable(); err == nil {
 		s.BeaconCommand = []string{exe, mcpbeacon.SubcommandName}
+		s.ResultCommand = []string{exe, mcpresult.SubcommandName}
 	}
 	return s
 }
