@@ -121,11 +121,12 @@ func decodePermission(params json.RawMessage) (acpwire.RequestPermissionRequest,
 // links. On a remote launch no path can be known here: none is inside.
 type permissionJudge struct {
 	policy    ports.PermissionPolicy
-	workspace string // the workspace as given ("" on a remote launch)
+	workspace string   // the workspace as given ("" on a remote launch)
+	roots     []string // the resolved workspace and additional directories
+
 	// resultTool: the session declares acpdrive's result tool, whose
 	// calls are allowed (docs/behaviour.md#structured-results).
 	resultTool bool
-	roots      []string // the resolved workspace and additional directories
 }
 
 // newPermissionJudge is the judge of a session: Options.PermissionPolicy,
