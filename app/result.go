@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,13 +67,14 @@ func (o *outputSchema) fromReply(res *domain.TurnResult) {
 	if res.Result != nil {
 		return
 	}
+	tool := res.ResultMissing // the result tool's last validation error, if any
 	if res.Reply == "" {
-		res.ResultMissing = domain.MsgResultNoReply
+		res.ResultMissing = cmp.Or(tool, domain.MsgResultNoReply)
 		return
 	}
 	v, ok := domain.ReplyJSON(res.Reply)
 	if !ok {
-		res.ResultMissing = domain.MsgResultNoJSON
+		res.ResultMissing = cmp.Or(tool, domain.MsgResultNoJSON)
 		return
 	}
 	if why := o.check(v); why != "" {
@@ -146,8 +148,9 @@ func (s *Session) fromTool(res *domain.TurnResult) {
 	if s.result == nil {
 		return
 	}
-	v, ok := s.result.Take()
-	if !ok {
+	v, invalid := s.result.Take()
+	if v == nil {
+		res.ResultMissing = invalid // the reply may still hold one
 		return
 	}
 	if why := s.opts.output.check(v); why != "" {

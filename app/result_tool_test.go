@@ -3,14 +3,17 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/acpdrive/acpdrive/adapters/mcpresult"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
 	"github.com/acpdrive/acpdrive/ports"
 )
 
@@ -34,15 +37,15 @@ func (f *fakeResultServer) Server() domain.MCPServer {
 	return domain.MCPServer{Name: domain.ResultServerName, Transport: domain.MCPStdio, Command: "/bin/true"}
 }
 
-func (f *fakeResultServer) Take() (json.RawMessage, bool) {
+func (f *fakeResultServer) Take() (json.RawMessage, string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.queue) == 0 {
-		return nil, false
+		return nil, ""
 	}
 	v := f.queue[0]
 	f.queue = f.queue[1:]
-	return v, v != nil
+	return v, ""
 }
 
 func (f *fakeResultServer) Release() error {
@@ -111,4 +114,49 @@ func TestResultToolPermissionException(t *testing.T) {
 	ds = decisions(plain)
 	require.Len(t, ds, 1)
 	assert.Equal(t, domain.PermissionRefuse, ds[0].Decision, "no result server declared: no exception")
+}
+
+// thoughts is every thought text the session reported.
+func thoughts(h *harness) string {
+	var b strings.Builder
+	for _, ev := range h.rec.All() {
+		if ev.Thought != "" {
+			b.WriteString(ev.Thought + "\n")
+		}
+	}
+	return b.String()
+}
+
+func withRealResultServer(t *testing.T) option {
+	s := mcpresult.New(mcpresult.Options{Command: []string{testbin.Path(t), mcpresult.SubcommandName}})
+	return func(o *app.Options) { o.ResultServer = s }
+}
+
+// TestResultToolThroughMCP: the reference agent calls acpdrive's result
+// server (the CLI binary's mcp-result) as a runtime would. A valid call is
+// the turn's result, source tool; an invalid first call is answered with
+// the validation errors and the corrected second call is the result; only
+// invalid calls, even after the follow-up, end result_missing with the
+// last validation error and the turn still completed.
+func TestResultToolThroughMCP(t *testing.T) {
+	t.Parallel()
+	h := start(t, script(t, "result-tool-mcp.json"), withSchema(1), withRealResultServer(t))
+
+	res := h.turn("#valid go")
+	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+	assert.JSONEq(t, `{"done":true,"branch":"fix-32"}`, string(res.Result), res.ResultMissing+"\n"+thoughts(h))
+	assert.Equal(t, domain.ResultSourceTool, res.ResultSource)
+
+	res = h.turn("#fix go")
+	assert.JSONEq(t, `{"done":true}`, string(res.Result), res.ResultMissing+"\n"+thoughts(h))
+	assert.Equal(t, domain.ResultSourceTool, res.ResultSource)
+	assert.Contains(t, thoughts(h), "mcpCall submit_result error: "+domain.MsgResultInvalidPrefix)
+
+	res = h.turn("#bad go")
+	require.Equal(t, domain.OutcomeCompleted, res.Outcome)
+	assert.Nil(t, res.Result)
+	assert.True(t, strings.HasPrefix(res.ResultMissing, domain.MsgResultInvalidPrefix), "the tool's last validation error: %s", res.ResultMissing)
+	prompts := promptTexts(t, h)
+	require.Len(t, prompts, 4, "one follow-up after #bad")
+	assert.Contains(t, prompts[3], "Call the tool "+domain.ResultToolName)
 }

@@ -23,9 +23,11 @@ type ResultServer interface {
 type ArmedResult interface {
 	// Server is the stdio server to declare to the runtime.
 	Server() domain.MCPServer
-	// Take returns the last valid result submitted since the previous
-	// Take, and forgets it; ok is false when none was.
-	Take() (result json.RawMessage, ok bool)
+	// Take returns what the tool received since the previous Take, and
+	// forgets it: the last valid result (nil when none was submitted),
+	// else invalid, the validation errors of the last call that did not
+	// validate ("" when there was no call at all).
+	Take() (result json.RawMessage, invalid string)
 	// Release stops listening and removes whatever Arm created. It is
 	// idempotent.
 	Release() error

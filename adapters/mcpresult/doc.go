@@ -13,9 +13,11 @@
 //     input schema is the schema file. A call is validated with
 //     github.com/google/jsonschema-go: invalid arguments are answered as a
 //     tool error carrying the validation errors, so the model corrects
-//     itself; valid ones are written to the socket as one JSON line
-//     {"token":…,"result":…}, acknowledged by the client before the tool
-//     call is answered, so the result is known before the turn ends.
+//     itself; every call is written to the socket as one JSON line,
+//     {"token":…,"result":…} or {"token":…,"invalid":"<errors>"},
+//     acknowledged by the client before the tool call is answered, so the
+//     result (or the last validation error) is known before the turn
+//     ends.
 //
 // The CLI runs Serve as the hidden subcommand `acpdrive mcp-result`. This
 // package imports nothing of app.

@@ -135,6 +135,7 @@ type armed struct {
 
 	mu       sync.Mutex // guards result, conn and released
 	result   json.RawMessage
+	invalid  string
 	conn     net.Conn
 	released bool
 
@@ -150,12 +151,15 @@ func (a *armed) Server() domain.MCPServer {
 	return s
 }
 
-func (a *armed) Take() (json.RawMessage, bool) {
+func (a *armed) Take() (json.RawMessage, string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	r := a.result
-	a.result = nil
-	return r, r != nil
+	r, why := a.result, a.invalid
+	a.result, a.invalid = nil, ""
+	if r != nil {
+		why = ""
+	}
+	return r, why
 }
 
 // Release closes the socket, awaits the listener and removes the
@@ -221,14 +225,20 @@ func (a *armed) read(conn net.Conn) {
 		return
 	}
 	a.mu.Lock()
-	a.result = r.Result
+	if r.Invalid != "" {
+		a.invalid = r.Invalid
+	} else {
+		a.result = r.Result
+	}
 	a.mu.Unlock()
 	_, _ = conn.Write([]byte(ack))
 	a.log.Debug("result submitted")
 }
 
-// report is the line the server writes for a valid call.
+// report is the line the server writes for a call: a valid result, or
+// the validation errors of an invalid one.
 type report struct {
-	Token  string          `json:"token"`
-	Result json.RawMessage `json:"result"`
+	Token   string          `json:"token"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Invalid string          `json:"invalid,omitempty"`
 }

@@ -58,9 +58,12 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, getenv func(string)
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			args := req.Params.Arguments
 			if why := check(resolved, args); why != "" {
+				if err := submit(ctx, socket, report{Token: token, Invalid: why}); err != nil {
+					logger.Warn("result server could not report an invalid call", "error", err)
+				}
 				return toolText(why, true), nil
 			}
-			if err := submit(ctx, socket, token, args); err != nil {
+			if err := submit(ctx, socket, report{Token: token, Result: args}); err != nil {
 				logger.Warn("result server could not report", "error", err)
 				return toolText(MsgNotRecorded+err.Error(), true), nil
 			}
@@ -92,13 +95,13 @@ func toolText(text string, isError bool) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isError}
 }
 
-// submit reports a valid result and waits for the client's
+// submit reports a call and waits for the client's
 // acknowledgement.
-func submit(ctx context.Context, socket, token string, result json.RawMessage) error {
-	if socket == "" || token == "" {
+func submit(ctx context.Context, socket string, r report) error {
+	if socket == "" || r.Token == "" {
 		return errors.New("no socket to report to")
 	}
-	line, err := json.Marshal(report{Token: token, Result: result})
+	line, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}

@@ -93,3 +93,22 @@ func TestRunOutputSchemaRefused(t *testing.T) {
 	stdout, _, code = runIn(t, dir, "validate", dir+"/WORKFLOW.md")
 	assert.Equal(t, 0, code, stdout)
 }
+
+// toolScript calls acpdrive's result tool: first with arguments that do
+// not validate, then corrected.
+const toolScript = `{"turns":{"fix":{"steps":[
+ {"step":"mcpCall","mcpServer":"acpdrive-result","mcpTool":"submit_result","mcpArguments":{"done":"yes"}},
+ {"step":"mcpCall","mcpServer":"acpdrive-result","mcpTool":"submit_result","mcpArguments":{"done":true}},
+ {"step":"text","text":"Submitted."},{"step":"stop","stopReason":"end_turn"}]}}}`
+
+// TestRunOutputSchemaThroughTheTool: the CLI declares its own result
+// server (acpdrive mcp-result); the corrected call is the result, source
+// tool.
+func TestRunOutputSchemaThroughTheTool(t *testing.T) {
+	t.Parallel()
+	stdout, stderr, code := runIn(t, t.TempDir(), "run", "--json", "--command", agentWith(t, toolScript),
+		"--output-schema", writeSchema(t, cliSchema), "#fix go")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, `"result":{"done":true},"result_source":"tool"`)
+	assert.Contains(t, stdout, `mcpCall submit_result error: the result does not validate`)
+}

@@ -1065,11 +1065,11 @@ func (mr *MockArmedResultMockRecorder) Server() *gomock.Call {
 }
 
 // Take mocks base method.
-func (m *MockArmedResult) Take() (json.RawMessage, bool) {
+func (m *MockArmedResult) Take() (json.RawMessage, string) {
 	m.ctrl.T.Helper()
 	ret := m.ctrl.Call(m, "Take")
 	ret0, _ := ret[0].(json.RawMessage)
-	ret1, _ := ret[1].(bool)
+	ret1, _ := ret[1].(string)
 	return ret0, ret1
 }
 
