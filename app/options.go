@@ -73,6 +73,11 @@ type Options struct {
 	// implements it; its Options.Command re-executes the beacon (the CLI:
 	// its own executable and "mcp-beacon").
 	ToolServerBeacon ports.ToolServerBeacon
+	// ResultServer serves the result tool to a local launch when
+	// Settings.OutputSchema is set (docs/behaviour.md#structured-results);
+	// nil: the result is taken from the reply alone. adapters/mcpresult
+	// implements it (the CLI re-executes itself as "mcp-result").
+	ResultServer ports.ResultServer
 	// MeasurementSources may measure the runtime's token usage; the first
 	// that claims a local launch is used (docs/behaviour.md#token-accounting).
 	MeasurementSources []ports.MeasurementSource
@@ -105,6 +110,9 @@ type Options struct {
 	// drainBound overrides DefaultDrainBound; only this package's tests
 	// set it (export_test.go).
 	drainBound time.Duration
+	// output is Settings.OutputSchema compiled by resolved; nil when none
+	// is set (docs/behaviour.md#structured-results).
+	output *outputSchema
 }
 
 // ProbeOptions asks Probe for more than the handshake
@@ -179,6 +187,11 @@ func (o Options) resolved() (Options, error) {
 	if err := domain.FindingsError(o.Settings.Validate()); err != nil {
 		return o, domain.WrapError(domain.KindAgentNotFound, err.Error(), err).WithReason(domain.ReasonConfigurationInvalid)
 	}
+	out, err := compiledOutput(o.Settings)
+	if err != nil {
+		return o, err
+	}
+	o.output = out
 	return o, nil
 }
 

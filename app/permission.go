@@ -123,6 +123,10 @@ type permissionJudge struct {
 	policy    ports.PermissionPolicy
 	workspace string   // the workspace as given ("" on a remote launch)
 	roots     []string // the resolved workspace and additional directories
+
+	// resultTool: the session declares acpdrive's result tool, whose
+	// calls are allowed (docs/behaviour.md#structured-results).
+	resultTool bool
 }
 
 // newPermissionJudge is the judge of a session: Options.PermissionPolicy,
@@ -135,6 +139,7 @@ func newPermissionJudge(opts Options, remote bool) *permissionJudge {
 	if remote {
 		return j
 	}
+	j.resultTool = opts.output != nil && opts.ResultServer != nil
 	j.workspace = opts.Workspace
 	for _, d := range append([]string{opts.Workspace}, opts.Settings.Session.AdditionalDirectories...) {
 		if r, ok := resolvePath(d); ok {
@@ -160,6 +165,11 @@ func (j *permissionJudge) judge(req jsonrpc.Request, session string, ours bool) 
 	r := describeRequest(p, req.Params, session, j)
 	if !ours {
 		return &judged{req: r, dec: domain.PermissionDecision{Verdict: domain.PermissionRefuse, By: "other_session"}}
+	}
+	if j != nil && j.resultTool && session == domain.PermissionParent && domain.IsResultToolRequest(r) {
+		// acpdrive's own result tool, the posture's one exception
+		// (docs/behaviour.md#structured-results).
+		return &judged{req: r, dec: domain.PermissionDecision{Verdict: domain.PermissionAllow, By: domain.ByResultTool}}
 	}
 	var policy ports.PermissionPolicy = domain.PermissionPolicy{}
 	if j != nil && j.policy != nil {

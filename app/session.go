@@ -47,6 +47,7 @@ type Session struct {
 	control      NegativeControl
 	servers      []domain.MCPServer          // delivered on session/new and continuation calls
 	beacon       ports.ArmedBeacon           // the tool-server beacon, nil when not asked for
+	result       ports.ArmedResult           // the result tool's server, nil when not declared
 	endWith      string                      // how the session ends through the protocol, "" for not at all
 	created      *acpwire.NewSessionResponse // session/new's answer, kept for a probe
 	// replaced marks a start that another start replaces (a restart, a
@@ -89,22 +90,9 @@ func newSession(opts Options, obs *observation) *Session {
 	return s
 }
 
-// Turn sends one prompt and relays the runtime's updates as events until
-// the turn ends (docs/behaviour.md#turn-disposition), and returns how it
-// ended: the outcome, the error (nil on turn_completed), the turn's reply
-// (TurnResult.Reply: the agent's last message of the turn, whole up to
-// domain.ReplyCap), and its usage and cost when measured.
-//
-// Cancelling ctx cancels the turn (session/cancel is sent once):
-// turn_cancelled. ctx's deadline ends it as turn_timeout with
-// domain.MsgCallerDeadline, told apart from Settings.TurnTimeout's
-// "the turn exceeded turn_timeout_ms". Only one turn may run at a time: a
-// second concurrent call is refused with response_error before anything
-// reaches the runtime. A Turn after Stop is refused with turn_cancelled
-// (not retryable) and domain.MsgSessionStopped, and sends nothing. An
-// ending held from between turns (a request only a person could answer)
-// ends this turn without sending the prompt.
-func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
+// turn runs one prompt as a turn; Turn adds the structured result
+// (docs/behaviour.md#structured-results).
+func (s *Session) turn(ctx context.Context, prompt string) domain.TurnResult {
 	if s.stopped.Load() {
 		return domain.FailedResult(domain.NewError(domain.KindTurnCancelled, domain.MsgSessionStopped))
 	}
@@ -200,6 +188,7 @@ func (s *Session) Stop(ctx context.Context) error {
 	return s.rt.stop(ctx, s.opts.Settings.StopGrace, td, func(err error) {
 		s.meter.release()
 		s.releaseBeacon() // after the runtime's tree is gone
+		s.releaseResult()
 		if s.rt.proc != nil {
 			s.obs.step(ports.StepTeardown, s.within, began, s.clock.Now(), err)
 		}

@@ -178,6 +178,9 @@ func (s *Session) launch(ctx context.Context, unreachable []string) error {
 	if err == nil {
 		servers, err = s.armBeacon(ctx, servers)
 	}
+	if err == nil {
+		servers, err = s.armResult(ctx, servers)
+	}
 	var env []string
 	if err == nil {
 		env, err = s.meter.arm(ctx, set.Command, target)
@@ -249,6 +252,8 @@ func (s *Session) reservedFor(name string) string {
 		return "the caller's own tools"
 	case name == domain.BeaconServerName && set.ConfirmToolServers:
 		return "the tool-server beacon"
+	case name == domain.ResultServerName && s.opts.output != nil && s.opts.ResultServer != nil:
+		return "the result tool"
 	}
 	return ""
 }

@@ -596,3 +596,16 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestParseOutputSchema: agent.output_schema is a path resolved like
+// mcp_config, agent.output_retries a count that reaches the session's
+// settings (docs/behaviour.md#structured-results).
+func TestParseOutputSchema(t *testing.T) {
+	doc := front("agent:", "  command: x", "  output_schema: ./result.schema.json", "  output_retries: 2")
+	cfg, findings := config.Parse([]byte(doc), "/repo/flows/WORKFLOW.md")
+	assert.Empty(t, findings)
+	assert.Equal(t, "/repo/flows/result.schema.json", cfg.OutputSchema)
+	assert.Equal(t, 2, cfg.OutputRetries)
+	assert.Equal(t, 2, cfg.SessionSettings().OutputRetries)
+	assert.Nil(t, cfg.SessionSettings().OutputSchema, "the domain reads no file")
+}

@@ -129,6 +129,16 @@ func (l *loader) agentKey(path string, e kv) {
 		if v, err := l.integer(path, e.val); err == nil {
 			c.MaxRetries = int(v)
 		}
+	case "output_retries":
+		if v, err := l.integer(path, e.val); err == nil {
+			c.OutputRetries = int(v)
+		}
+	case "output_schema":
+		var v string
+		l.setStr(path, e.val, &v)
+		if v != "" {
+			c.OutputSchema = l.resolvePath(v)
+		}
 	case "max_tokens":
 		if v, err := l.integer(path, e.val); err == nil {
 			c.MaxTokens = v

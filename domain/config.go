@@ -86,6 +86,14 @@ type Config struct {
 	// agent.sandbox_writable: the confinement of the runtime
 	// (SessionSettings.Sandbox, docs/behaviour.md#sandbox).
 	Sandbox Sandbox
+	// OutputSchema is agent.output_schema: the file holding the JSON
+	// Schema of each turn's result, "" when absent; resolved like
+	// MCPConfig. The CLI reads it into SessionSettings.OutputSchema
+	// (docs/behaviour.md#structured-results).
+	OutputSchema string
+	// OutputRetries is agent.output_retries: the follow-up prompts a turn
+	// without a valid result sends (SessionSettings.OutputRetries).
+	OutputRetries int
 	// MCPConfig is agent-client-protocol.mcp_config: the operator's MCP
 	// server configuration file; "" when absent. The WORKFLOW.md loader
 	// (package config) resolves a relative path against the WORKFLOW.md
@@ -223,6 +231,11 @@ const (
 	// CheckMCPConfigWrongType: agent-client-protocol.mcp_config is present
 	// with a YAML type other than a string.
 	CheckMCPConfigWrongType = "agent-client-protocol.mcp_config.wrong_type"
+	// CheckOutputSchemaInvalid: agent.output_schema cannot be read, does
+	// not compile or does not describe an object
+	// (docs/behaviour.md#structured-results); `acpdrive validate` reports
+	// it, Start refuses it (agent_not_found).
+	CheckOutputSchemaInvalid = "agent.output_schema.invalid"
 	// CheckEffortNotForwarded: agent-client-protocol.effort is set; this
 	// kind passes no reasoning level to its runtime.
 	CheckEffortNotForwarded = "agent.effort.not_forwarded"

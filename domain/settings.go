@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -83,6 +84,15 @@ type SessionSettings struct {
 	// Sandbox confines the runtime and everything it spawns
 	// (docs/behaviour.md#sandbox); the zero value runs it unconfined.
 	Sandbox Sandbox
+	// OutputSchema is the JSON Schema (draft 2020-12) of each turn's
+	// result (agent.output_schema, --output-schema); nil asks for none. It
+	// must compile and describe an object, or the start is refused
+	// (docs/behaviour.md#structured-results).
+	OutputSchema json.RawMessage
+	// OutputRetries is how many follow-up prompts a turn that ended
+	// without a valid result sends asking for it (--output-retries); zero
+	// or negative: none (docs/behaviour.md#structured-results).
+	OutputRetries int
 }
 
 // MaxVerificationBound is the longest a credential-verification session may
@@ -114,6 +124,7 @@ func (c Config) SessionSettings() SessionSettings {
 		Protocol:                  protocolOf(c.Protocol),
 		Permissions:               c.Permissions.clone(),
 		Sandbox:                   c.Sandbox.clone(),
+		OutputRetries:             c.OutputRetries,
 	}
 }
 

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -108,6 +109,18 @@ type TurnResult struct {
 	// Failure is the class of a turn that did not complete, nil on
 	// OutcomeCompleted (docs/behaviour.md#failures).
 	Failure *Failure
+	// Result is the turn's structured result, valid against
+	// SessionSettings.OutputSchema; nil when no schema was set or none
+	// arrived (docs/behaviour.md#structured-results).
+	Result json.RawMessage
+	// ResultSource is where Result came from: ResultSourceTool or
+	// ResultSourceReply; "" without a Result.
+	ResultSource string
+	// ResultMissing says why a turn run under an output schema has no
+	// Result (the last validation error, or that the reply held no JSON
+	// object); "" when it has one or no schema was set. It never changes
+	// Outcome.
+	ResultMissing string
 }
 
 // Retryable reports whether retrying the turn can help: the failure's

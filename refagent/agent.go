@@ -64,6 +64,7 @@ type agent struct {
 	mu          sync.Mutex
 	sessions    map[string]*session
 	newSessions int
+	mcpServers  json.RawMessage // the last session/new's mcpServers
 	forks       int
 	turns       int
 	nextReqID   int64
@@ -479,6 +480,7 @@ func (a *agent) handleNew(m *inMsg) {
 	}
 	r := a.reply("session/new")
 	a.mu.Lock()
+	a.mcpServers = append(json.RawMessage(nil), p.McpServers...)
 	a.newSessions++
 	id := "ref-" + strconv.Itoa(a.newSessions)
 	a.mu.Unlock()

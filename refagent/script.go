@@ -246,6 +246,7 @@ const (
 	StepError             = "error"             // answer the prompt with a JSON-RPC error: error
 	StepResult            = "result"            // answer the prompt with a raw result: result
 	StepNoResponse        = "noResponse"        // never answer the prompt
+	StepMCPCall           = "mcpCall"           // call a tool of a stdio MCP server declared in session/new: mcpServer, mcpTool, mcpArguments
 )
 
 // stepKinds lists every step kind; responseKinds those that answer a prompt.
@@ -255,7 +256,7 @@ var (
 		StepPlan, StepAvailableCommands, StepCurrentMode, StepConfigOptions, StepSessionInfo,
 		StepUsage, StepUpdate, StepPermission, StepElicitation, StepRequest, StepRaw,
 		StepHugeLine, StepSleep, StepBurst, StepStderr, StepExit, StepSpawn, StepWaitCancel,
-		StepDaemon, StepWriteFile, StepStop, StepError, StepResult, StepNoResponse,
+		StepDaemon, StepWriteFile, StepStop, StepError, StepResult, StepNoResponse, StepMCPCall,
 	}
 	responseKinds = map[string]bool{StepStop: true, StepError: true, StepResult: true, StepNoResponse: true}
 )
@@ -313,6 +314,16 @@ type Step struct {
 	RawInput json.RawMessage `json:"rawInput,omitempty"`
 	// RawOutput is the tool call update's rawOutput.
 	RawOutput json.RawMessage `json:"rawOutput,omitempty"`
+
+	// MCPServer names the stdio MCP server of the last session/new's
+	// mcpServers an mcpCall step starts (the step starts it, completes
+	// initialize, calls the tool and stops it); MCPTool is the tool and
+	// MCPArguments its arguments (a JSON object). The tool's answer is
+	// reported as an agent_thought_chunk "mcpCall <tool> ok|error: <text>",
+	// so the reply is left alone.
+	MCPServer    string          `json:"mcpServer,omitempty"`
+	MCPTool      string          `json:"mcpTool,omitempty"`
+	MCPArguments json.RawMessage `json:"mcpArguments,omitempty"`
 
 	// Entries is the plan's entries array.
 	Entries json.RawMessage `json:"entries,omitempty"`

@@ -300,6 +300,10 @@ func (a *agent) runStep(ctx context.Context, sc *stepCtx, st *Step) error {
 	switch st.Step {
 	case StepText:
 		return a.sendChunks(sc, st, "agent_message_chunk", st.Text, msgID(st, "m", sc.turn), true)
+	case StepMCPCall:
+		e := *st
+		e.Text = a.mcpCall(ctx, st)
+		return a.sendChunks(sc, &e, "agent_thought_chunk", e.Text, msgID(st, "t", sc.turn), true)
 	case StepThought:
 		return a.sendChunks(sc, st, "agent_thought_chunk", st.Text, msgID(st, "t", sc.turn), true)
 	case StepUserText:

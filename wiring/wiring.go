@@ -20,6 +20,7 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/localexec"
 	"github.com/acpdrive/acpdrive/adapters/mcp"
 	"github.com/acpdrive/acpdrive/adapters/mcpbeacon"
+	"github.com/acpdrive/acpdrive/adapters/mcpresult"
 	"github.com/acpdrive/acpdrive/adapters/qwen_measure"
 	"github.com/acpdrive/acpdrive/adapters/sshexec"
 	"github.com/acpdrive/acpdrive/adapters/sshexec/native"
@@ -37,6 +38,7 @@ type Deps struct {
 	Logger             *slog.Logger
 	MCPSource          ports.MCPSource
 	ToolServerBeacon   ports.ToolServerBeacon
+	ResultServer       ports.ResultServer `optional:"true"`
 	Creations          app.CreationStore
 	MeasurementSources []ports.MeasurementSource `group:"measurement_sources"`
 	Observers          []ports.Observer          `group:"observers"`
@@ -47,6 +49,7 @@ func (d Deps) Apply(o *app.Options) {
 	o.Launcher, o.Clock, o.Logger = d.Launcher, d.Clock, d.Logger
 	o.MCPSource, o.Creations = d.MCPSource, d.Creations
 	o.ToolServerBeacon = d.ToolServerBeacon
+	o.ResultServer = d.ResultServer
 	o.MeasurementSources = d.MeasurementSources
 	o.Observers = d.Observers
 }
@@ -61,6 +64,12 @@ type LocalSettings struct {
 	// executable and "mcp-beacon". Empty: a session that asks for the
 	// confirmation fails to start.
 	BeaconCommand []string
+	// ResultCommand re-executes the result tool's server
+	// (adapters/mcpresult, Options.Command): the CLI passes its own
+	// executable and "mcp-result". Empty: no result server is provided,
+	// and a result is taken from the reply alone
+	// (docs/behaviour.md#structured-results).
+	ResultCommand []string
 }
 
 // LocalModule provides the local-process transport, the system clock,
@@ -73,6 +82,7 @@ var LocalModule = fx.Module("acpdrive_local",
 		NewSystemClock,
 		NewMCPSource,
 		NewToolServerBeacon,
+		NewResultServer,
 		NewCreationStore,
 	),
 )
@@ -120,6 +130,15 @@ func NewMCPSource(logger *slog.Logger) ports.MCPSource {
 // NewToolServerBeacon builds the tool-server confirmation's beacon.
 func NewToolServerBeacon(logger *slog.Logger, s LocalSettings) ports.ToolServerBeacon {
 	return mcpbeacon.New(mcpbeacon.Options{Command: s.BeaconCommand, Logger: logger})
+}
+
+// NewResultServer builds the result tool's server; nil when
+// LocalSettings.ResultCommand is empty.
+func NewResultServer(logger *slog.Logger, s LocalSettings) ports.ResultServer {
+	if len(s.ResultCommand) == 0 {
+		return nil
+	}
+	return mcpresult.New(mcpresult.Options{Command: s.ResultCommand, Logger: logger})
 }
 
 // NewLocalLauncher builds the local-process launcher.

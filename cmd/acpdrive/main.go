@@ -18,6 +18,7 @@ import (
 	"os"
 
 	"github.com/acpdrive/acpdrive/adapters/mcpbeacon"
+	"github.com/acpdrive/acpdrive/adapters/mcpresult"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/refagent"
 )
@@ -31,6 +32,9 @@ const (
 	// exitNeedsPerson: a turn was refused (turn_refused) or needs a
 	// person (turn_input_required): retrying unattended will not help.
 	exitNeedsPerson = 4
+	// exitResultMissing: every turn completed, but one under an output
+	// schema ended without a valid result (docs/behaviour.md#structured-results).
+	exitResultMissing = 5
 )
 
 func main() {
@@ -53,6 +57,10 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return probeCommand(ctx, args[1:], stdout, stderr)
 	case "sessions":
 		return sessionsCommand(ctx, args[1:], stdout, stderr)
+	case mcpresult.SubcommandName:
+		// Hidden: the result tool's server a runtime starts as an MCP
+		// server (docs/behaviour.md#structured-results).
+		return mcpresult.Main(ctx, args[1:], stdin, stdout, stderr)
 	case mcpbeacon.SubcommandName:
 		// Hidden: the tool-server beacon a runtime starts as an MCP server
 		// (docs/behaviour.md#tool-server-confirmation).

@@ -48,6 +48,12 @@ type turnResultLine struct {
 	// Failure is the class of a turn that did not complete
 	// (docs/behaviour.md#failures).
 	Failure *domain.Failure `json:"failure,omitempty"`
+	// Result is the turn's structured result, ResultSource where it came
+	// from, ResultMissing why a turn under an output schema has none
+	// (docs/behaviour.md#structured-results).
+	Result        json.RawMessage `json:"result,omitempty"`
+	ResultSource  string          `json:"result_source,omitempty"`
+	ResultMissing string          `json:"result_missing,omitempty"`
 }
 
 // startupFailedLine is the JSON line printed when the session cannot start.
@@ -110,6 +116,9 @@ type runResultLine struct {
 	// refuse, person, cancelled), the children's included; absent when
 	// none was asked (docs/behaviour.md#permission-posture).
 	Permissions map[string]int `json:"permissions,omitempty"`
+	// Result is the last turn's structured result, absent when it has
+	// none (docs/behaviour.md#structured-results).
+	Result json.RawMessage `json:"result,omitempty"`
 }
 
 // printer renders a run either as JSON lines or for a person.
@@ -141,6 +150,11 @@ type printer struct {
 	// quiet: only the reply on stdout; what went wrong on stderr
 	// (--quiet).
 	quiet bool
+	// schema: the run has an output schema; --quiet then prints the
+	// result alone (docs/behaviour.md#structured-results).
+	schema bool
+	// result is the last turn's structured result, for run_result.
+	result json.RawMessage
 	// verbose: also what the summary says anyway (--verbose): the
 	// declared capability gaps' notice, a thought whole.
 	verbose bool
@@ -215,6 +229,9 @@ func (p *printer) text(messageID, text string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer p.done()
+	if p.quiet && p.schema {
+		return // the result alone (docs/behaviour.md#structured-results)
+	}
 	p.clearStatus()
 	p.flushThought()
 	if p.midLine && messageID != p.lastMsgID {
@@ -358,12 +375,14 @@ func (p *printer) updateStatus(last string) {
 func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.result = res.Result
 	defer p.buf.flush() // a result is a boundary the reader waits for
 	if p.json {
 		line := turnResultLine{Type: "turn_result", Turn: n, Outcome: string(res.Outcome),
 			StopReason: res.StopReason, Message: res.Message(), Usage: res.Usage, Model: res.Model,
 			Source: res.Source, Breakdown: res.Breakdown, Cost: res.Cost, Context: res.Context, RuntimeExit: exit,
-			CancelUnanswered: p.unanswered != "", Reply: res.Reply, ReplyCut: res.ReplyCut, Failure: res.Failure}
+			CancelUnanswered: p.unanswered != "", Reply: res.Reply, ReplyCut: res.ReplyCut, Failure: res.Failure,
+			Result: res.Result, ResultSource: res.ResultSource, ResultMissing: res.ResultMissing}
 		p.unanswered = ""
 		if res.Err != nil {
 			retry := res.Retryable()
@@ -379,6 +398,12 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 	p.running, p.latestTool = nil, ""
 	p.showRunning()
 	if p.quiet {
+		if p.schema && res.Result != nil {
+			fmt.Fprintf(p.out, "%s\n", res.Result)
+		}
+		if res.ResultMissing != "" {
+			fmt.Fprintf(p.errw, "acpdrive: turn %d: result_missing: %s\n", n, res.ResultMissing)
+		}
 		if res.Outcome != domain.OutcomeCompleted {
 			p.buf.flush()
 			fmt.Fprintf(p.errw, "acpdrive: turn %d: %s\n", n, p.turnText(res, exit))
@@ -407,6 +432,12 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 		colour = sgrRed
 	}
 	fmt.Fprintln(p.out, p.colour.paint(colour, "── "+summary))
+	switch {
+	case res.Result != nil:
+		fmt.Fprintln(p.out, p.colour.paint(colour, "── result ("+res.ResultSource+"): "+string(res.Result)))
+	case res.ResultMissing != "":
+		fmt.Fprintln(p.out, p.colour.paint(sgrRed, "── result_missing: "+res.ResultMissing))
+	}
 	if res.Failure != nil && res.Failure.Class != domain.FailureUnknown {
 		fmt.Fprintln(p.out, p.colour.paint(colour, "── failure: "+res.Failure.Text()))
 	}
@@ -553,6 +584,7 @@ func (p *printer) runResult(sess *app.Session, turns int, stopErr error, end run
 		}
 		line.Cost = end.budget.cost.Spent
 		line.Permissions = p.permissions
+		line.Result = p.result
 		_ = p.enc.Encode(line)
 		return
 	}

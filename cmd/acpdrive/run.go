@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/acpdrive/acpdrive/adapters/mcpbeacon"
+	"github.com/acpdrive/acpdrive/adapters/mcpresult"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/config"
 	"github.com/acpdrive/acpdrive/domain"
@@ -51,6 +52,8 @@ type runFlags struct {
 	confirmToolServersTimeout time.Duration
 	protocol                  string
 	permissions               string
+	outputSchema              string
+	outputRetries             int
 
 	sshHosts     []string
 	sshTransport string
@@ -84,6 +87,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.confirmToolServersTimeout, "confirm-tool-servers-timeout", domain.DefaultConfirmToolServersTimeout, "how long after the session is created the runtime has to start the beacon")
 	fs.StringVar(&f.protocol, "protocol", string(domain.ProtocolV1), "the ACP version to ask for: 1, 2 (the v2 draft) or auto (ask for 2, accept 1 or 2) (agent.protocol)")
 	fs.StringVar(&f.permissions, "permissions", string(domain.PresetRefuse), "how permission requests are answered: refuse (every one), read (allow read, search, think), edit (read, and edit, delete, move inside the workspace or an --add-dir) or rules:FILE (an ordered rules file) (agent.permissions)")
+	fs.StringVar(&f.outputSchema, "output-schema", "", "a JSON Schema (draft 2020-12) `FILE` of each turn's result, an object: the agent is asked for it and it is validated (agent.output_schema)")
+	fs.IntVar(&f.outputRetries, "output-retries", 0, "send up to `N` follow-up prompts asking for a result that did not arrive or did not validate (agent.output_retries)")
 	fs.StringVar(&f.logLevel, "log-level", "", "write structured logs to stderr at this level (debug, info, warn, error)")
 	f.session.register(fs)
 }
@@ -270,6 +275,8 @@ func (f runFlags) overrides(cfg domain.Config) (domain.Config, error) {
 		"confirm-tool-servers":         func() { cfg.ConfirmToolServers = f.confirmToolServers },
 		"confirm-tool-servers-timeout": func() { cfg.ConfirmToolServersTimeout = f.confirmToolServersTimeout },
 		"protocol":                     func() { cfg.Protocol = f.protocol },
+		"output-schema":                func() { cfg.OutputSchema = f.outputSchema },
+		"output-retries":               func() { cfg.OutputRetries = f.outputRetries },
 	} {
 		if f.workflow == "" || f.set[name] {
 			apply()
@@ -379,8 +386,14 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 
+	settings, err := withOutputSchema(f.settings(cfg), cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
+		return exitUsage
+	}
+	out.schema = settings.OutputSchema != nil
 	opts := app.Options{
-		Settings:    f.settings(cfg),
+		Settings:    settings,
 		Workspace:   workspace,
 		OnEvent:     out.event,
 		OnAgentText: out.text,
@@ -446,6 +459,9 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 			code = turnExit(res)
 			break
 		}
+		if res.ResultMissing != "" {
+			code = exitResultMissing // the run goes on; a later failure's status wins
+		}
 	}
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.StopGrace+stopMargin)
 	defer cancel()
@@ -501,6 +517,21 @@ func (f runFlags) settings(cfg domain.Config) domain.SessionSettings {
 	return s
 }
 
+// withOutputSchema reads the output schema file the configuration names
+// (agent.output_schema, --output-schema) into s; Start compiles it
+// (docs/behaviour.md#structured-results).
+func withOutputSchema(s domain.SessionSettings, cfg domain.Config) (domain.SessionSettings, error) {
+	if cfg.OutputSchema == "" {
+		return s, nil
+	}
+	raw, err := os.ReadFile(cfg.OutputSchema)
+	if err != nil {
+		return s, fmt.Errorf("agent.output_schema: %w", err)
+	}
+	s.OutputSchema = raw
+	return s, nil
+}
+
 // settingsOf is the session's settings for the CLI's configuration. The
 // CLI reserves no MCP server name of its own: it declares no server
 // besides the operator's (and, when asked for, the tool-server beacon,
@@ -516,6 +547,7 @@ func localSettings() wiring.LocalSettings {
 	s := wiring.LocalSettings{Contain: true}
 	if exe, err := os.Executable(); err == nil {
 		s.BeaconCommand = []string{exe, mcpbeacon.SubcommandName}
+		s.ResultCommand = []string{exe, mcpresult.SubcommandName}
 	}
 	return s
 }

@@ -123,3 +123,24 @@ func TestRunNeverLogsPassEnvValues(t *testing.T) {
 		})
 	}
 }
+
+// TestRunOutputSchemaOverSSH: an SSH launch declares no stdio server, so
+// the result tool is not there (the agent's call finds no server) and the
+// result comes from the reply (docs/behaviour.md#structured-results).
+func TestRunOutputSchemaOverSSH(t *testing.T) {
+	srv := sshtest.Start(t)
+	agent := srv.Install(t, testbin.Path(t), "acpdrive")
+	script := filepath.Join(srv.Workspace, "result-script.json")
+	require.NoError(t, os.WriteFile(script, []byte(`{"defaultTurn":"fix","turns":{"fix":{"steps":[
+ {"step":"mcpCall","mcpServer":"acpdrive-result","mcpTool":"submit_result","mcpArguments":{"done":true}},
+ {"step":"text","text":"Done.\n`+"```json"+`\n{\"done\": true}\n`+"```"+`\n"},{"step":"stop","stopReason":"end_turn"}]}}}`), 0o644))
+	schema := filepath.Join(t.TempDir(), "schema.json")
+	require.NoError(t, os.WriteFile(schema, []byte(`{"type":"object","properties":{"done":{"type":"boolean"}},"required":["done"]}`), 0o600))
+	stdout, stderr, code := runEnv(t, t.TempDir(), nil, "run", "--command", agent+" agent --script "+script,
+		"--ssh-host", srv.Alias, "--ssh-config", srv.ConfigFile, "--workspace", srv.Workspace,
+		"--output-schema", schema, "--json", "go")
+	require.Equal(t, 0, code, "stdout: %s\nstderr: %s", stdout, stderr)
+	assert.Contains(t, stdout, `"result":{"done":true},"result_source":"reply"`)
+	assert.Contains(t, stdout, "no stdio MCP server named acpdrive-result was declared")
+	assert.Equal(t, map[string]any{"done": true}, runResult(t, stdout)["result"])
+}

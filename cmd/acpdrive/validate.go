@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/config"
 	"github.com/acpdrive/acpdrive/domain"
 )
@@ -41,11 +42,12 @@ func validateCommand(args []string, stdout, stderr io.Writer) int {
 		validateUsage(stderr)
 		return exitUsage
 	}
-	_, findings, err := config.Load(path)
+	cfg, findings, err := config.Load(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "acpdrive validate: %v\n", err)
 		return exitUsage
 	}
+	findings = append(findings, outputSchemaFindings(cfg)...)
 	if asJSON {
 		if err := writeFindingsJSON(stdout, findings); err != nil {
 			fmt.Fprintf(stderr, "acpdrive validate: %v\n", err)
@@ -120,4 +122,22 @@ and prints one line per finding: "<severity> <check>: <message>".
 Exit status: 0 no error finding, 1 an error finding, 2 bad usage or a file
 that cannot be read.
 `)
+}
+
+// outputSchemaFindings checks agent.output_schema as Start does: the file
+// is read and compiled (docs/behaviour.md#structured-results).
+func outputSchemaFindings(cfg domain.Config) []domain.Finding {
+	if cfg.OutputSchema == "" {
+		return nil
+	}
+	s, err := withOutputSchema(domain.SessionSettings{}, cfg)
+	if err == nil {
+		if _, cerr := app.CompileOutputSchema(s.OutputSchema); cerr != nil {
+			err = fmt.Errorf("%s: %w", app.MsgOutputSchema, cerr)
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	return []domain.Finding{{Severity: domain.SeverityError, Check: domain.CheckOutputSchemaInvalid, Message: err.Error()}}
 }

@@ -1,0 +1,129 @@
+package mcpresult
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/acpdrive/acpdrive/adapters/internal/logs"
+	"github.com/acpdrive/acpdrive/domain"
+)
+
+// ServerVersion is the version the server gives in its MCP serverInfo.
+const ServerVersion = "1"
+
+// reportBound bounds the report to the client's socket.
+const reportBound = 5 * time.Second
+
+// The tool's answers (docs/behaviour.md#structured-results).
+const (
+	// MsgRecorded answers a valid call.
+	MsgRecorded = "result recorded"
+	// MsgNotRecorded begins the answer to a valid call the client could
+	// not be told of.
+	MsgNotRecorded = "the result could not be recorded: "
+)
+
+// Serve runs the result server over in and out until in ends or ctx is
+// done; the end of in is a normal end (nil). The schema is read from the
+// file getenv(EnvSchema) names; a valid call is reported to the socket
+// getenv(EnvSocket) with the token getenv(EnvToken).
+func Serve(ctx context.Context, in io.Reader, out io.Writer, getenv func(string) string, logger *slog.Logger) error {
+	logger = logs.OrDiscard(logger)
+	raw, err := os.ReadFile(getenv(EnvSchema))
+	if err != nil {
+		return fmt.Errorf("read the schema: %w", err)
+	}
+	var schema jsonschema.Schema
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		return fmt.Errorf("decode the schema: %w", err)
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		return fmt.Errorf("resolve the schema: %w", err)
+	}
+	socket, token := getenv(EnvSocket), getenv(EnvToken)
+	server := mcp.NewServer(&mcp.Implementation{Name: domain.ResultServerName, Version: ServerVersion}, &mcp.ServerOptions{Logger: logger})
+	server.AddTool(&mcp.Tool{Name: domain.ResultToolName, Description: domain.ResultToolDescription, InputSchema: json.RawMessage(raw)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			args := req.Params.Arguments
+			if why := check(resolved, args); why != "" {
+				if err := submit(ctx, socket, report{Token: token, Invalid: why}); err != nil {
+					logger.Warn("result server could not report an invalid call", "error", err)
+				}
+				return toolText(why, true), nil
+			}
+			if err := submit(ctx, socket, report{Token: token, Result: args}); err != nil {
+				logger.Warn("result server could not report", "error", err)
+				return toolText(MsgNotRecorded+err.Error(), true), nil
+			}
+			return toolText(MsgRecorded, false), nil
+		})
+	err = server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// check returns the validation errors of args, "" when they validate.
+func check(resolved *jsonschema.Resolved, args json.RawMessage) string {
+	var inst any
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(args, &inst); err != nil {
+		return domain.MsgResultInvalidPrefix + err.Error()
+	}
+	if err := resolved.Validate(inst); err != nil {
+		return domain.MsgResultInvalidPrefix + err.Error()
+	}
+	return ""
+}
+
+func toolText(text string, isError bool) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isError}
+}
+
+// submit reports a call and waits for the client's
+// acknowledgement.
+func submit(ctx context.Context, socket string, r report) error {
+	if socket == "" || r.Token == "" {
+		return errors.New("no socket to report to")
+	}
+	line, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	dialCtx, cancel := context.WithTimeout(ctx, reportBound)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(dialCtx, "unix", socket)
+	if err != nil {
+		return fmt.Errorf("dial %s: %w", socket, err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(reportBound))
+	if _, err := conn.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("write %s: %w", socket, err)
+	}
+	got, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil || got != ack {
+		return fmt.Errorf("the client did not acknowledge the result: %v", err)
+	}
+	return nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

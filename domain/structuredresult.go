@@ -1,0 +1,184 @@
+package domain
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// The sources of a structured result (docs/behaviour.md#structured-results).
+const (
+	// ResultSourceTool: the model called acpdrive's submit_result tool.
+	ResultSourceTool = "tool"
+	// ResultSourceReply: the result is the last JSON object of the reply.
+	ResultSourceReply = "reply"
+)
+
+// The reasons of a missing result (TurnResult.ResultMissing).
+const (
+	// MsgResultNoJSON: the agent's last message held no JSON object.
+	MsgResultNoJSON = "the reply holds no JSON object"
+	// MsgResultInvalidPrefix begins the reason of a result that did not
+	// validate; the validator's text follows.
+	MsgResultInvalidPrefix = "the result does not validate: "
+	// MsgResultNoReply: the turn produced no message at all.
+	MsgResultNoReply = "the turn produced no reply"
+)
+
+// ResultInstruction is the instruction appended to every prompt of a
+// session with an output schema (docs/behaviour.md#structured-results):
+// the result is to be delivered as one JSON object at the end of the
+// reply. schema is the schema's JSON text.
+func ResultInstruction(schema []byte) string {
+	return "\n\n[acpdrive] When you have finished, end your reply with the result as one JSON object " +
+		"in a fenced code block marked json, valid against this JSON Schema:\n" + string(bytes.TrimSpace(schema))
+}
+
+// ResultInstructionFallback follows ResultToolInstruction: the reply's
+// way, for a model that cannot reach the tool.
+func ResultInstructionFallback(schema []byte) string {
+	return " If you cannot call it, end your reply with the result as one JSON object " +
+		"in a fenced code block marked json, valid against this JSON Schema:\n" + string(bytes.TrimSpace(schema))
+}
+
+// ResultFollowUp is the follow-up prompt of a turn that ended without a
+// valid result; why is the reason (TurnResult.ResultMissing), tool whether
+// the result tool is declared.
+func ResultFollowUp(why string, tool bool) string {
+	ask := "Reply now with the result only, as one JSON object in a fenced code block marked json."
+	if tool {
+		ask = "Call the tool " + ResultToolName + " now with the result (or, if you cannot, reply with it as one JSON object in a fenced code block marked json)."
+	}
+	return "[acpdrive] Your last reply did not deliver the result (" + why + "). " + ask
+}
+
+// ReplyJSON returns the result a reply carries
+// (docs/behaviour.md#structured-results): the content of its last fenced
+// code block that holds a JSON object, else the last JSON object found
+// in its text (the last '{' from which a whole object decodes). ok is
+// false when there is none.
+func ReplyJSON(reply string) (json.RawMessage, bool) {
+	if v, ok := lastFencedObject(reply); ok {
+		return v, true
+	}
+	return lastObject(reply)
+}
+
+// lastFencedObject is the last ``` block whose content is a JSON object.
+func lastFencedObject(reply string) (json.RawMessage, bool) {
+	parts := strings.Split(reply, "```")
+	// parts at odd indexes are inside a fence.
+	for i := len(parts) - 1; i >= 1; i-- {
+		if i%2 == 0 {
+			continue
+		}
+		body := parts[i]
+		if nl := strings.IndexByte(body, '\n'); nl >= 0 && !strings.HasPrefix(strings.TrimSpace(body), "{") {
+			body = body[nl+1:] // the info string (json, JSON, …)
+		}
+		if v, ok := wholeObject(body); ok {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// lastObject is the last top-level JSON object of text: from each '{',
+// left to right, an object that decodes is kept and the scan goes on after
+// its end; the last one kept wins.
+func lastObject(text string) (json.RawMessage, bool) {
+	var last json.RawMessage
+	for i := 0; i < len(text); {
+		j := strings.IndexByte(text[i:], '{')
+		if j < 0 {
+			break
+		}
+		i += j
+		dec := json.NewDecoder(strings.NewReader(text[i:]))
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err == nil && isObject(raw) {
+			last = raw
+			i += int(dec.InputOffset())
+			continue
+		}
+		i++
+	}
+	if last == nil {
+		return nil, false
+	}
+	return compact(last), true
+}
+
+// wholeObject is s when it is exactly one JSON object (space around it
+// allowed).
+func wholeObject(s string) (json.RawMessage, bool) {
+	raw := json.RawMessage(strings.TrimSpace(s))
+	if !json.Valid(raw) || !isObject(raw) {
+		return nil, false
+	}
+	return compact(raw), true
+}
+
+func isObject(raw json.RawMessage) bool {
+	return len(raw) > 0 && bytes.TrimSpace(raw)[0] == '{'
+}
+
+func compact(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// ResultServerName is the name of the stdio MCP server acpdrive declares
+// for the result tool (docs/behaviour.md#structured-results); an
+// operator's MCP configuration may not declare it while a schema is set.
+const ResultServerName = "acpdrive-result"
+
+// ResultToolName is the one tool the result server offers.
+const ResultToolName = "submit_result"
+
+// ResultToolDescription is the result tool's description, written so that
+// models call it.
+const ResultToolDescription = "Submit the final, structured result of your work. Call this exactly once when you have finished, " +
+	"with arguments that match the input schema. If the call is answered with validation errors, correct the arguments and call it again."
+
+// ResultToolInstruction is the instruction appended to every prompt when
+// the result server is declared (docs/behaviour.md#structured-results).
+const ResultToolInstruction = "\n\n[acpdrive] When you have finished, deliver the result by calling the tool " +
+	ResultToolName + " (MCP server " + ResultServerName + ") with arguments valid against its input schema."
+
+// ResultToolTitles are the titles a runtime gives a call of acpdrive's
+// result tool: Claude Code's and Qwen Code's mcp__<server>__<tool>,
+// Gemini CLI's "<tool> (<server> MCP Server)", and the <server>.<tool>,
+// <server>/<tool> and mcp_<server>_<tool> forms.
+var ResultToolTitles = [...]string{
+	"mcp__" + ResultServerName + "__" + ResultToolName,
+	ResultToolName + " (" + ResultServerName + " MCP Server)",
+	ResultServerName + "." + ResultToolName,
+	ResultServerName + "/" + ResultToolName,
+	"mcp_" + ResultServerName + "_" + ResultToolName,
+}
+
+// ByResultTool is PermissionDecision.By of the one exception to the
+// permission posture: acpdrive's own result tool
+// (docs/behaviour.md#structured-results).
+const ByResultTool = "result_tool"
+
+// IsResultToolRequest reports whether r asks to call acpdrive's own
+// result tool: its title is exactly one of ResultToolTitles (the server
+// name acpdrive chose and the tool name, together), its kind is other or
+// absent, and it names no path and no command. Anything else is not.
+func IsResultToolRequest(r PermissionRequest) bool {
+	if r.Kind != ToolOther || len(r.Paths) > 0 || r.Command != "" {
+		return false
+	}
+	title := strings.TrimSpace(r.Title)
+	for _, t := range ResultToolTitles {
+		if title == t {
+			return true
+		}
+	}
+	return false
+}

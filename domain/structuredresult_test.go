@@ -1,0 +1,50 @@
+package domain_test
+
+import (
+	"testing"
+
+	"github.com/acpdrive/acpdrive/domain"
+)
+
+func TestReplyJSON(t *testing.T) {
+	cases := []struct {
+		name, reply, want string
+		ok                bool
+	}{
+		{"fenced", "Done.\n```json\n{\"done\": true}\n```\n", `{"done":true}`, true},
+		{"last fence wins", "```json\n{\"a\":1}\n```\nthen\n```json\n{\"a\":2}\n```", `{"a":2}`, true},
+		{"fence without info", "```\n{\"a\":1}\n```", `{"a":1}`, true},
+		{"bare nested", `I made it: {"a":{"b":1},"c":[1]} ok`, `{"a":{"b":1},"c":[1]}`, true},
+		{"last bare", `{"a":1} and {"a":2}`, `{"a":2}`, true},
+		{"fence beats bare", "```json\n{\"a\":1}\n```\n{\"a\":2}", `{"a":1}`, true},
+		{"none", "no json {here", "", false},
+		{"array is not an object", "```json\n[1]\n```", "", false},
+	}
+	for _, c := range cases {
+		got, ok := domain.ReplyJSON(c.reply)
+		if ok != c.ok || string(got) != c.want {
+			t.Errorf("%s: ReplyJSON = %s, %v; want %s, %v", c.name, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestIsResultToolRequest(t *testing.T) {
+	for _, title := range domain.ResultToolTitles {
+		if !domain.IsResultToolRequest(domain.PermissionRequest{Kind: domain.ToolOther, Title: " " + title}) {
+			t.Errorf("%q is the result tool", title)
+		}
+	}
+	for _, r := range []domain.PermissionRequest{
+		{Kind: domain.ToolOther, Title: "mcp__acpdrive-results__submit_result"},
+		{Kind: domain.ToolOther, Title: "mcp__other__submit_result"},
+		{Kind: domain.ToolOther, Title: "submit_result"},
+		{Kind: domain.ToolOther, Title: "mcp__acpdrive-result__submit_result2"},
+		{Kind: domain.ToolExecute, Title: "mcp__acpdrive-result__submit_result"},
+		{Kind: domain.ToolOther, Title: "mcp__acpdrive-result__submit_result", Command: "rm -rf /"},
+		{Kind: domain.ToolOther, Title: "mcp__acpdrive-result__submit_result", Paths: []domain.PermissionPath{{Path: "a"}}},
+	} {
+		if domain.IsResultToolRequest(r) {
+			t.Errorf("%+v is not the result tool", r)
+		}
+	}
+}
