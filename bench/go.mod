@@ -10,4 +10,7 @@ require (
 	go.uber.org/goleak v1.3.0
 )
 
-require golang.org/x/sys v0.50.0 // indirect
+require (
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+)
