@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -124,8 +125,8 @@ func (h *Host) Start(ctx context.Context, opts Options) (*Session, error) {
 	h.mu.Unlock()
 	if err := s.seatOn(ctx, p); err != nil {
 		s.replaced = true
-		s.seat.leave(s, false)
-		if oe := (*OptionsError)(nil); !asOptionsError(err, &oe) {
+		s.seat.leave(s, true)
+		if oe := (*OptionsError)(nil); !errors.As(err, &oe) {
 			s.stream.emit(domain.Event{Type: domain.EventStartupFailed, Message: failureMessage(err), AgentPID: s.PID()})
 		}
 		s.obs.end(s.clock.Now(), s.Capabilities(), err)
@@ -186,15 +187,6 @@ func (s *Session) seatOn(ctx context.Context, p *hostProc) error {
 		err = s.confirmToolServers(ctx)
 	}
 	return err
-}
-
-// asOptionsError reports whether err is an *OptionsError.
-func asOptionsError(err error, target **OptionsError) bool {
-	oe, ok := err.(*OptionsError)
-	if ok {
-		*target = oe
-	}
-	return ok
 }
 
 // place seats one session on a process with room, starting one when none
