@@ -14,6 +14,7 @@ import (
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/internal/testsupport/eventrec"
+	"github.com/acpdrive/acpdrive/internal/testsupport/proctest"
 )
 
 // hostSessions starts n sessions concurrently on h, each with its own
@@ -165,4 +166,32 @@ func errorsJoin(a, b error) error {
 		return a
 	}
 	return b
+}
+
+// TestHostKeepsAProcessWarm: a process whose last session stopped is kept
+// for HostOptions.KeepWarm, and the next session is seated on it; without
+// keep-warm it is torn down with its last session.
+func TestHostKeepsAProcessWarm(t *testing.T) {
+	t.Parallel()
+	for _, warm := range []time.Duration{time.Hour, 0} {
+		o, _, _, _ := procOptions(t, []string{"--scenario", "multi-session"})
+		h, err := app.NewHost(o, app.HostOptions{KeepWarm: warm})
+		require.NoError(t, err)
+		first, err := h.Start(context.Background(), o)
+		require.NoError(t, err)
+		pid := first.PID()
+		require.NoError(t, first.Stop(context.Background()))
+		if warm == 0 {
+			assert.Empty(t, h.Processes(), "stopped with its last session")
+			proctest.WaitGroupEmpty(t, pid, waitFor)
+		} else {
+			assert.Equal(t, []app.HostProcess{{PID: pid, Sessions: 0}}, h.Processes(), "kept warm")
+			second, err := h.Start(context.Background(), o)
+			require.NoError(t, err)
+			assert.Equal(t, pid, second.PID(), "seated on the warm process")
+			assert.Equal(t, "hello", second.Turn(context.Background(), "hello").Reply)
+		}
+		require.NoError(t, h.Close(context.Background()))
+		proctest.WaitGroupEmpty(t, pid, waitFor)
+	}
 }
