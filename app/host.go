@@ -539,24 +539,21 @@ func (r *router) remove(id string) {
 	delete(r.held, id)
 }
 
-// deliver hands f to id's session, or holds it.
-func (r *router) deliver(id string, f func(*connHandler)) bool {
+// deliver hands a notification to id's session, or holds a copy of it
+// (the reader reuses params' bytes once the handler returned).
+func (r *router) deliver(id, method string, params json.RawMessage) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if rt, ok := r.byID[id]; ok {
-		f(rt.h)
-		return true
+		rt.h.HandleNotification(method, params)
+		return
 	}
-	if _, ok := r.held[id]; !ok && len(r.held) >= heldSessionsMax {
+	if _, ok := r.held[id]; (!ok && len(r.held) >= heldSessionsMax) || len(r.held[id]) >= heldPerSession {
 		r.log.Debug("dropped a message for a session not routed", "session_id", id)
-		return false
+		return
 	}
-	if len(r.held[id]) >= heldPerSession {
-		r.log.Debug("dropped a message for a session not routed", "session_id", id)
-		return false
-	}
-	r.held[id] = append(r.held[id], f)
-	return false
+	kept := append(json.RawMessage(nil), params...)
+	r.held[id] = append(r.held[id], func(h *connHandler) { h.HandleNotification(method, kept) })
 }
 
 // each runs f for every routed session.
@@ -570,7 +567,7 @@ func (r *router) each(f func(route)) {
 
 // HandleNotification routes by the notification's sessionId.
 func (r *router) HandleNotification(method string, params json.RawMessage) {
-	r.deliver(requestSession(params), func(h *connHandler) { h.HandleNotification(method, params) })
+	r.deliver(requestSession(params), method, params)
 }
 
 // HandleRequest routes by the request's sessionId; a request naming no

@@ -92,6 +92,11 @@ func TestHostTenSessionsOnOneProcess(t *testing.T) {
 		}
 		assert.Contains(t, rec.Text(), "session "+id+" turn 1")
 		assert.Len(t, rec.OfType(domain.EventSessionStarted), 2)
+		// Sent right after session/new's answer, before the route was
+		// taken: held, then delivered to its session alone.
+		if cmds := rec.OfType(domain.EventCommandsAvailable); assert.Len(t, cmds, 1) {
+			assert.Equal(t, []domain.Command{{Name: "compact"}}, cmds[0].Commands)
+		}
 	}
 
 	// One Stop closes that session only.
