@@ -17,7 +17,7 @@ import (
 	"github.com/acpdrive/acpdrive/wiring"
 )
 
-// batchTask is one line of a TASKS.jsonl file (docs/behaviour.md#cli).
+// batchTask is one line of a TASKS.jsonl file (docs/behaviour.md#runtime-host).
 type batchTask struct {
 	ID        string          `json:"id"`
 	Prompt    string          `json:"prompt"`
@@ -83,7 +83,7 @@ func readTasks(path string) ([]batchTask, error) {
 // session, --parallel at a time, placed on shared runtime processes
 // (--sessions-per-process; 1 means a process per session). A task's
 // failure never stops the others; the exit status is 0 when every task
-// completed, 1 otherwise (docs/behaviour.md#cli).
+// completed, 1 otherwise (docs/behaviour.md#runtime-host).
 func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f runFlags
 	fs := flag.NewFlagSet("batch", flag.ContinueOnError)

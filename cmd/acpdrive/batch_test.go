@@ -16,7 +16,7 @@ import (
 // TestBatchSharesOneProcess: acpdrive batch runs every task of a
 // TASKS.jsonl, its sessions on one shared runtime process, and prints one
 // JSON line per task; a failed task does not stop the others and makes the
-// exit status 1 (docs/behaviour.md#cli).
+// exit status 1 (docs/behaviour.md#runtime-host).
 func TestBatchSharesOneProcess(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
