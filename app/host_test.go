@@ -200,3 +200,29 @@ func TestHostKeepsAProcessWarm(t *testing.T) {
 		proctest.WaitGroupEmpty(t, pid, waitFor)
 	}
 }
+
+// TestHostOtherProcessesGoOn: a process that dies ends its own sessions
+// only; a session on another process of the host goes on, and the next
+// session gets a new process (docs/behaviour.md#runtime-host).
+func TestHostOtherProcessesGoOn(t *testing.T) {
+	t.Parallel()
+	o, _, _, _ := procOptions(t, []string{"--scenario", "multi-session"})
+	h, err := app.NewHost(o, app.HostOptions{SessionsPerProcess: 1})
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, h.Close(context.Background())) }()
+	sessions, _ := hostSessions(t, h, o, 2)
+	dead, alive := sessions[0], sessions[1]
+	require.NotEqual(t, dead.PID(), alive.PID())
+	require.NoError(t, syscall.Kill(dead.PID(), syscall.SIGKILL))
+	res := dead.Turn(context.Background(), "after the kill")
+	require.NotNil(t, res.Err)
+	assert.Equal(t, domain.KindPortExit, res.Err.Kind)
+	assert.Equal(t, "still here", alive.Turn(context.Background(), "still here").Reply)
+	require.Eventually(t, func() bool { return len(h.Processes()) == 1 }, waitFor, 5*time.Millisecond)
+	third, err := h.Start(context.Background(), o)
+	require.NoError(t, err)
+	assert.NotEqual(t, dead.PID(), third.PID())
+	assert.Equal(t, "new", third.Turn(context.Background(), "new").Reply)
+	require.NoError(t, dead.Stop(context.Background()))
+	proctest.WaitGroupEmpty(t, dead.PID(), waitFor)
+}
