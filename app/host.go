@@ -199,7 +199,7 @@ func (h *Host) place(ctx context.Context) (*hostProc, error) {
 	}
 	var p *hostProc
 	for _, c := range h.procs {
-		if !c.dead && !c.retired && c.seated < h.hopts.SessionsPerProcess {
+		if !c.dead && !c.retired && c.seated < h.hopts.SessionsPerProcess && !c.ended() {
 			p = c
 			break
 		}
@@ -240,6 +240,9 @@ func (h *Host) place(ctx context.Context) (*hostProc, error) {
 	}
 	return p, nil
 }
+
+// ended reports whether p's connection ended (before its watcher saw it).
+func (p *hostProc) ended() bool { return isDone(p.ready) && p.err == nil && p.rt.ended() }
 
 // drop removes p from the processes sessions are placed on. h.mu is held.
 func (h *Host) drop(p *hostProc) {
@@ -372,7 +375,7 @@ func (h *Host) Processes() []HostProcess {
 	defer h.mu.Unlock()
 	out := make([]HostProcess, 0, len(h.procs))
 	for _, p := range h.procs {
-		if isDone(p.ready) && p.err == nil {
+		if isDone(p.ready) && p.err == nil && !p.ended() {
 			out = append(out, HostProcess{PID: p.rt.pid(), Sessions: p.seated})
 		}
 	}
@@ -398,19 +401,25 @@ func (h *Host) Close(ctx context.Context) error {
 		for s := range p.members {
 			members = append(members, s)
 		}
-		if p.wake != nil && p.seated == 0 && !p.retired {
-			close(p.wake)
+		if p.seated == 0 && !p.retired && isDone(p.ready) && p.err == nil {
+			if p.wake != nil {
+				close(p.wake)
+			}
 			p.wake, p.retired = nil, true
 			warm = append(warm, p)
 		}
 	}
 	h.mu.Unlock()
-	var errs []error
-	for _, s := range members {
-		if err := s.Stop(ctx); err != nil {
-			errs = append(errs, err)
-		}
+	errs := make([]error, len(members))
+	var wg sync.WaitGroup
+	for i, s := range members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.Stop(ctx)
+		}()
 	}
+	wg.Wait()
 	for _, p := range warm {
 		h.stopProc(p)
 	}
@@ -421,10 +430,7 @@ func (h *Host) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		errs = append(errs, fmt.Errorf("app: host close did not finish before its context ended: %w", ctx.Err()))
 	}
-	if len(errs) > 0 {
-		return errs[0]
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // seat is a session's place on a host's shared process.
