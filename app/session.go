@@ -58,6 +58,10 @@ type Session struct {
 
 	mu        sync.Mutex // guards sessionID
 	sessionID string
+
+	// seat is the session's place on a Host's shared process, nil when the
+	// session owns its runtime (docs/behaviour.md#runtime-host).
+	seat *seat
 }
 
 // newSession assembles the parts of one start.
@@ -176,6 +180,9 @@ func outcomeEvent(res domain.TurnResult) domain.Event { return res.Event() }
 // the teardown is reported as a *domain.SurvivorsError (logged at Warn).
 func (s *Session) Stop(ctx context.Context) error {
 	s.stopped.Store(true)
+	if s.seat != nil {
+		return s.seat.stop(ctx, s)
+	}
 	began := s.clock.Now()
 	td := teardownSteps{
 		closeMethod: s.endWith,

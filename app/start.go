@@ -259,8 +259,12 @@ func (s *Session) reservedFor(name string) string {
 }
 
 // handshake records what an accepted initialize answer advertised.
-func (s *Session) handshake(resp acpwire.InitializeResponse) {
-	s.agent = agentInfo(resp)
+func (s *Session) handshake(resp acpwire.InitializeResponse) { s.handshakeInfo(agentInfo(resp)) }
+
+// handshakeInfo records what the handshake advertised, also for a session
+// on a shared process (docs/behaviour.md#runtime-host).
+func (s *Session) handshakeInfo(info domain.AgentInfo) {
+	s.agent = info
 	adv := s.agent.Advertised
 	if !s.agent.Reported {
 		s.caps.lower(domain.CapAgentVersion)

@@ -344,6 +344,10 @@ var startupScenarios = map[string]scenario{
 	"init-error": {"Answers initialize with error -32603.", func(s *Script) {
 		s.Initialize = &Initialize{Reply: Reply{Error: &RPCError{Code: codeInternalError, Message: "Internal error: scripted initialize failure"}}}
 	}},
+	"multi-session": {"Advertises sessionCapabilities.close and keeps running when a session closes: many sessions on one process; session/new sends available_commands_update right after its answer.", func(s *Script) {
+		s.Initialize = &Initialize{AgentCapabilities: json.RawMessage(`{"loadSession":false,"promptCapabilities":{},"mcpCapabilities":{"http":false,"sse":false},"sessionCapabilities":{"close":{}}}`)}
+		s.Methods = map[string][]Reply{"session/new": {{After: []Step{{Step: StepAvailableCommands, AvailableCommands: json.RawMessage(`[{"name":"compact"}]`)}}}}}
+	}},
 	"close": {"Advertises sessionCapabilities.close; answers session/close {} and exits 0 right after.", func(s *Script) {
 		s.Initialize = &Initialize{AgentCapabilities: json.RawMessage(`{"loadSession":false,"promptCapabilities":{},"mcpCapabilities":{"http":false,"sse":false},"sessionCapabilities":{"close":{}}}`)}
 		s.Methods = map[string][]Reply{"session/close": {{ExitAfter: &Exit{Code: 0}}}}

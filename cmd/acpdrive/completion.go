@@ -13,6 +13,7 @@ var subcommands = [][2]string{
 	{"run", "run one session, one turn per prompt"},
 	{"probe", "show what a runtime advertises"},
 	{"sessions", "list or delete the sessions a runtime keeps"},
+	{"batch", "run one session per task of a TASKS.jsonl, many at a time"},
 	{"validate", "check a WORKFLOW.md"},
 	{"agent", "serve the built-in reference agent on stdio"},
 	{"completion", "print a shell completion script"},

@@ -57,6 +57,8 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return probeCommand(ctx, args[1:], stdout, stderr)
 	case "sessions":
 		return sessionsCommand(ctx, args[1:], stdout, stderr)
+	case "batch":
+		return batchCommand(ctx, args[1:], stdout, stderr)
 	case mcpresult.SubcommandName:
 		// Hidden: the result tool's server a runtime starts as an MCP
 		// server (docs/behaviour.md#structured-results).
@@ -84,6 +86,7 @@ func usage(w io.Writer) {
   acpdrive run [flags] PROMPT...   run one session, one turn per PROMPT
   acpdrive probe [flags]           start a runtime, show what it advertises, stop it
   acpdrive sessions list|delete    list or delete the sessions a runtime keeps
+  acpdrive batch [flags] TASKS.jsonl  run one session per task, many at a time
   acpdrive validate [FILE]         check a WORKFLOW.md (default ./WORKFLOW.md; --json)
   acpdrive agent [flags]           serve the built-in reference agent on stdio
   acpdrive completion bash|zsh|fish  print a shell completion script
@@ -104,7 +107,7 @@ func helpCommand(args []string, stdout, stderr io.Writer) int {
 		var f runFlags
 		runHelp(newRunFlagSet(&f), stdout)
 		return exitOK
-	case "probe", "sessions", "validate", "agent":
+	case "probe", "sessions", "validate", "agent", "batch":
 		return realMain(context.Background(), []string{args[0], "--help"}, nil, stdout, stderr)
 	case "completion":
 		completionUsage(stdout)
