@@ -308,6 +308,14 @@ func ptrInt(n int) *int { return &n }
 var startupScenarios = map[string]scenario{
 	"session-config": sessionConfigScenario(),
 	"session-modes":  sessionModesScenario(),
+	"steering": {"Advertises _meta.steering.supported and answers _session/steering; the default turn says \"Waiting for a steer.\", waits for one (waitSteer), sends \"steered: TEXT\" and ends end_turn.", func(s *Script) {
+		s.Steering = true
+		s.DefaultTurn = "await-steer"
+		s.Turns["await-steer"] = &Turn{
+			Description: "Say \"Waiting for a steer.\", wait for a steer, send \"steered: TEXT\", end_turn.",
+			Steps:       []Step{text("Waiting for a steer."), {Step: StepWaitSteer}},
+		}
+	}},
 	"wrong-version": {"initialize answers protocolVersion 2.", func(s *Script) {
 		s.Initialize = &Initialize{ProtocolVersion: ptrInt(2)}
 	}},
