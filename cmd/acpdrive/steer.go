@@ -122,3 +122,11 @@ func (p *printer) steerNotice(msg string) {
 	}
 	fmt.Fprintln(p.errw, "acpdrive: "+msg)
 }
+
+// advertisedText is probe's word for an advertised extension.
+func advertisedText(on bool) string {
+	if on {
+		return "advertised (_session/steering)"
+	}
+	return "not advertised"
+}

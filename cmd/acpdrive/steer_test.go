@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -58,4 +59,34 @@ func TestRunSteerStdinExcludesPromptFromStdin(t *testing.T) {
 	_, stderr, code := runIn(t, t.TempDir(), "run", "--steer-stdin", "-f", "-")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "--steer-stdin and -f - both read standard input")
+}
+
+// probe shows whether the runtime advertises steering, in both outputs.
+func TestProbeSteering(t *testing.T) {
+	bin := testbin.Path(t)
+	for _, tc := range []struct {
+		scenario, human string
+		json            bool
+	}{{"steering", "advertised (_session/steering)", true}, {"echo", "not advertised", false}} {
+		cmd := exec.Command(bin, "probe", "--json", "--command", bin+" agent --scenario "+tc.scenario)
+		cmd.Dir = t.TempDir()
+		out, err := cmd.Output()
+		require.NoError(t, err)
+		var report struct {
+			Steering bool `json:"steering"`
+			Agent    struct {
+				Advertised struct {
+					Steering bool `json:"steering"`
+				} `json:"advertised"`
+			} `json:"agent"`
+		}
+		require.NoError(t, json.Unmarshal(out, &report), string(out))
+		assert.Equal(t, tc.json, report.Steering, tc.scenario)
+
+		cmd = exec.Command(bin, "probe", "--command", bin+" agent --scenario "+tc.scenario)
+		cmd.Dir = t.TempDir()
+		out, err = cmd.Output()
+		require.NoError(t, err)
+		assert.Regexp(t, `steering\s+`+regexp.QuoteMeta(tc.human), string(out), tc.scenario)
+	}
 }
