@@ -17,16 +17,10 @@ const (
 	// SteerOnly refuses the message (agent_not_found, reason not_offered).
 	SteerOnly SteerMode = iota
 	// SteerOrQueue keeps the message and puts it before the next turn's
-	// prompt instead; Steer then returns ErrSteerQueued.
+	// prompt instead; Steer then returns an error that
+	// errors.Is(err, domain.ErrSteerQueued).
 	SteerOrQueue
 )
-
-// ErrSteerQueued is what Steer returns, in SteerOrQueue mode, for a message
-// queued as the start of the next prompt because the runtime does not
-// advertise steering. It is not a failure.
-var ErrSteerQueued = domain.NewError(domain.KindAgentNotFound,
-	"the runtime does not advertise steering; the message was queued as the start of the next prompt").
-	WithReason(domain.ReasonNotOffered)
 
 // steerQueue holds the messages queued for the next prompt.
 type steerQueue struct {
@@ -78,8 +72,9 @@ func (e *turnEngine) steerable() bool {
 // is decided, or when the runtime answers that no turn could take it) the
 // error is response_error with domain.MsgSteerNoTurn; on a runtime that
 // does not advertise steering it is agent_not_found with reason
-// not_offered (domain.MsgSteerNotOffered), or, in SteerOrQueue mode,
-// ErrSteerQueued with the message kept for the next turn's prompt. A
+// not_offered (domain.MsgSteerNotOffered), or, in SteerOrQueue mode, the
+// same kind and reason wrapping domain.ErrSteerQueued, the message kept for
+// the next turn's prompt. A
 // runtime's refusal of the request is response_error.
 func (s *Session) Steer(ctx context.Context, text string, mode ...SteerMode) error {
 	if s.stopped.Load() {
@@ -88,7 +83,8 @@ func (s *Session) Steer(ctx context.Context, text string, mode ...SteerMode) err
 	if !s.agent.Advertised.Steering {
 		if len(mode) > 0 && mode[0] == SteerOrQueue {
 			s.queued.add(text)
-			return ErrSteerQueued
+			return domain.WrapError(domain.KindAgentNotFound, domain.MsgSteerNotOffered, domain.ErrSteerQueued).
+				WithReason(domain.ReasonNotOffered)
 		}
 		return domain.NewError(domain.KindAgentNotFound, domain.MsgSteerNotOffered).WithReason(domain.ReasonNotOffered)
 	}

@@ -68,7 +68,7 @@ func TestSteerNotAdvertised(t *testing.T) {
 	steerKind(t, err, domain.KindAgentNotFound, domain.MsgSteerNotOffered)
 	assert.Equal(t, domain.ReasonNotOffered, domain.ReasonOf(err))
 
-	assert.ErrorIs(t, h.sess.Steer(ctx, "mind the tests", app.SteerOrQueue), app.ErrSteerQueued)
+	assert.ErrorIs(t, h.sess.Steer(ctx, "mind the tests", app.SteerOrQueue), domain.ErrSteerQueued)
 	res := h.turn("go on")
 	require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
 	assert.Equal(t, "mind the tests\n\ngo on", res.Reply)
