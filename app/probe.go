@@ -41,6 +41,9 @@ type ProbeReport struct {
 	// ResultMetaKeys those of the initialize result's own _meta.
 	MetaKeys       []string `json:"meta_keys"`
 	ResultMetaKeys []string `json:"result_meta_keys,omitempty"`
+	// Steering is whether initialize advertised _meta.steering.supported
+	// (docs/behaviour.md#steering).
+	Steering bool `json:"steering"`
 	// Session is what a throwaway session showed, when
 	// ProbeOptions.Session asked for one; nil otherwise.
 	Session *ProbeSession `json:"session,omitempty"`
@@ -195,6 +198,7 @@ func Probe(ctx context.Context, opts Options, po ...ProbeOptions) (ProbeReport, 
 		AuthCapabilities:        nonNil(adv.AuthCapabilities),
 		MetaKeys:                nonNil(adv.MetaKeys),
 		ResultMetaKeys:          adv.ResultMetaKeys,
+		Steering:                adv.Steering,
 		Session:                 session,
 		NegativeControl:         control,
 		ContinuationRoute:       ContinuationRoute(adv),

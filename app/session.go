@@ -35,6 +35,7 @@ type Session struct {
 
 	reply  turnReply     // the running turn's reply, from the emitted events
 	totals sessionTotals // the session's turns summed (Totals)
+	queued steerQueue    // steers queued for the next prompt (docs/behaviour.md#steering)
 	// stopped is set once Stop was called: a later Turn is refused.
 	stopped atomic.Bool
 
@@ -127,7 +128,7 @@ func (s *Session) turn(ctx context.Context, prompt string) domain.TurnResult {
 	case s.rt.ended():
 		res = domain.FailedResult(domain.NewError(domain.KindPortExit, domain.MsgConnEndedBeforeResult))
 	default:
-		req := promptRequest{sessionID: s.ID(), text: prompt, meta: t.meta}
+		req := promptRequest{sessionID: s.ID(), text: s.queued.prefix(prompt), meta: t.meta}
 		res = s.turns.run(ctx, t, s.prompter(), boundsOf(s.opts.Settings), req)
 		s.protocol().endTurn()
 	}

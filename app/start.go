@@ -357,6 +357,7 @@ func agentInfo(resp acpwire.InitializeResponse) domain.AgentInfo {
 	info.Advertised.ProviderKeys = acpwire.ObjectKeys(ac.Providers)
 	info.Advertised.MetaKeys = acpwire.MetaKeys(ac.Meta)
 	info.Advertised.ResultMetaKeys = acpwire.MetaKeys(resp.Meta)
+	info.Advertised.Steering = acpwire.SteeringAdvertised(resp.Meta, ac.Meta)
 	if resp.AgentInfo != nil {
 		info.Reported = true
 		info.Name, info.Title, info.Version = resp.AgentInfo.Name, resp.AgentInfo.Title, resp.AgentInfo.Version

@@ -71,6 +71,9 @@ type Advertised struct {
 	PromptEmbeddedContext bool `json:"prompt_embedded_context"`
 	// AuthMethods are the ids of initialize's authMethods, in order.
 	AuthMethods []string `json:"auth_methods"`
+	// Steering is _meta.steering.supported of initialize: the runtime
+	// takes _session/steering (docs/behaviour.md#steering).
+	Steering bool `json:"steering"`
 }
 
 // AuthMethod is one authentication method a runtime offers.

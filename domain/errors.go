@@ -69,6 +69,12 @@ const (
 	// MsgTurnInFlight is the message for a second turn started while one
 	// is active.
 	MsgTurnInFlight = "a turn is already in flight for this session"
+	// MsgSteerNoTurn is the message of a steer sent while no turn runs
+	// (docs/behaviour.md#steering).
+	MsgSteerNoTurn = "no turn is running to steer; send the message as the next prompt"
+	// MsgSteerNotOffered is the message of a steer to a runtime that does
+	// not advertise steering (docs/behaviour.md#steering).
+	MsgSteerNotOffered = "the runtime does not advertise _meta.steering.supported; _session/steering was not sent"
 	// MsgConnEndedBeforeResult is the message for a connection lost during
 	// a turn.
 	MsgConnEndedBeforeResult = "the agent's connection ended before a response arrived"

@@ -60,6 +60,9 @@ const (
 	// failure on its own (docs/behaviour.md#failures); Event.Retry says
 	// which.
 	EventRuntimeRetrying EventType = "runtime_retrying"
+	// EventSteered reports a message the runtime took into the running
+	// turn; Message is its text (docs/behaviour.md#steering).
+	EventSteered EventType = "steered"
 )
 
 // Contract messages carried by events.

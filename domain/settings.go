@@ -191,6 +191,11 @@ func (s SessionSettings) Validate() []Finding {
 // with errors.Is.
 var ErrHostUnreachable = errors.New("host unreachable")
 
+// ErrSteerQueued is wrapped by the error of a steer queued as the start of
+// the next prompt because the runtime does not advertise steering
+// (docs/behaviour.md#steering). It is not a failure.
+var ErrSteerQueued = errors.New("the message was queued as the start of the next prompt")
+
 // protocolOf is the choice a configuration names; one Validate refuses
 // reads as the default.
 func protocolOf(s string) ProtocolChoice {

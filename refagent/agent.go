@@ -413,6 +413,12 @@ func (a *agent) handleRequest(m *inMsg) {
 		a.serveOther(m, r)
 	case "session/fork":
 		a.handleFork(m)
+	case "_session/steering":
+		if !a.script.Steering || a.reply(m.Method) != nil {
+			a.handleOther(m)
+			return
+		}
+		a.handleSteer(m)
 	default:
 		a.handleOther(m)
 	}
@@ -450,6 +456,9 @@ func (a *agent) handleInitialize(m *inMsg) {
 		}
 		if res.AuthMethods == nil {
 			res.AuthMethods = json.RawMessage("[]")
+		}
+		if a.script.Steering {
+			res.Meta = json.RawMessage(`{"steering":{"supported":true}}`)
 		}
 		if version == 2 {
 			a.v2.Store(true)

@@ -41,6 +41,10 @@ func builtinTurns() map[string]*Turn {
 			Steps:       []Step{{Step: StepEcho}},
 		},
 		"tools": toolsTurn(),
+		"await-steer": {
+			Description: "Say \"Waiting for a steer.\", wait for a steer (_session/steering, with Script.Steering), send \"steered: TEXT\", end_turn.",
+			Steps:       []Step{text("Waiting for a steer."), {Step: StepWaitSteer}},
+		},
 		"usage-wire": {
 			Description: "A chunk, then end_turn with a usage object in the result (the Claude adapter's figures: " + defaultWireUsage +
 				"); an argument {\"usage\":…,\"used\":…,\"size\":…,\"cost\":…,\"meta\":…} replaces the usage and sends a usage_update first.",
@@ -308,6 +312,10 @@ func ptrInt(n int) *int { return &n }
 var startupScenarios = map[string]scenario{
 	"session-config": sessionConfigScenario(),
 	"session-modes":  sessionModesScenario(),
+	"steering": {"Advertises _meta.steering.supported and answers _session/steering; the default turn says \"Waiting for a steer.\", waits for one (waitSteer), sends \"steered: TEXT\" and ends end_turn.", func(s *Script) {
+		s.Steering = true
+		s.DefaultTurn = "await-steer"
+	}},
 	"wrong-version": {"initialize answers protocolVersion 2.", func(s *Script) {
 		s.Initialize = &Initialize{ProtocolVersion: ptrInt(2)}
 	}},

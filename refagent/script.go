@@ -65,6 +65,13 @@ type Script struct {
 	// SessionConfig makes sessions offer modes, options and models and
 	// keep them per session; see ConfigOffer.
 	SessionConfig *ConfigOffer `json:"sessionConfig,omitempty"`
+
+	// Steering advertises _meta.steering.supported in initialize and
+	// answers _session/steering: a steer for a session whose turn runs is
+	// handed to that turn (see [StepWaitSteer]) and answered
+	// {"outcome":"injected"}; otherwise {"outcome":"promptRequired",
+	// "reason":"noRunningTurn"}. Without it the method is unknown.
+	Steering bool `json:"steering,omitempty"`
 }
 
 // Cancel modes of [Script.Cancel] and [Turn.Cancel].
@@ -242,6 +249,7 @@ const (
 	StepDaemon            = "daemon"            // start a daemonized descendant (own session, no stdio): command
 	StepWriteFile         = "writeFile"         // write text to a file and report the outcome: path, text, fromArgument
 	StepWaitCancel        = "waitCancel"        // wait until the turn is cancelled
+	StepWaitSteer         = "waitSteer"         // wait for a steer (Script.Steering), then send "steered: TEXT" as an agent message
 	StepStop              = "stop"              // answer the prompt {"stopReason":…}: stopReason, usage, meta, fromArgument
 	StepError             = "error"             // answer the prompt with a JSON-RPC error: error
 	StepResult            = "result"            // answer the prompt with a raw result: result
@@ -255,7 +263,7 @@ var (
 		StepText, StepEcho, StepThought, StepUserText, StepToolCall, StepToolCallUpdate,
 		StepPlan, StepAvailableCommands, StepCurrentMode, StepConfigOptions, StepSessionInfo,
 		StepUsage, StepUpdate, StepPermission, StepElicitation, StepRequest, StepRaw,
-		StepHugeLine, StepSleep, StepBurst, StepStderr, StepExit, StepSpawn, StepWaitCancel,
+		StepHugeLine, StepSleep, StepBurst, StepStderr, StepExit, StepSpawn, StepWaitCancel, StepWaitSteer,
 		StepDaemon, StepWriteFile, StepStop, StepError, StepResult, StepNoResponse, StepMCPCall,
 	}
 	responseKinds = map[string]bool{StepStop: true, StepError: true, StepResult: true, StepNoResponse: true}

@@ -41,6 +41,7 @@ type turnRun struct {
 	ctx       context.Context // ends on cancel (unless mode ignore) and on shutdown
 	cancelCtx context.CancelFunc
 	cancelled chan struct{} // closed when a cancel arrives, in every mode
+	steers    chan string   // steers handed to the turn (Script.Steering)
 
 	// Guarded by agent.mu.
 	responded       bool
@@ -116,7 +117,7 @@ func (a *agent) handlePrompt(m *inMsg) {
 	if mode == "" {
 		mode = CancelRespond
 	}
-	t := &turnRun{sess: s, id: m.ID, n: a.turns, def: def, mode: mode, cancelled: make(chan struct{})}
+	t := &turnRun{sess: s, id: m.ID, n: a.turns, def: def, mode: mode, cancelled: make(chan struct{}), steers: make(chan string, 64)}
 	t.ctx, t.cancelCtx = context.WithCancel(a.ctx)
 	s.turn = t
 	a.mu.Unlock()
@@ -387,6 +388,17 @@ func (a *agent) runStep(ctx context.Context, sc *stepCtx, st *Step) error {
 		return a.daemon(sc, st)
 	case StepWriteFile:
 		return a.writeFile(sc, st)
+	case StepWaitSteer:
+		var steers chan string
+		if sc.t != nil {
+			steers = sc.t.steers
+		}
+		select {
+		case text := <-steers:
+			return a.sendChunks(sc, st, "agent_message_chunk", "steered: "+text, msgID(st, "m", sc.turn), true)
+		case <-ctx.Done():
+			return a.ctxErr()
+		}
 	case StepWaitCancel:
 		var cancelled chan struct{}
 		if sc.t != nil {

@@ -108,6 +108,7 @@ type initResult struct {
 	AgentCapabilities json.RawMessage `json:"agentCapabilities"`
 	AgentInfo         json.RawMessage `json:"agentInfo,omitempty"`
 	AuthMethods       json.RawMessage `json:"authMethods"`
+	Meta              json.RawMessage `json:"_meta,omitempty"`
 }
 
 type newSessionResult struct {

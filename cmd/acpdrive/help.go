@@ -22,7 +22,7 @@ var runFlagGroups = []flagGroup{
 		"system-prompt-file", "system-prompt-mode"}},
 	{"LIMITS", []string{"read-timeout", "turn-timeout", "stall-timeout", "stop-grace", "max-tokens", "max-cost",
 		"max-context-fraction", "retries"}},
-	{"INPUT AND OUTPUT", []string{"f", "json", "quiet", "q", "verbose", "log-level", "output-schema", "output-retries"}},
+	{"INPUT AND OUTPUT", []string{"f", "json", "quiet", "q", "verbose", "log-level", "output-schema", "output-retries", "steer-stdin"}},
 	{"SSH", []string{"ssh-host", "ssh-transport", "ssh-config"}},
 }
 

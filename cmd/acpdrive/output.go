@@ -316,6 +316,9 @@ func (p *printer) event(ev domain.Event) {
 		}
 		p.endLine()
 		fmt.Fprintf(p.out, "· [%s] %s\n", ev.Type, ev.Message)
+	case domain.EventSteered:
+		p.endLine()
+		fmt.Fprintln(p.out, "· steered: "+ev.Message)
 	case domain.EventRuntimeNotice:
 		p.endLine()
 		fmt.Fprintln(p.out, p.colour.paint(sgrYellow, "· notice: "+ev.Message))

@@ -119,6 +119,7 @@ func printProbe(w io.Writer, r app.ProbeReport) {
 	if len(r.ResultMetaKeys) > 0 {
 		row("initialize _meta keys", listOrNone(r.ResultMetaKeys))
 	}
+	row("steering", advertisedText(r.Steering))
 	row("negative control", describeControl(r.NegativeControl))
 	row("continuation route", continuationRouteText(r.ContinuationRoute))
 	teardown := r.TeardownMethod

@@ -37,6 +37,7 @@ type runFlags struct {
 	quiet        bool
 	verbose      bool
 	promptFiles  []string
+	steerStdin   bool
 
 	resume           string
 	fork             string
@@ -109,6 +110,7 @@ func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	fs.Int64Var(&f.maxTokens, "max-tokens", 0, "stop before the next prompt once the measured turns used this many tokens in total (0: no ceiling; agent.max_tokens)")
 	fs.IntVar(&f.retries, "retries", 0, "send a turn again up to `N` times after a retryable failure, waiting the runtime's retry-after or the back-off (agent.max_retries)")
 	f.budgets.register(fs)
+	registerSteerFlag(fs, &f.steerStdin)
 	fs.Func("f", "read one prompt from `FILE` (repeatable, one prompt per file, before the PROMPT arguments; - reads standard input)", func(v string) error {
 		f.promptFiles = append(f.promptFiles, v)
 		return nil
@@ -131,6 +133,9 @@ func parseRunFlags(args []string, stdin io.Reader, stdout io.Writer) (runFlags, 
 		return f, nil, err
 	}
 	prompts = append(prompts, fs.Args()...)
+	if err := checkSteerStdin(f.steerStdin, f.promptFiles); err != nil {
+		return f, nil, err
+	}
 	fromFiles, err := readPromptFiles(f.promptFiles, stdin)
 	if err != nil {
 		return f, nil, err
@@ -423,6 +428,9 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 
 	interrupts := newInterrupter(sigs, sess, cfg.StopGrace+stopMargin, out.interrupted)
 	defer interrupts.close()
+	steers := newStdinSteerer(ctx, f.steerStdin, stdin, sess, out.steerNotice)
+	defer steers.close()
+	setSession := func(s *app.Session) { interrupts.setSession(s); steers.setSession(s) }
 
 	code := exitOK
 	turns := 0
@@ -440,7 +448,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		out.turnStart(i+1, prompt)
 		turnCtx := interrupts.turnContext(ctx)
-		res, next := retryingTurn(turnCtx, sess, prompt, cfg, opts, out, interrupts.setSession)
+		res, next := retryingTurn(turnCtx, sess, prompt, cfg, opts, out, setSession)
 		sess = next
 		interrupts.turnDone()
 		turns++

@@ -175,3 +175,11 @@ func wrap(method string, err error) error {
 	}
 	return err
 }
+
+// Steer sends _session/steering and returns the runtime's answer
+// (docs/behaviour.md#steering).
+func (c *Client) Steer(ctx context.Context, req acpwire.SteerRequest) (acpwire.SteerResponse, error) {
+	var resp acpwire.SteerResponse
+	err := c.call(ctx, acpwire.MethodSessionSteering, req, &resp)
+	return resp, err
+}
