@@ -3,8 +3,8 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -115,7 +115,7 @@ func TestHostTenSessionsOnOneProcess(t *testing.T) {
 	for _, rec := range recs[1:] {
 		require.Eventually(t, func() bool { return len(rec.OfType(domain.EventSessionStarted)) == 4 }, waitFor, 5*time.Millisecond)
 	}
-	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	killProcess(t, pid)
 	wg.Wait()
 	for _, res := range results {
 		if assert.NotNil(t, res.Err) {
@@ -214,7 +214,7 @@ func TestHostOtherProcessesGoOn(t *testing.T) {
 	sessions, _ := hostSessions(t, h, o, 2)
 	dead, alive := sessions[0], sessions[1]
 	require.NotEqual(t, dead.PID(), alive.PID())
-	require.NoError(t, syscall.Kill(dead.PID(), syscall.SIGKILL))
+	killProcess(t, dead.PID())
 	res := dead.Turn(context.Background(), "after the kill")
 	require.NotNil(t, res.Err)
 	assert.Equal(t, domain.KindPortExit, res.Err.Kind)
@@ -226,4 +226,12 @@ func TestHostOtherProcessesGoOn(t *testing.T) {
 	assert.Equal(t, "new", third.Turn(context.Background(), "new").Reply)
 	require.NoError(t, dead.Stop(context.Background()))
 	proctest.WaitGroupEmpty(t, dead.PID(), waitFor)
+}
+
+// killProcess kills process pid at once (SIGKILL on Unix).
+func killProcess(t *testing.T, pid int) {
+	t.Helper()
+	p, err := os.FindProcess(pid)
+	require.NoError(t, err)
+	require.NoError(t, p.Kill())
 }
