@@ -211,6 +211,27 @@ func SandboxKeptTmp(names []string, paths []string) []string {
 	return out
 }
 
+// SandboxCommandPaths returns the words of a command line that are
+// absolute paths, or NAME=VALUE assignments whose value is one (as env
+// takes them): the files a runtime started through env or an interpreter
+// reads, which must stay visible when they lie in the host's /tmp.
+func SandboxCommandPaths(words []string) []string {
+	var out []string
+	for _, word := range words {
+		// A word may be a shell fragment of several (an SSH launch's
+		// agent.command): each of its fields is looked at.
+		for _, w := range strings.Fields(word) {
+			if _, v, ok := strings.Cut(w, "="); ok && !strings.HasPrefix(w, "/") {
+				w = v
+			}
+			if w = strings.Trim(w, `'"`); path.IsAbs(w) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
 // SandboxEnvDirs returns the directories under tempDir that the variables
 // acpdrive adds to the runtime's environment (NAME=VALUE, the measurement
 // source's files) point into: for each value that is an absolute path

@@ -112,3 +112,14 @@ func TestSandboxValidate(t *testing.T) {
 	assert.Equal(t, "/x", domain.ExpandHome("/x", "/h"))
 	assert.Contains(t, domain.SandboxUnsupportedMessage("darwin"), "darwin")
 }
+
+// TestSandboxCommandPaths: the absolute paths a command line names, also as
+// env's NAME=VALUE and inside a shell fragment, are what keeps a /tmp entry
+// visible in the sandbox (a runtime installed under /tmp and started
+// through env).
+func TestSandboxCommandPaths(t *testing.T) {
+	got := domain.SandboxCommandPaths([]string{"HOME=/tmp/t1/home", "/tmp/ci/.cache/bin/agent", "--flag", "rel/x",
+		"env A=1 '/tmp/frag/run' -v"})
+	assert.Equal(t, []string{"/tmp/t1/home", "/tmp/ci/.cache/bin/agent", "/tmp/frag/run"}, got)
+	assert.Equal(t, []string{"/tmp/t1", "/tmp/ci", "/tmp/frag"}, domain.SandboxKeptTmp(nil, got))
+}

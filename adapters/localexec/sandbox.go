@@ -60,7 +60,7 @@ func (s *sandboxPlan) wrap(path string, args []string, workspace string, env []s
 	}
 	writable = append(writable, domain.SandboxEnvDirs(env, os.TempDir())...)
 	argv := append([]string{"sh", "-c", domain.SandboxOuterShim, s.bwrap}, domain.SandboxArgs(domain.SandboxLayout{
-		Workspace: workspace, AddDirs: s.addDirs, TmpKeep: keptTmp(path), Writable: writable, Network: s.set.Network,
+		Workspace: workspace, AddDirs: s.addDirs, TmpKeep: keptTmp(path, args), Writable: writable, Network: s.set.Network,
 	})...)
 	argv = append(argv, "/bin/sh", "-c", domain.SandboxInnerShim, "sh", path)
 	if len(args) > 1 {
@@ -71,10 +71,12 @@ func (s *sandboxPlan) wrap(path string, args []string, workspace string, env []s
 
 // keptTmp is what of the host's /tmp stays visible in the sandbox
 // (domain.SandboxKeptTmp): acpdrive's own entries, and those holding the
-// runtime's program and acpdrive's own executable (which the tool-server
-// beacon runs). Symbolic links are left out: bubblewrap would mount what
-// they point to in their place.
-func keptTmp(program string) []string {
+// runtime's program, every absolute path on its command line (a runtime
+// started through env or an interpreter names its script there) and
+// acpdrive's own executable (which the tool-server beacon runs). Symbolic
+// links are left out: bubblewrap would mount what they point to in their
+// place.
+func keptTmp(program string, args []string) []string {
 	var names []string
 	if entries, err := os.ReadDir(domain.SandboxTmp); err == nil {
 		for _, e := range entries {
@@ -84,6 +86,9 @@ func keptTmp(program string) []string {
 		}
 	}
 	paths := []string{program}
+	if len(args) > 1 {
+		paths = append(paths, domain.SandboxCommandPaths(args[1:])...)
+	}
 	if self, err := os.Executable(); err == nil {
 		paths = append(paths, self)
 	}

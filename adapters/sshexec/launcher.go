@@ -120,7 +120,7 @@ func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 		return nil, err
 	}
 	return &plan{l: l, sshPath: sshPath, command: remotecmd.JoinFragment(req.Command), workspace: req.Workspace,
-		sandbox: remotecmd.SandboxFor(req.Sandbox, req.AddDirs)}, nil
+		sandbox: remotecmd.SandboxFor(req.Sandbox, req.AddDirs, req.Command)}, nil
 }
 
 func (l *Launcher) resolveSSH() (string, error) {

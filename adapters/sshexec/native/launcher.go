@@ -125,7 +125,7 @@ func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 	// way the ssh-binary transport joins it (remotecmd.JoinFragment), so
 	// both transports run the same remote command.
 	return &plan{l: l, command: remotecmd.JoinFragment(req.Command), workspace: req.Workspace,
-		sandbox: remotecmd.SandboxFor(req.Sandbox, req.AddDirs)}, nil
+		sandbox: remotecmd.SandboxFor(req.Sandbox, req.AddDirs, req.Command)}, nil
 }
 
 // plan is a validated remote launch. It implements ports.Plan.

@@ -19,6 +19,10 @@ type RemoteSandbox struct {
 	Writable []string
 	// AddDirs are the session's additional directories.
 	AddDirs []string
+	// Keep are entries of the remote /tmp that the runtime's command line
+	// names (domain.SandboxKeptTmp of domain.SandboxCommandPaths): they
+	// stay visible, read-only, on the sandbox's private /tmp.
+	Keep []string
 }
 
 // ExitRemoteNoBwrap is the remote exit status when the sandbox is asked
@@ -74,6 +78,9 @@ func SandboxWords(s RemoteSandbox, workspace, line string) string {
 		words = append(words, quoteSandboxWord(a))
 	}
 	words = append(words, `"$@"`)
+	for _, k := range s.Keep {
+		words = append(words, "--ro-bind-try", ShellQuote(k), ShellQuote(k))
+	}
 	for _, a := range tail {
 		words = append(words, quoteSandboxWord(a))
 	}
@@ -109,12 +116,13 @@ func safeExpansion(w string) bool {
 	return true
 }
 
-// SandboxFor is the remote sandbox of a launch request's settings, nil
-// when none is asked for.
-func SandboxFor(s domain.Sandbox, addDirs []string) *RemoteSandbox {
+// SandboxFor is the remote sandbox of a launch request's settings and
+// command line, nil when none is asked for.
+func SandboxFor(s domain.Sandbox, addDirs, command []string) *RemoteSandbox {
 	if !s.Enabled {
 		return nil
 	}
 	return &RemoteSandbox{Network: s.Network, Writable: append([]string(nil), s.Writable...),
-		AddDirs: append([]string(nil), addDirs...)}
+		AddDirs: append([]string(nil), addDirs...),
+		Keep:    domain.SandboxKeptTmp(nil, domain.SandboxCommandPaths(command))}
 }
