@@ -78,12 +78,10 @@ func TestInitializeStartupFailures(t *testing.T) {
 	t.Run("slow-init", func(t *testing.T) {
 		t.Parallel()
 		h := startAgent(t, "--scenario", "slow-init")
-		start := time.Now()
+		// The answer comes, late; how late is the scenario's own
+		// business (app's read-timeout tests rely on it), not asserted.
 		h.send(initReq)
 		h.expect(initResp)
-		if d := time.Since(start); d < 1900*time.Millisecond {
-			t.Fatalf("answered after %v, want about 2 s", d)
-		}
 	})
 }
 
@@ -603,12 +601,8 @@ func TestTurnScenarios(t *testing.T) {
 	t.Run("slow-accept", func(t *testing.T) {
 		t.Parallel()
 		h := openSession(t)
-		start := time.Now()
 		h.send(prompt(2, "ref-1", "#slow-accept 300"))
 		h.expect(stopLine(2, "end_turn"))
-		if d := time.Since(start); d < 290*time.Millisecond {
-			t.Fatalf("answered after %v", d)
-		}
 	})
 	t.Run("unknown turn name runs the default turn", func(t *testing.T) {
 		t.Parallel()

@@ -241,12 +241,10 @@ func TestKillStubborn(t *testing.T) {
 	a.stderrContains("ignoring SIGTERM")
 	_ = a.p.Stdin().Close()
 	a.running(100 * time.Millisecond)
-	start := time.Now()
+	// Kill returns and the agent is gone, whatever it ignores; how soon
+	// is not asserted (a loaded machine is slow).
 	if err := a.p.Kill(); err != nil {
 		t.Fatalf("Kill: %v", err)
-	}
-	if took := time.Since(start); took > time.Second {
-		t.Errorf("Kill took %v", took)
 	}
 	if got, want := a.waitExit(), (domain.ExitStatus{Exited: true, Code: -1, Signal: "killed"}); got != want {
 		t.Fatalf("Exit = %+v, want %+v", got, want)
@@ -273,12 +271,8 @@ func TestKillBlockedWriter(t *testing.T) {
 		}
 	}
 	time.Sleep(50 * time.Millisecond)
-	start := time.Now()
 	if err := p.Kill(); err != nil {
 		t.Fatalf("Kill: %v", err)
-	}
-	if took := time.Since(start); took > time.Second {
-		t.Errorf("Kill took %v", took)
 	}
 	if err := p.Release(); err != nil {
 		t.Fatalf("Release: %v", err)
