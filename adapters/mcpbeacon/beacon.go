@@ -1,23 +1,16 @@
 package mcpbeacon
 
 import (
-	"bufio"
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/acpdrive/acpdrive/adapters/internal/logs"
+	"github.com/acpdrive/acpdrive/adapters/internal/reportsock"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
 )
@@ -35,14 +28,6 @@ const SubcommandName = "mcp-beacon"
 
 // maxReportBytes bounds the one line a beacon writes.
 const maxReportBytes = 4096
-
-// reportReadBound bounds how long an accepted connection may take to
-// deliver its line.
-const reportReadBound = 5 * time.Second
-
-// maxSocketPath is the longest unix socket path accepted (sun_path is 108
-// bytes on Linux, 104 on macOS and the BSDs).
-const maxSocketPath = 100
 
 // ErrNoCommand is returned by Arm when Options.Command is empty.
 var ErrNoCommand = errors.New("the tool-server beacon has no command to re-execute")
@@ -84,64 +69,32 @@ func (b *Beacon) Arm(ctx context.Context) (ports.ArmedBeacon, error) {
 	if len(b.opts.Command) == 0 || b.opts.Command[0] == "" {
 		return nil, ErrNoCommand
 	}
-	raw := make([]byte, 32)
-	if _, err := rand.Read(raw); err != nil {
-		return nil, fmt.Errorf("beacon token: %w", err)
-	}
-	dir, err := os.MkdirTemp(b.opts.Dir, "acpdrive-beacon-")
+	a := &armed{log: b.log, initialized: make(chan struct{})}
+	l, err := reportsock.Listen(b.opts.Dir, "acpdrive-beacon-", "beacon", maxReportBytes, b.log, a.report)
 	if err != nil {
-		return nil, fmt.Errorf("beacon directory: %w", err)
+		return nil, err
 	}
-	path := filepath.Join(dir, "s")
-	if len(path) > maxSocketPath {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("beacon socket path %q is longer than %d bytes: set a shorter temporary directory", path, maxSocketPath)
-	}
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("beacon socket: %w", err)
-	}
-	a := &armed{
-		log:         b.log,
-		dir:         dir,
-		path:        path,
-		token:       hex.EncodeToString(raw),
-		ln:          ln,
-		initialized: make(chan struct{}),
-		done:        make(chan struct{}),
-	}
+	a.sock = l
 	a.server = domain.MCPServer{
 		Name:      domain.BeaconServerName,
 		Transport: domain.MCPStdio,
 		Command:   b.opts.Command[0],
 		Args:      append([]string{}, b.opts.Command[1:]...),
-		Env:       []domain.NameValue{{Name: EnvSocket, Value: path}, {Name: EnvToken, Value: a.token}},
+		Env:       []domain.NameValue{{Name: EnvSocket, Value: l.Path()}, {Name: EnvToken, Value: l.Token()}},
 	}
-	go a.accept()
-	b.log.Debug("tool-server beacon armed", "socket", path)
+	b.log.Debug("tool-server beacon armed", "socket", l.Path())
 	return a, nil
 }
 
 // armed is one session's beacon.
 type armed struct {
 	log    *slog.Logger
-	dir    string
-	path   string
-	token  string
-	ln     net.Listener
+	sock   *reportsock.Listener
 	server domain.MCPServer
 
 	initialized chan struct{}
 	once        sync.Once
 	client      atomic.Pointer[string] // the MCP client's name, once reported
-	mu          sync.Mutex             // guards conn and released
-	conn        net.Conn               // the connection being read, closed by Release
-	released    bool
-
-	release sync.Once
-	err     error
-	done    chan struct{} // closed when accept returned
 }
 
 func (a *armed) Server() domain.MCPServer {
@@ -162,61 +115,16 @@ func (a *armed) MCPClient() string {
 
 // Release closes the socket, awaits the watcher and removes the directory.
 func (a *armed) Release() error {
-	a.release.Do(func() {
-		err := a.ln.Close()
-		a.mu.Lock()
-		a.released = true
-		if a.conn != nil {
-			_ = a.conn.Close()
-		}
-		a.mu.Unlock()
-		<-a.done
-		a.err = errors.Join(ignoreClosed(err), os.RemoveAll(a.dir))
-		a.log.Debug("tool-server beacon released", "socket", a.path)
-	})
-	return a.err
+	err := a.sock.Close()
+	a.log.Debug("tool-server beacon released", "socket", a.sock.Path())
+	return err
 }
 
-// accept serves the socket until it is closed: each connection delivers
-// at most one report line, read within reportReadBound.
-func (a *armed) accept() {
-	defer close(a.done)
-	for {
-		conn, err := a.ln.Accept()
-		if err != nil {
-			return
-		}
-		a.read(conn)
-	}
-}
-
-func (a *armed) read(conn net.Conn) {
-	defer conn.Close()
-	a.mu.Lock()
-	if a.released {
-		a.mu.Unlock()
-		return
-	}
-	a.conn = conn
-	a.mu.Unlock()
-	defer func() {
-		a.mu.Lock()
-		a.conn = nil
-		a.mu.Unlock()
-	}()
-	_ = conn.SetReadDeadline(time.Now().Add(reportReadBound))
-	sc := bufio.NewScanner(conn)
-	sc.Buffer(make([]byte, 0, 512), maxReportBytes)
-	if !sc.Scan() {
-		return
-	}
+// report reads the one report a beacon sends once initialize completed.
+func (a *armed) report(line []byte, _ net.Conn) {
 	var r report
-	if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+	if err := json.Unmarshal(line, &r); err != nil {
 		a.log.Debug("tool-server beacon report did not decode", "error", err)
-		return
-	}
-	if subtle.ConstantTimeCompare([]byte(r.Token), []byte(a.token)) != 1 {
-		a.log.Debug("tool-server beacon report carried another token")
 		return
 	}
 	a.once.Do(func() {
@@ -230,11 +138,4 @@ func (a *armed) read(conn net.Conn) {
 type report struct {
 	Token     string `json:"token"`
 	MCPClient string `json:"mcp_client,omitempty"`
-}
-
-func ignoreClosed(err error) error {
-	if errors.Is(err, net.ErrClosed) {
-		return nil
-	}
-	return err
 }

@@ -1,11 +1,7 @@
 package mcpresult
 
 import (
-	"bufio"
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,9 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/acpdrive/acpdrive/adapters/internal/logs"
+	"github.com/acpdrive/acpdrive/adapters/internal/reportsock"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
 )
@@ -36,13 +32,6 @@ const SubcommandName = "mcp-result"
 
 // maxReportBytes bounds the one line a report is.
 const maxReportBytes = 1 << 20
-
-// readBound bounds how long an accepted connection may take to deliver
-// its line.
-const readBound = 5 * time.Second
-
-// maxSocketPath is the longest unix socket path accepted.
-const maxSocketPath = 100
 
 // ack is the client's answer to a report it kept.
 const ack = "ok\n"
@@ -86,62 +75,39 @@ func (s *Server) Arm(ctx context.Context, schema json.RawMessage) (ports.ArmedRe
 	if len(s.opts.Command) == 0 || s.opts.Command[0] == "" {
 		return nil, ErrNoCommand
 	}
-	raw := make([]byte, 32)
-	if _, err := rand.Read(raw); err != nil {
-		return nil, fmt.Errorf("result server token: %w", err)
-	}
-	dir, err := os.MkdirTemp(s.opts.Dir, "acpdrive-result-")
+	a := &armed{log: s.log}
+	l, err := reportsock.Listen(s.opts.Dir, "acpdrive-result-", "result server", maxReportBytes, s.log, a.report)
 	if err != nil {
-		return nil, fmt.Errorf("result server directory: %w", err)
+		return nil, err
 	}
-	schemaPath := filepath.Join(dir, "schema.json")
+	schemaPath := filepath.Join(l.Dir(), "schema.json")
 	if err := os.WriteFile(schemaPath, schema, 0o600); err != nil {
-		_ = os.RemoveAll(dir)
+		_ = l.Close()
 		return nil, fmt.Errorf("result server schema: %w", err)
 	}
-	path := filepath.Join(dir, "s")
-	if len(path) > maxSocketPath {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("result server socket path %q is longer than %d bytes: set a shorter temporary directory", path, maxSocketPath)
-	}
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("result server socket: %w", err)
-	}
-	a := &armed{log: s.log, dir: dir, path: path, token: hex.EncodeToString(raw), ln: ln, done: make(chan struct{})}
+	a.sock = l
 	a.server = domain.MCPServer{
 		Name:      domain.ResultServerName,
 		Transport: domain.MCPStdio,
 		Command:   s.opts.Command[0],
 		Args:      append([]string{}, s.opts.Command[1:]...),
 		Env: []domain.NameValue{
-			{Name: EnvSocket, Value: path}, {Name: EnvToken, Value: a.token}, {Name: EnvSchema, Value: schemaPath},
+			{Name: EnvSocket, Value: l.Path()}, {Name: EnvToken, Value: l.Token()}, {Name: EnvSchema, Value: schemaPath},
 		},
 	}
-	go a.accept()
-	s.log.Debug("result server armed", "socket", path)
+	s.log.Debug("result server armed", "socket", l.Path())
 	return a, nil
 }
 
 // armed is one session's result server.
 type armed struct {
 	log    *slog.Logger
-	dir    string
-	path   string
-	token  string
-	ln     net.Listener
+	sock   *reportsock.Listener
 	server domain.MCPServer
 
-	mu       sync.Mutex // guards result, conn and released
-	result   json.RawMessage
-	invalid  string
-	conn     net.Conn
-	released bool
-
-	release sync.Once
-	err     error
-	done    chan struct{} // closed when accept returned
+	mu      sync.Mutex // guards result and invalid
+	result  json.RawMessage
+	invalid string
 }
 
 func (a *armed) Server() domain.MCPServer {
@@ -165,63 +131,16 @@ func (a *armed) Take() (json.RawMessage, string) {
 // Release closes the socket, awaits the listener and removes the
 // directory.
 func (a *armed) Release() error {
-	a.release.Do(func() {
-		err := a.ln.Close()
-		a.mu.Lock()
-		a.released = true
-		if a.conn != nil {
-			_ = a.conn.Close()
-		}
-		a.mu.Unlock()
-		<-a.done
-		if errors.Is(err, net.ErrClosed) {
-			err = nil
-		}
-		a.err = errors.Join(err, os.RemoveAll(a.dir))
-		a.log.Debug("result server released", "socket", a.path)
-	})
-	return a.err
+	err := a.sock.Close()
+	a.log.Debug("result server released", "socket", a.sock.Path())
+	return err
 }
 
-func (a *armed) accept() {
-	defer close(a.done)
-	for {
-		conn, err := a.ln.Accept()
-		if err != nil {
-			return
-		}
-		a.read(conn)
-	}
-}
-
-// read keeps the one report a connection delivers, and acknowledges it.
-func (a *armed) read(conn net.Conn) {
-	defer conn.Close()
-	a.mu.Lock()
-	if a.released {
-		a.mu.Unlock()
-		return
-	}
-	a.conn = conn
-	a.mu.Unlock()
-	defer func() {
-		a.mu.Lock()
-		a.conn = nil
-		a.mu.Unlock()
-	}()
-	_ = conn.SetDeadline(time.Now().Add(readBound))
-	sc := bufio.NewScanner(conn)
-	sc.Buffer(make([]byte, 0, 4096), maxReportBytes)
-	if !sc.Scan() {
-		return
-	}
+// report keeps the one report a connection delivers, and acknowledges it.
+func (a *armed) report(line []byte, conn net.Conn) {
 	var r report
-	if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+	if err := json.Unmarshal(line, &r); err != nil {
 		a.log.Debug("result report did not decode", "error", err)
-		return
-	}
-	if subtle.ConstantTimeCompare([]byte(r.Token), []byte(a.token)) != 1 {
-		a.log.Debug("result report carried another token")
 		return
 	}
 	a.mu.Lock()
