@@ -113,14 +113,12 @@ func TestStartCancelledWhileWaitingForInitialize(t *testing.T) {
 		}
 		cancel()
 	}()
-	began := time.Now()
 	sess, err := app.Start(ctx, o)
 	require.Nil(t, sess)
 	require.ErrorIs(t, err, domain.KindTurnCancelled)
 	var ae *domain.AgentError
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, "session start cancelled", ae.Message)
-	assert.Less(t, time.Since(began), waitFor, "the start ends at once on cancel")
 	require.Len(t, rec.OfType(domain.EventStartupFailed), 1)
 	pid := rec.OfType(domain.EventStartupFailed)[0].AgentPID
 	require.NotZero(t, pid)

@@ -38,7 +38,6 @@ func TestPromptNotAcceptedInTime(t *testing.T) {
 	assert.Equal(t, domain.KindResponseTimeout, res.Err.Kind)
 	assert.Equal(t, domain.MsgTimedOut, res.Err.Message)
 	assert.GreaterOrEqual(t, took, bound)
-	assert.Less(t, took, 3*bound+time.Second)
 }
 
 func TestPromptWriteFailsWithoutEndOfStream(t *testing.T) {
@@ -59,7 +58,6 @@ func TestPromptWriteFailsWithoutEndOfStream(t *testing.T) {
 	assert.Equal(t, domain.MsgPromptSendFailed, res.Err.Message)
 	// The stream's own end was awaited for read_timeout, and did not come.
 	assert.GreaterOrEqual(t, took, bound)
-	assert.Less(t, took, 3*bound+time.Second)
 }
 
 // TestConnectionEndedWhileProcessAlive runs on a fake clock: the start

@@ -447,7 +447,6 @@ func TestTurnTimeout(t *testing.T) {
 	assert.Equal(t, "the turn exceeded turn_timeout_ms", res.Err.Message)
 	assert.Len(t, received(t, h.agentLg, "session/cancel"), 1)
 	assert.GreaterOrEqual(t, took, bound)
-	assert.Less(t, took, 3*bound+time.Second)
 	shape := h.rec.Shape()
 	assert.Equal(t, "turn_ended_with_error:"+res.Err.Message, shape[len(shape)-1])
 }

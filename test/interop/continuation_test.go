@@ -591,14 +591,11 @@ func TestGeminiLoadCreationMinute(t *testing.T) {
 		assert.Equal(t, []string{"initialize", "session/new", "session/prompt"}, r.wire.methodsOut(), "no close advertised")
 
 		r.phase("load")
-		t0 := time.Now()
 		b := r.mustStart(resume(id))
-		took := time.Since(t0)
 		assert.Equal(t, "session/load", b.Route())
 		assert.Equal(t, id, b.ID())
 		assert.Equal(t, []domain.CapabilityLabel{domain.CapTokenCounts}, b.Capabilities().Gaps(), "session continuation is not lowered")
 		assert.Contains(t, r.logs.String(), `msg="`+holdLine+`" component=acp_session session_id=`+id)
-		assert.Less(t, took, 75*time.Second)
 		loadAt := wireTime(t, r.wire, outCall("session/load"))
 		assert.True(t, minuteOf(loadAt).After(minuteOf(created)),
 			"session/load went out at %s, after the creation minute %s", loadAt.UTC(), minuteOf(created))
