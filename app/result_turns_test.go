@@ -135,8 +135,8 @@ func TestResultTurnsWithoutSchema(t *testing.T) {
 }
 
 // TestOutputSchemaTurnsRefusedAtStart: an output_schema_turns other than
-// each and last refuses the start (agent_not_found) with the validation
-// message; nothing is launched.
+// each and last refuses the start (agent_not_found, configuration_invalid)
+// with the validation message; nothing is launched.
 func TestOutputSchemaTurnsRefusedAtStart(t *testing.T) {
 	t.Parallel()
 	o, _, _, agentLog := agentOptions(t, nil, withSchema(0), withResultTurns("final"))
@@ -146,6 +146,7 @@ func TestOutputSchemaTurnsRefusedAtStart(t *testing.T) {
 	require.ErrorAs(t, err, &ae)
 	assert.Equal(t, domain.KindAgentNotFound, ae.Kind)
 	assert.Equal(t, `agent.output_schema_turns "final" is neither each nor last`, ae.Message)
+	assert.Equal(t, domain.ReasonConfigurationInvalid, domain.ReasonOf(err))
 	_, statErr := os.Stat(agentLog)
 	assert.True(t, os.IsNotExist(statErr), "the agent never ran: %v", statErr)
 }
