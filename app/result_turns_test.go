@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -149,4 +150,46 @@ func TestOutputSchemaTurnsRefusedAtStart(t *testing.T) {
 	assert.Equal(t, domain.ReasonConfigurationInvalid, domain.ReasonOf(err))
 	_, statErr := os.Stat(agentLog)
 	assert.True(t, os.IsNotExist(statErr), "the agent never ran: %v", statErr)
+}
+
+// TestRetrierTurnWithResult: under output_schema_turns last, a turn that
+// fails retryably (429) is sent again; with Retrier.TurnWithResult every
+// attempt carries the instruction and the completed attempt's reply is
+// the result; with Retrier.Turn no attempt asks and there is no result
+// (docs/behaviour.md#retrying, docs/behaviour.md#structured-results).
+func TestRetrierTurnWithResult(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "retry-result.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"defaultTurn":"first","turns":{
+ "first":{"next":"ok","steps":[{"step":"error","error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","data":{"retryAfterMs":1000}}}]},
+ "ok":{"steps":[{"step":"text","text":"Done.\n`+"```json"+`\n{\"done\":true}\n`+"```"+`\n"},{"step":"stop","stopReason":"end_turn"}]}}}`), 0o600))
+	for _, c := range []struct {
+		name string
+		turn func(app.Retrier, context.Context, *app.Session, string) (domain.TurnResult, *app.Session, error)
+		asks bool
+	}{
+		{"TurnWithResult", app.Retrier.TurnWithResult, true},
+		{"Turn", app.Retrier.Turn, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := start(t, []string{"--script", path}, withSchema(0), withResultTurns(domain.ResultTurnsLast))
+			out := retryTurnWith(t, h, app.Retrier{Policy: app.RetryPolicy{MaxRetries: 1}, Options: h.opts}, "go", c.turn)
+			require.NoError(t, out.err)
+			require.Equal(t, domain.OutcomeCompleted, out.res.Outcome, out.res.Message())
+			require.Len(t, out.waits, 1)
+			prompts := promptTexts(t, h)
+			require.Len(t, prompts, 2)
+			for _, p := range prompts {
+				assert.Equal(t, c.asks, strings.Contains(p, "valid against this JSON Schema"), p)
+			}
+			if c.asks {
+				assert.JSONEq(t, `{"done":true}`, string(out.res.Result), out.res.ResultMissing)
+				assert.Equal(t, domain.ResultSourceReply, out.res.ResultSource)
+			} else {
+				assert.Nil(t, out.res.Result)
+				assert.Empty(t, out.res.ResultMissing)
+			}
+		})
+	}
 }
