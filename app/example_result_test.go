@@ -51,3 +51,38 @@ func ExampleSession_Turn_outputSchema() {
 	// Output:
 	// done=true branch=fix-32 (from the reply)
 }
+
+// ExampleSession_TurnWithResult asks for the result of the last turn only
+// (domain.ResultTurnsLast; docs/behaviour.md#structured-results): the
+// earlier turns are sent as given and report no result; the last is sent
+// with TurnWithResult.
+func ExampleSession_TurnWithResult() {
+	settings := domain.DefaultSessionSettings()
+	settings.Command = []string{"acpdrive-agent"}
+	settings.OutputSchema = json.RawMessage(`{"type":"object","properties":{"done":{"type":"boolean"}},"required":["done"]}`)
+	settings.OutputSchemaTurns = domain.ResultTurnsLast
+	sess, err := app.Start(context.Background(), app.Options{
+		Settings:  settings,
+		Workspace: "/",
+		Launcher:  inprocess.New("--script", "testdata/structured-result.json"),
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer func() { _ = sess.Stop(context.Background()) }()
+
+	prompts := []string{"#prose Read the issue.", "#result Fix it and report."}
+	for i, prompt := range prompts {
+		var res domain.TurnResult
+		if i == len(prompts)-1 {
+			res = sess.TurnWithResult(context.Background(), prompt)
+		} else {
+			res = sess.Turn(context.Background(), prompt)
+		}
+		fmt.Printf("turn %d: result %s, missing %q\n", i+1, res.Result, res.ResultMissing)
+	}
+	// Output:
+	// turn 1: result , missing ""
+	// turn 2: result {"done":true,"branch":"fix-32"}, missing ""
+}

@@ -100,34 +100,72 @@ func (o *outputSchema) fromReply(res *domain.TurnResult) {
 // ending held from between turns (a request only a person could answer)
 // ends this turn without sending the prompt.
 //
-// Under an output schema (docs/behaviour.md#structured-results) the
-// prompt carries the result instruction, TurnResult.Result is taken from
-// the reply and validated, and a completed turn without a valid result
-// sends at most Settings.OutputRetries follow-up prompts asking for it;
-// each follow-up is a turn of its own in the stream, and the TurnResult
-// returned is the last one's.
+// Under an output schema (docs/behaviour.md#structured-results) with
+// Settings.OutputSchemaTurns each (the default), every Turn asks for the
+// result as TurnWithResult does. With OutputSchemaTurns last, Turn sends
+// the prompt as given and reports no result (TurnResult.Result nil,
+// ResultMissing ""), sends no follow-up, and a call of the result tool
+// during it is answered domain.MsgResultNotAsked and not kept: the caller
+// sends its last prompt with TurnWithResult.
 func (s *Session) Turn(ctx context.Context, prompt string) domain.TurnResult {
+	return s.resultTurn(ctx, prompt, s.opts.Settings.OutputSchemaTurns.EachTurn())
+}
+
+// TurnWithResult is Turn for a turn that asks for the structured result
+// whatever Settings.OutputSchemaTurns says
+// (docs/behaviour.md#structured-results): under OutputSchemaTurns last, a
+// caller sends its last prompt with it. The prompt carries the result
+// instruction, the result tool's valid call (else the reply's JSON
+// object, validated) is TurnResult.Result, and a completed turn without a
+// valid result sends at most Settings.OutputRetries follow-up prompts
+// asking for it; each follow-up is a turn of its own in the stream, and
+// the TurnResult returned is the last one's. Without an output schema it
+// is Turn.
+func (s *Session) TurnWithResult(ctx context.Context, prompt string) domain.TurnResult {
+	return s.resultTurn(ctx, prompt, true)
+}
+
+// resultTurn runs prompt as a turn that asks for the result when asks
+// and an output schema is set, with the instruction and the follow-ups.
+func (s *Session) resultTurn(ctx context.Context, prompt string, asks bool) domain.TurnResult {
 	o := s.opts.output
-	if o == nil {
-		return s.turn(ctx, prompt)
+	if o == nil || !asks {
+		return s.turn(ctx, prompt, false)
 	}
 	instruction := domain.ResultInstruction(o.raw)
 	if s.result != nil {
 		instruction = domain.ResultToolInstruction + domain.ResultInstructionFallback(o.raw)
 	}
-	res := s.turn(ctx, prompt+instruction)
-	s.fromTool(&res)
-	o.fromReply(&res)
+	res := s.turn(ctx, prompt+instruction, true)
 	for n := 0; n < s.opts.Settings.OutputRetries && res.Result == nil && res.Outcome == domain.OutcomeCompleted && ctx.Err() == nil; n++ {
 		s.log.Info("turn ended without a valid result; asking for it", "reason", res.ResultMissing, "follow_up", n+1)
-		res = s.turn(ctx, domain.ResultFollowUp(res.ResultMissing, s.result != nil))
-		s.fromTool(&res)
-		o.fromReply(&res)
+		res = s.turn(ctx, domain.ResultFollowUp(res.ResultMissing, s.result != nil), true)
 	}
 	if res.Result == nil {
 		s.log.Info("turn ended without a valid result", "reason", res.ResultMissing)
 	}
 	return res
+}
+
+// askResult tells the result tool whether the turn now beginning asks for
+// the result: each turn's own, so a call in a turn that does not ask is
+// answered so and kept for no later turn.
+func (s *Session) askResult(asks bool) {
+	if s.result != nil {
+		s.result.Ask(asks)
+	}
+}
+
+// takeResult sets the result of a turn that asked for it, from the tool,
+// else from the reply, before the next turn may begin; then no turn asks
+// until the next one says so.
+func (s *Session) takeResult(res *domain.TurnResult, asks bool) {
+	if !asks || s.opts.output == nil {
+		return
+	}
+	s.fromTool(res)
+	s.opts.output.fromReply(res)
+	s.askResult(false)
 }
 
 // compiledOutput compiles Settings.OutputSchema, nil when none is set.
@@ -176,6 +214,7 @@ func (s *Session) armResult(ctx context.Context, servers []domain.MCPServer) ([]
 	if err != nil {
 		return nil, keepKind(err, msgResultArm+": "+err.Error())
 	}
+	a.Ask(false) // until a turn that asks begins
 	s.result = a
 	return append(append([]domain.MCPServer{}, servers...), a.Server()), nil
 }

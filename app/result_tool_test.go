@@ -37,6 +37,8 @@ func (f *fakeResultServer) Server() domain.MCPServer {
 	return domain.MCPServer{Name: domain.ResultServerName, Transport: domain.MCPStdio, Command: "/bin/true"}
 }
 
+func (f *fakeResultServer) Ask(bool) {}
+
 func (f *fakeResultServer) Take() (json.RawMessage, string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -62,19 +62,32 @@ type Retrier struct {
 	OnSession func(*Session)
 }
 
-// Turn runs prompt on sess and retries it while it fails retryably and the
-// budgets allow. It returns the last result and the session it ran on:
-// sess, or the session resumed in its place (sess is then stopped; the
-// caller stops the one returned). err is set only when a resume could not
-// start; the result is then the failure that asked for it. ctx ending
-// during a wait returns the last result at once.
+// Turn runs prompt on sess (Session.Turn) and retries it while it fails
+// retryably and the budgets allow. It returns the last result and the
+// session it ran on: sess, or the session resumed in its place (sess is
+// then stopped; the caller stops the one returned). err is set only when a
+// resume could not start; the result is then the failure that asked for
+// it. ctx ending during a wait returns the last result at once.
 func (r Retrier) Turn(ctx context.Context, sess *Session, prompt string) (domain.TurnResult, *Session, error) {
+	return r.retry(ctx, sess, func(s *Session) domain.TurnResult { return s.Turn(ctx, prompt) })
+}
+
+// TurnWithResult is Turn with every attempt a Session.TurnWithResult: the
+// last prompt of a caller whose settings ask for the structured result of
+// the last turn only (domain.ResultTurnsLast;
+// docs/behaviour.md#structured-results).
+func (r Retrier) TurnWithResult(ctx context.Context, sess *Session, prompt string) (domain.TurnResult, *Session, error) {
+	return r.retry(ctx, sess, func(s *Session) domain.TurnResult { return s.TurnWithResult(ctx, prompt) })
+}
+
+// retry runs turn on sess and retries it as Turn says.
+func (r Retrier) retry(ctx context.Context, sess *Session, turn func(*Session) domain.TurnResult) (domain.TurnResult, *Session, error) {
 	clock := r.Clock
 	if clock == nil {
 		clock = r.Options.Clock
 	}
 	var waited time.Duration
-	res := sess.Turn(ctx, prompt)
+	res := turn(sess)
 	for attempt := 1; attempt <= r.Policy.MaxRetries; attempt++ {
 		if res.Outcome == domain.OutcomeCompleted || !res.Retryable() || ctx.Err() != nil {
 			return res, sess, nil
@@ -103,7 +116,7 @@ func (r Retrier) Turn(ctx context.Context, sess *Session, prompt string) (domain
 				r.OnSession(sess)
 			}
 		}
-		res = sess.Turn(ctx, prompt)
+		res = turn(sess)
 	}
 	return res, sess, nil
 }

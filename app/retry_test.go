@@ -25,13 +25,21 @@ type retried struct {
 // advancing it by each wait once the Retrier waits on it.
 func retryTurn(t *testing.T, h *harness, r app.Retrier, prompt string) retried {
 	t.Helper()
+	return retryTurnWith(t, h, r, prompt, app.Retrier.Turn)
+}
+
+// retryTurnWith is retryTurn with turn (app.Retrier.Turn or
+// app.Retrier.TurnWithResult).
+func retryTurnWith(t *testing.T, h *harness, r app.Retrier, prompt string,
+	turn func(app.Retrier, context.Context, *app.Session, string) (domain.TurnResult, *app.Session, error)) retried {
+	t.Helper()
 	clock := fakeclock.New(epoch)
 	r.Clock = clock
 	waits := make(chan app.Retry, 16)
 	r.OnWait = func(w app.Retry) { waits <- w }
 	done := make(chan retried, 1)
 	go func() {
-		res, sess, err := r.Turn(context.Background(), h.sess, prompt)
+		res, sess, err := turn(r, context.Background(), h.sess, prompt)
 		done <- retried{res: res, sess: sess, err: err}
 	}()
 	var seen []app.Retry

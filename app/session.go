@@ -95,9 +95,12 @@ func newSession(opts Options, obs *observation) *Session {
 	return s
 }
 
-// turn runs one prompt as a turn; Turn adds the structured result
-// (docs/behaviour.md#structured-results).
-func (s *Session) turn(ctx context.Context, prompt string) domain.TurnResult {
+// turn runs one prompt as a turn; asks says whether it asks for the
+// structured result (docs/behaviour.md#structured-results): the result
+// tool keeps a call only while such a turn runs, and the turn's result is
+// taken before the next turn may begin. Turn and TurnWithResult add the
+// instruction and the follow-ups.
+func (s *Session) turn(ctx context.Context, prompt string, asks bool) domain.TurnResult {
 	if s.stopped.Load() {
 		return domain.FailedResult(domain.NewError(domain.KindTurnCancelled, domain.MsgSessionStopped))
 	}
@@ -106,6 +109,7 @@ func (s *Session) turn(ctx context.Context, prompt string) domain.TurnResult {
 		return domain.FailedResult(domain.NewError(domain.KindResponseError, domain.MsgTurnInFlight))
 	}
 	t.meta = s.obs.turnStarted(s.clock.Now())
+	s.askResult(asks)
 	s.turns.gate.Lock()
 	defer s.turns.gate.Unlock()
 
@@ -141,6 +145,7 @@ func (s *Session) turn(ctx context.Context, prompt string) domain.TurnResult {
 	s.classifyFailure(&res)
 	s.measure(ctx, &res)
 	s.totals.add(res)
+	s.takeResult(&res, asks)
 	s.turns.finish()
 	s.stream.emit(outcomeEvent(res))
 	s.obs.turnEnded(s.clock.Now(), res)

@@ -607,3 +607,43 @@ func TestParseOutputSchema(t *testing.T) {
 	assert.Equal(t, 2, cfg.SessionSettings().OutputRetries)
 	assert.Nil(t, cfg.SessionSettings().OutputSchema, "the domain reads no file")
 }
+
+// TestParseOutputSchemaTurns: agent.output_schema_turns reaches the
+// session's settings; absent it is each; any other value is
+// agent.output_schema_turns.invalid, with validate's message; a value of
+// another YAML type is config.wrong_type.
+func TestParseOutputSchemaTurns(t *testing.T) {
+	for _, c := range []struct {
+		line  string
+		want  domain.ResultTurns
+		check string
+		msg   string
+	}{
+		{line: "", want: ""},
+		{line: "  output_schema_turns: each", want: domain.ResultTurnsEach},
+		{line: "  output_schema_turns: last", want: domain.ResultTurnsLast},
+		{line: "  output_schema_turns: first", want: "first", check: domain.CheckOutputSchemaTurnsInvalid,
+			msg: `agent.output_schema_turns "first" is neither each nor last`},
+		{line: "  output_schema_turns: [last]", want: "", check: config.CheckWrongType},
+	} {
+		t.Run(c.line, func(t *testing.T) {
+			lines := []string{"agent:", "  command: x"}
+			if c.line != "" {
+				lines = append(lines, c.line)
+			}
+			cfg, findings := config.Parse([]byte(front(lines...)), "/repo/WORKFLOW.md")
+			assert.Equal(t, c.want, cfg.SessionSettings().OutputSchemaTurns)
+			if c.check == "" {
+				assert.Empty(t, findings)
+				assert.True(t, cfg.SessionSettings().OutputSchemaTurns.EachTurn() == (c.want != domain.ResultTurnsLast))
+				return
+			}
+			require.Len(t, findings, 1, "%+v", findings)
+			assert.Equal(t, domain.SeverityError, findings[0].Severity)
+			assert.Equal(t, c.check, findings[0].Check)
+			if c.msg != "" {
+				assert.Equal(t, c.msg, findings[0].Message)
+			}
+		})
+	}
+}

@@ -133,6 +133,8 @@ func (l *loader) agentKey(path string, e kv) {
 		if v, err := l.integer(path, e.val); err == nil {
 			c.OutputRetries = int(v)
 		}
+	case "output_schema_turns":
+		l.setStr(path, e.val, &c.OutputSchemaTurns) // checked by domain.Config.Validate
 	case "output_schema":
 		var v string
 		l.setStr(path, e.val, &v)

@@ -94,6 +94,10 @@ type Config struct {
 	// OutputRetries is agent.output_retries: the follow-up prompts a turn
 	// without a valid result sends (SessionSettings.OutputRetries).
 	OutputRetries int
+	// OutputSchemaTurns is agent.output_schema_turns as written: "each"
+	// (the default, also ""), or "last"; Validate refuses any other value
+	// (CheckOutputSchemaTurnsInvalid; SessionSettings.OutputSchemaTurns).
+	OutputSchemaTurns string
 	// MCPConfig is agent-client-protocol.mcp_config: the operator's MCP
 	// server configuration file; "" when absent. The WORKFLOW.md loader
 	// (package config) resolves a relative path against the WORKFLOW.md
@@ -286,7 +290,9 @@ func MCPConfigWrongTypeMessage(found string) string {
 // agent-client-protocol.mcp_config.wrong_type (errors), then
 // worker.ssh_strict_host_key_checking.invalid, agent.effort.not_forwarded,
 // agent.kind.no_usage_reporting, agent.kind.no_cost_estimate (warnings),
-// then the session configuration's errors (SessionConfig.Validate).
+// then the sandbox's errors (Sandbox.Validate), the session
+// configuration's (SessionConfig.Validate) and
+// agent.output_schema_turns.invalid.
 //
 // An empty Kind counts as agent-client-protocol. An agent.command is
 // missing when it has no word or only blank words. An empty
@@ -329,7 +335,8 @@ func (c Config) Validate() []Finding {
 		fs = append(fs, Finding{Severity: SeverityWarning, Check: CheckNoCostEstimate, Message: MsgNoCostEstimate})
 	}
 	fs = append(fs, c.Sandbox.Validate()...)
-	return append(fs, c.Session.Validate()...)
+	fs = append(fs, c.Session.Validate()...)
+	return append(fs, resultTurnsFindings(c.OutputSchemaTurns)...)
 }
 
 // FindingsError returns the messages of the error findings among fs, in order,

@@ -84,15 +84,25 @@ type SessionSettings struct {
 	// Sandbox confines the runtime and everything it spawns
 	// (docs/behaviour.md#sandbox); the zero value runs it unconfined.
 	Sandbox Sandbox
-	// OutputSchema is the JSON Schema (draft 2020-12) of each turn's
-	// result (agent.output_schema, --output-schema); nil asks for none. It
-	// must compile and describe an object, or the start is refused
-	// (docs/behaviour.md#structured-results).
+	// OutputSchema is the JSON Schema (draft 2020-12) of a turn's result
+	// (agent.output_schema, --output-schema); nil asks for none. It must
+	// compile and describe an object, or the start is refused
+	// (docs/behaviour.md#structured-results). OutputSchemaTurns says
+	// which turns ask for it.
 	OutputSchema json.RawMessage
-	// OutputRetries is how many follow-up prompts a turn that ended
-	// without a valid result sends asking for it (--output-retries); zero
-	// or negative: none (docs/behaviour.md#structured-results).
+	// OutputRetries is how many follow-up prompts a turn that asked for
+	// the result and ended without a valid one sends asking for it
+	// (--output-retries); zero or negative: none
+	// (docs/behaviour.md#structured-results).
 	OutputRetries int
+	// OutputSchemaTurns is which turns ask for the result
+	// (agent.output_schema_turns, --output-schema-turns): ResultTurnsEach
+	// (the default, also "") every Session.Turn; ResultTurnsLast only
+	// Session.TurnWithResult, which a caller sends for its last prompt
+	// (the CLI does), while Session.Turn sends the prompt as given and
+	// reports no result. Any other value refuses the start
+	// (CheckOutputSchemaTurnsInvalid).
+	OutputSchemaTurns ResultTurns
 }
 
 // MaxVerificationBound is the longest a credential-verification session may
@@ -125,6 +135,7 @@ func (c Config) SessionSettings() SessionSettings {
 		Permissions:               c.Permissions.clone(),
 		Sandbox:                   c.Sandbox.clone(),
 		OutputRetries:             c.OutputRetries,
+		OutputSchemaTurns:         ResultTurns(c.OutputSchemaTurns),
 	}
 }
 
@@ -181,7 +192,8 @@ func (s SessionSettings) Validate() []Finding {
 	}
 	fs = append(fs, s.Permissions.Validate()...)
 	fs = append(fs, s.Sandbox.Validate()...)
-	return append(fs, s.Session.Validate()...)
+	fs = append(fs, s.Session.Validate()...)
+	return append(fs, resultTurnsFindings(string(s.OutputSchemaTurns))...)
 }
 
 // ErrHostUnreachable marks a start that failed because the transport could

@@ -110,16 +110,17 @@ type TurnResult struct {
 	// OutcomeCompleted (docs/behaviour.md#failures).
 	Failure *Failure
 	// Result is the turn's structured result, valid against
-	// SessionSettings.OutputSchema; nil when no schema was set or none
+	// SessionSettings.OutputSchema; nil when no schema was set, the turn
+	// did not ask for one (SessionSettings.OutputSchemaTurns) or none
 	// arrived (docs/behaviour.md#structured-results).
 	Result json.RawMessage
 	// ResultSource is where Result came from: ResultSourceTool or
 	// ResultSourceReply; "" without a Result.
 	ResultSource string
-	// ResultMissing says why a turn run under an output schema has no
-	// Result (the last validation error, or that the reply held no JSON
-	// object); "" when it has one or no schema was set. It never changes
-	// Outcome.
+	// ResultMissing says why a turn that asked for a result has none
+	// (the last validation error, or that the reply held no JSON object);
+	// "" when it has one, no schema was set or the turn did not ask. It
+	// never changes Outcome.
 	ResultMissing string
 }
 

@@ -3,6 +3,7 @@ package domain
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -182,3 +183,58 @@ func IsResultToolRequest(r PermissionRequest) bool {
 	}
 	return false
 }
+
+// ResultTurns says which turns of a session under an output schema ask
+// for the result (agent.output_schema_turns, --output-schema-turns;
+// docs/behaviour.md#structured-results).
+type ResultTurns string
+
+// The result turns.
+const (
+	// ResultTurnsEach: every turn asks for the result (the default; ""
+	// means it).
+	ResultTurnsEach ResultTurns = "each"
+	// ResultTurnsLast: only the turn the caller marks as the last asks
+	// for it (app.Session.TurnWithResult; the CLI's last prompt). The
+	// turns before it carry no instruction and have no result and no
+	// ResultMissing.
+	ResultTurnsLast ResultTurns = "last"
+)
+
+// CheckOutputSchemaTurnsInvalid: agent.output_schema_turns is neither
+// each nor last.
+const CheckOutputSchemaTurnsInvalid = "agent.output_schema_turns.invalid"
+
+// ParseResultTurns reads agent.output_schema_turns /
+// --output-schema-turns as written ("" is ResultTurnsEach).
+func ParseResultTurns(s string) (ResultTurns, error) {
+	switch ResultTurns(s) {
+	case "", ResultTurnsEach:
+		return ResultTurnsEach, nil
+	case ResultTurnsLast:
+		return ResultTurnsLast, nil
+	}
+	return "", fmt.Errorf("output_schema_turns %q is neither each nor last", s)
+}
+
+// EachTurn reports whether every turn asks for the result: false for
+// ResultTurnsLast only (a value ParseResultTurns refuses, which Validate
+// reports, reads as the default).
+func (r ResultTurns) EachTurn() bool {
+	return r != ResultTurnsLast
+}
+
+// resultTurnsFindings is the finding of an output_schema_turns that is
+// neither each nor last; nil otherwise.
+func resultTurnsFindings(s string) []Finding {
+	if _, err := ParseResultTurns(s); err != nil {
+		return []Finding{{Severity: SeverityError, Check: CheckOutputSchemaTurnsInvalid, Message: "agent." + err.Error()}}
+	}
+	return nil
+}
+
+// MsgResultNotAsked answers a call of the result tool in a turn that does
+// not ask for the result (under ResultTurnsLast, a turn before the last);
+// the call is not recorded (docs/behaviour.md#structured-results).
+const MsgResultNotAsked = "not recorded: this turn does not ask for the result; call " + ResultToolName +
+	" when a prompt asks for it"

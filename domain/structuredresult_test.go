@@ -3,6 +3,8 @@ package domain_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/acpdrive/acpdrive/domain"
 )
 
@@ -45,6 +47,44 @@ func TestIsResultToolRequest(t *testing.T) {
 	} {
 		if domain.IsResultToolRequest(r) {
 			t.Errorf("%+v is not the result tool", r)
+		}
+	}
+}
+
+// TestResultTurns: output_schema_turns reads each (also "") and last;
+// any other value is one error finding, the same in a configuration and
+// in session settings (docs/behaviour.md#structured-results).
+func TestResultTurns(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want domain.ResultTurns
+		each bool
+		err  bool
+	}{
+		{"", domain.ResultTurnsEach, true, false},
+		{"each", domain.ResultTurnsEach, true, false},
+		{"last", domain.ResultTurnsLast, false, false},
+		{"Last", "", true, true},
+		{"all", "", true, true},
+	} {
+		got, err := domain.ParseResultTurns(c.in)
+		assert.Equal(t, c.want, got, c.in)
+		assert.Equal(t, c.err, err != nil, c.in)
+		assert.Equal(t, c.each, domain.ResultTurns(c.in).EachTurn(), c.in)
+
+		cfg := domain.DefaultConfig()
+		cfg.Command = []string{"x"}
+		cfg.OutputSchemaTurns = c.in
+		set := cfg.SessionSettings()
+		assert.Equal(t, domain.ResultTurns(c.in), set.OutputSchemaTurns)
+		for _, fs := range [][]domain.Finding{cfg.Validate(), set.Validate()} {
+			if !c.err {
+				assert.Empty(t, fs, c.in)
+				continue
+			}
+			want := domain.Finding{Severity: domain.SeverityError, Check: domain.CheckOutputSchemaTurnsInvalid,
+				Message: `agent.output_schema_turns "` + c.in + `" is neither each nor last`}
+			assert.Equal(t, []domain.Finding{want}, fs, c.in)
 		}
 	}
 }

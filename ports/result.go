@@ -23,6 +23,11 @@ type ResultServer interface {
 type ArmedResult interface {
 	// Server is the stdio server to declare to the runtime.
 	Server() domain.MCPServer
+	// Ask says whether the turn now running asks for the result. While
+	// it does not, every call of the tool, valid or not, is answered
+	// domain.MsgResultNotAsked (a tool error) and nothing is kept. An
+	// armed result asks from Arm on until told otherwise.
+	Ask(asks bool)
 	// Take returns what the tool received since the previous Take, and
 	// forgets it: the last valid result (nil when none was submitted),
 	// else invalid, the validation errors of the last call that did not

@@ -17,7 +17,10 @@
 //     {"token":…,"result":…} or {"token":…,"invalid":"<errors>"},
 //     acknowledged by the client before the tool call is answered, so the
 //     result (or the last validation error) is known before the turn
-//     ends.
+//     ends. While the session's turn does not ask for the result
+//     (ports.ArmedResult.Ask(false)), the client keeps nothing and answers
+//     "not-asked", and the call is answered domain.MsgResultNotAsked as a
+//     tool error, valid or not.
 //
 // The CLI runs Serve as the hidden subcommand `acpdrive mcp-result`. This
 // package imports nothing of app.

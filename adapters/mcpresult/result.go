@@ -33,8 +33,12 @@ const SubcommandName = "mcp-result"
 // maxReportBytes bounds the one line a report is.
 const maxReportBytes = 1 << 20
 
-// ack is the client's answer to a report it kept.
-const ack = "ok\n"
+// The client's answers to a report: kept, or not asked for in the turn
+// now running (ports.ArmedResult.Ask).
+const (
+	ack      = "ok\n"
+	notAsked = "not-asked\n"
+)
 
 // ErrNoCommand is returned by Arm when Options.Command is empty.
 var ErrNoCommand = errors.New("the result server has no command to re-execute")
@@ -75,7 +79,7 @@ func (s *Server) Arm(ctx context.Context, schema json.RawMessage) (ports.ArmedRe
 	if len(s.opts.Command) == 0 || s.opts.Command[0] == "" {
 		return nil, ErrNoCommand
 	}
-	a := &armed{log: s.log}
+	a := &armed{log: s.log, asks: true}
 	l, err := reportsock.Listen(s.opts.Dir, "acpdrive-result-", "result server", maxReportBytes, s.log, a.report)
 	if err != nil {
 		return nil, err
@@ -105,9 +109,10 @@ type armed struct {
 	sock   *reportsock.Listener
 	server domain.MCPServer
 
-	mu      sync.Mutex // guards result and invalid
+	mu      sync.Mutex // guards result, invalid and asks
 	result  json.RawMessage
 	invalid string
+	asks    bool
 }
 
 func (a *armed) Server() domain.MCPServer {
@@ -115,6 +120,12 @@ func (a *armed) Server() domain.MCPServer {
 	s.Args = append([]string{}, s.Args...)
 	s.Env = append([]domain.NameValue{}, s.Env...)
 	return s
+}
+
+func (a *armed) Ask(asks bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asks = asks
 }
 
 func (a *armed) Take() (json.RawMessage, string) {
@@ -136,7 +147,8 @@ func (a *armed) Release() error {
 	return err
 }
 
-// report keeps the one report a connection delivers, and acknowledges it.
+// report keeps the one report a connection delivers, and acknowledges it;
+// while no turn asks for the result it keeps nothing and answers so.
 func (a *armed) report(line []byte, conn net.Conn) {
 	var r report
 	if err := json.Unmarshal(line, &r); err != nil {
@@ -144,12 +156,20 @@ func (a *armed) report(line []byte, conn net.Conn) {
 		return
 	}
 	a.mu.Lock()
-	if r.Invalid != "" {
+	asks := a.asks
+	switch {
+	case !asks:
+	case r.Invalid != "":
 		a.invalid = r.Invalid
-	} else {
+	default:
 		a.result = r.Result
 	}
 	a.mu.Unlock()
+	if !asks {
+		_, _ = conn.Write([]byte(notAsked))
+		a.log.Debug("result submitted in a turn that does not ask for it; not kept")
+		return
+	}
 	_, _ = conn.Write([]byte(ack))
 	a.log.Debug("result submitted")
 }

@@ -97,3 +97,44 @@ func TestResultToolValidatesAndReports(t *testing.T) {
 	assert.Nil(t, v, "taken once")
 	assert.Empty(t, why)
 }
+
+// TestResultToolNotAsked: while the session's turn does not ask for the
+// result (Ask(false)), a call, valid or not, is answered
+// domain.MsgResultNotAsked as a tool error and nothing is kept; asked
+// again, a valid call is recorded (docs/behaviour.md#structured-results).
+func TestResultToolNotAsked(t *testing.T) {
+	s := mcpresult.New(mcpresult.Options{Command: []string{os.Args[0], serveArg}})
+	a, err := s.Arm(context.Background(), json.RawMessage(schema))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, a.Release()) }()
+	srv := a.Server()
+	cmd := exec.Command(srv.Command, srv.Args...)
+	cmd.Env = os.Environ()
+	for _, e := range srv.Env {
+		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
+	}
+	cmd.Stderr = os.Stderr
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+
+	a.Ask(false)
+	for _, args := range []map[string]any{{"done": true}, {"done": "yes"}} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: domain.ResultToolName, Arguments: args})
+		require.NoError(t, err)
+		assert.True(t, res.IsError, "%v", args)
+		assert.Equal(t, domain.MsgResultNotAsked, textOf(res), "%v", args)
+	}
+	v, why := a.Take()
+	assert.Nil(t, v, "nothing kept while not asked")
+	assert.Empty(t, why, "not even a validation error")
+
+	a.Ask(true)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: domain.ResultToolName, Arguments: map[string]any{"done": true}})
+	require.NoError(t, err)
+	assert.Equal(t, mcpresult.MsgRecorded, textOf(res))
+	v, _ = a.Take()
+	assert.JSONEq(t, `{"done":true}`, string(v))
+}

@@ -58,14 +58,22 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, getenv func(string)
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			args := req.Params.Arguments
 			if why := check(resolved, args); why != "" {
-				if err := submit(ctx, socket, report{Token: token, Invalid: why}); err != nil {
+				asked, err := submit(ctx, socket, report{Token: token, Invalid: why})
+				if err != nil {
 					logger.Warn("result server could not report an invalid call", "error", err)
+				}
+				if !asked {
+					return toolText(domain.MsgResultNotAsked, true), nil
 				}
 				return toolText(why, true), nil
 			}
-			if err := submit(ctx, socket, report{Token: token, Result: args}); err != nil {
+			asked, err := submit(ctx, socket, report{Token: token, Result: args})
+			if err != nil {
 				logger.Warn("result server could not report", "error", err)
 				return toolText(MsgNotRecorded+err.Error(), true), nil
+			}
+			if !asked {
+				return toolText(domain.MsgResultNotAsked, true), nil
 			}
 			return toolText(MsgRecorded, false), nil
 		})
@@ -95,33 +103,37 @@ func toolText(text string, isError bool) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isError}
 }
 
-// submit reports a call and waits for the client's
-// acknowledgement.
-func submit(ctx context.Context, socket string, r report) error {
+// submit reports a call and waits for the client's answer: asked is
+// false when the client said the turn now running does not ask for the
+// result (nothing was kept); err is set when it did not answer.
+func submit(ctx context.Context, socket string, r report) (asked bool, err error) {
 	if socket == "" || r.Token == "" {
-		return errors.New("no socket to report to")
+		return true, errors.New("no socket to report to")
 	}
 	line, err := json.Marshal(r)
 	if err != nil {
-		return err
+		return true, err
 	}
 	dialCtx, cancel := context.WithTimeout(ctx, reportBound)
 	defer cancel()
 	var d net.Dialer
 	conn, err := d.DialContext(dialCtx, "unix", socket)
 	if err != nil {
-		return fmt.Errorf("dial %s: %w", socket, err)
+		return true, fmt.Errorf("dial %s: %w", socket, err)
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(reportBound))
 	if _, err := conn.Write(append(line, '\n')); err != nil {
-		return fmt.Errorf("write %s: %w", socket, err)
+		return true, fmt.Errorf("write %s: %w", socket, err)
 	}
 	got, err := bufio.NewReader(conn).ReadString('\n')
-	if err != nil || got != ack {
-		return fmt.Errorf("the client did not acknowledge the result: %v", err)
+	switch {
+	case err == nil && got == ack:
+		return true, nil
+	case err == nil && got == notAsked:
+		return false, nil
 	}
-	return nil
+	return true, fmt.Errorf("the client did not acknowledge the result: %v", err)
 }
 
 type nopWriteCloser struct{ io.Writer }

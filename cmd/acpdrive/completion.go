@@ -23,16 +23,17 @@ var subcommands = [][2]string{
 
 // flagValues are the fixed values of a flag, offered after it.
 var flagValues = map[string]string{
-	"log-level":          "debug info warn error",
-	"protocol":           "1 2 auto",
-	"ssh-transport":      "openssh native",
-	"system-prompt-mode": "append override",
+	"log-level":           "debug info warn error",
+	"output-schema-turns": "each last",
+	"protocol":            "1 2 auto",
+	"ssh-transport":       "openssh native",
+	"system-prompt-mode":  "append override",
 }
 
 // Flags whose value is a directory or a file.
 var (
 	dirFlags  = map[string]bool{"workspace": true, "add-dir": true}
-	fileFlags = map[string]bool{"workflow": true, "f": true, "system-prompt-file": true, "ssh-config": true}
+	fileFlags = map[string]bool{"workflow": true, "f": true, "system-prompt-file": true, "ssh-config": true, "output-schema": true}
 )
 
 // commandFlagSets are the flag sets of the commands that take flags.

@@ -22,7 +22,7 @@ var runFlagGroups = []flagGroup{
 		"system-prompt-file", "system-prompt-mode"}},
 	{"LIMITS", []string{"read-timeout", "turn-timeout", "stall-timeout", "stop-grace", "max-tokens", "max-cost",
 		"max-context-fraction", "retries"}},
-	{"INPUT AND OUTPUT", []string{"f", "json", "quiet", "q", "verbose", "log-level", "output-schema", "output-retries", "steer-stdin"}},
+	{"INPUT AND OUTPUT", []string{"f", "json", "quiet", "q", "verbose", "log-level", "output-schema", "output-schema-turns", "output-retries", "steer-stdin"}},
 	{"SSH", []string{"ssh-host", "ssh-transport", "ssh-config"}},
 }
 
@@ -62,6 +62,8 @@ EXIT STATUS
     2  bad usage or configuration
     3  the session could not start
     4  a turn was refused or needs a person
+    5  every turn completed, but one that asked for a result (--output-schema)
+       ended without a valid one
 
 ENVIRONMENT
     NO_COLOR                      no colour on a terminal
@@ -79,6 +81,7 @@ EXAMPLES
 var valueNames = map[string]string{
 	"command": "CMD", "workspace": "DIR", "protocol": "1|2|auto", "log-level": "LEVEL",
 	"ssh-transport": "openssh|native", "system-prompt": "TEXT", "system-prompt-mode": "append|override",
+	"output-schema-turns": "each|last",
 }
 
 // typeNames name a value by its type.

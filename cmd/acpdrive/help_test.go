@@ -42,6 +42,8 @@ func TestHelpRunGroupsEveryFlag(t *testing.T) {
 		assert.Equal(t, 1, n, "%s listed once in help run", fl)
 	}
 	assert.Contains(t, help, "    4  a turn was refused or needs a person\n")
+	assert.Contains(t, help, "    5  every turn completed, but one that asked for a result")
+	assert.Contains(t, help, "    --output-schema-turns each|last\n")
 }
 
 // TestCompletionBash: the bash script completes commands, flags and a
@@ -61,6 +63,7 @@ func TestCompletionBash(t *testing.T) {
 	assert.Equal(t, "run", complete("acpdrive", "ru"))
 	assert.Equal(t, "--workflow --workspace", complete("acpdrive", "run", "--work"))
 	assert.Equal(t, "debug info warn error", complete("acpdrive", "run", "--log-level", ""))
+	assert.Equal(t, "each last", complete("acpdrive", "run", "--output-schema-turns", ""))
 	assert.Equal(t, "list", complete("acpdrive", "sessions", "l"))
 	assert.Equal(t, "--session", complete("acpdrive", "probe", "--sess"))
 	assert.Equal(t, "zsh", complete("acpdrive", "completion", "z"))

@@ -26,8 +26,14 @@ type retryLine struct {
 // retryingTurn runs one prompt, sent again after a retryable failure up
 // to agent.max_retries times (app.Retrier); it returns the last result
 // and the session it ran on (a resumed one when the process was gone).
-func retryingTurn(ctx context.Context, sess *app.Session, prompt string, cfg domain.Config, opts app.Options, out *printer, onSession func(*app.Session)) (domain.TurnResult, *app.Session) {
+// The run's last prompt asks for the structured result whatever
+// agent.output_schema_turns says (Session.TurnWithResult); the others
+// as it says (docs/behaviour.md#structured-results).
+func retryingTurn(ctx context.Context, sess *app.Session, prompt string, last bool, cfg domain.Config, opts app.Options, out *printer, onSession func(*app.Session)) (domain.TurnResult, *app.Session) {
 	if cfg.MaxRetries <= 0 {
+		if last {
+			return sess.TurnWithResult(ctx, prompt), sess
+		}
 		return sess.Turn(ctx, prompt), sess
 	}
 	r := app.Retrier{
@@ -36,7 +42,11 @@ func retryingTurn(ctx context.Context, sess *app.Session, prompt string, cfg dom
 		OnWait:    func(w app.Retry) { out.retryWait(w, cfg.MaxRetries) },
 		OnSession: onSession,
 	}
-	res, next, err := r.Turn(ctx, sess, prompt)
+	turn := r.Turn
+	if last {
+		turn = r.TurnWithResult
+	}
+	res, next, err := turn(ctx, sess, prompt)
 	if err != nil {
 		out.retryFailed(err)
 	}

@@ -55,6 +55,7 @@ type runFlags struct {
 	permissions               string
 	outputSchema              string
 	outputRetries             int
+	outputSchemaTurns         string
 
 	sshHosts     []string
 	sshTransport string
@@ -88,8 +89,9 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.confirmToolServersTimeout, "confirm-tool-servers-timeout", domain.DefaultConfirmToolServersTimeout, "how long after the session is created the runtime has to start the beacon")
 	fs.StringVar(&f.protocol, "protocol", string(domain.ProtocolV1), "the ACP version to ask for: 1, 2 (the v2 draft) or auto (ask for 2, accept 1 or 2) (agent.protocol)")
 	fs.StringVar(&f.permissions, "permissions", string(domain.PresetRefuse), "how permission requests are answered: refuse (every one), read (allow read, search, think), edit (read, and edit, delete, move inside the workspace or an --add-dir) or rules:FILE (an ordered rules file) (agent.permissions)")
-	fs.StringVar(&f.outputSchema, "output-schema", "", "a JSON Schema (draft 2020-12) `FILE` of each turn's result, an object: the agent is asked for it and it is validated (agent.output_schema)")
+	fs.StringVar(&f.outputSchema, "output-schema", "", "a JSON Schema (draft 2020-12) `FILE` of each turn's result, an object: the agent is asked for it and it is validated (agent.output_schema; --output-schema-turns last asks the last turn only)")
 	fs.IntVar(&f.outputRetries, "output-retries", 0, "send up to `N` follow-up prompts asking for a result that did not arrive or did not validate (agent.output_retries)")
+	fs.StringVar(&f.outputSchemaTurns, "output-schema-turns", string(domain.ResultTurnsEach), "which turns ask for the result: each (every prompt) or last (the last prompt only; the turns before it carry no instruction and have no result) (agent.output_schema_turns)")
 	fs.StringVar(&f.logLevel, "log-level", "", "write structured logs to stderr at this level (debug, info, warn, error)")
 	f.session.register(fs)
 }
@@ -282,6 +284,7 @@ func (f runFlags) overrides(cfg domain.Config) (domain.Config, error) {
 		"protocol":                     func() { cfg.Protocol = f.protocol },
 		"output-schema":                func() { cfg.OutputSchema = f.outputSchema },
 		"output-retries":               func() { cfg.OutputRetries = f.outputRetries },
+		"output-schema-turns":          func() { cfg.OutputSchemaTurns = f.outputSchemaTurns },
 	} {
 		if f.workflow == "" || f.set[name] {
 			apply()
@@ -448,7 +451,9 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		}
 		out.turnStart(i+1, prompt)
 		turnCtx := interrupts.turnContext(ctx)
-		res, next := retryingTurn(turnCtx, sess, prompt, cfg, opts, out, setSession)
+		// Under output_schema_turns last only the last prompt asks for
+		// the result (docs/behaviour.md#structured-results).
+		res, next := retryingTurn(turnCtx, sess, prompt, i == len(prompts)-1, cfg, opts, out, setSession)
 		sess = next
 		interrupts.turnDone()
 		turns++

@@ -1036,6 +1036,18 @@ func (m *MockArmedResult) EXPECT() *MockArmedResultMockRecorder {
 	return m.recorder
 }
 
+// Ask mocks base method.
+func (m *MockArmedResult) Ask(arg0 bool) {
+	m.ctrl.T.Helper()
+	m.ctrl.Call(m, "Ask", arg0)
+}
+
+// Ask indicates an expected call of Ask.
+func (mr *MockArmedResultMockRecorder) Ask(arg0 interface{}) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Ask", reflect.TypeOf((*MockArmedResult)(nil).Ask), arg0)
+}
+
 // Release mocks base method.
 func (m *MockArmedResult) Release() error {
 	m.ctrl.T.Helper()

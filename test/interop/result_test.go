@@ -61,3 +61,36 @@ func TestResultToolGemini(t *testing.T) {
 	assert.JSONEq(t, `{"done":true}`, string(res.Result))
 	assert.Equal(t, domain.ResultSourceTool, res.ResultSource)
 }
+
+// TestResultToolLastTurnGemini: under output_schema_turns last, Gemini
+// CLI 0.61.0's model calls acpdrive's result tool in the first turn
+// (Session.Turn): the call is answered that this turn does not ask, the
+// answer reaches the model, and the turn has neither result nor
+// result_missing; the last turn (Session.TurnWithResult) carries the
+// instruction and its call is the result (docs/behaviour.md#structured-results).
+func TestResultToolLastTurnGemini(t *testing.T) {
+	const tool = "mcp_" + domain.ResultServerName + "_" + domain.ResultToolName
+	r, srv := geminiRig(t, true)
+	srv.Script(
+		fakes.Reply{Tool: &fakes.ToolCall{Name: tool, Args: map[string]any{"done": false}}, Usage: fakes.Usage{Input: 100, Output: 9}},
+		fakes.TextReply(fakes.Usage{Input: 120, Output: 6}, "Read it."),
+		fakes.Reply{Tool: &fakes.ToolCall{Name: tool, Args: map[string]any{"done": true}}, Usage: fakes.Usage{Input: 140, Output: 9}},
+		fakes.TextReply(fakes.Usage{Input: 160, Output: 6}, "Submitted."),
+	)
+	sess := r.mustStart(withResultTool(t), func(o *app.Options) { o.Settings.OutputSchemaTurns = domain.ResultTurnsLast })
+
+	first := sess.Turn(context.Background(), "read the issue")
+	require.Equal(t, domain.OutcomeCompleted, first.Outcome, first.Message())
+	assert.Nil(t, first.Result)
+	assert.Empty(t, first.ResultMissing)
+	last := sess.TurnWithResult(context.Background(), "finish the work")
+	calls := srv.ModelCalls()
+	t.Logf("model calls: %d; last: outcome %s; result %s (%s); missing %q", len(calls), last.Outcome, last.Result, last.ResultSource, last.ResultMissing)
+	require.Len(t, calls, 4, srv.Describe())
+	assert.False(t, calls[0].BodyContains("[acpdrive]"), "the first prompt goes as given")
+	assert.True(t, calls[1].BodyContains("does not ask for the result"), "the answer reaches the model: %s", calls[1].Body)
+	assert.True(t, calls[2].BodyContains("[acpdrive] When you have finished"), "the last prompt carries the instruction")
+	assert.Equal(t, domain.OutcomeCompleted, last.Outcome, last.Message())
+	assert.JSONEq(t, `{"done":true}`, string(last.Result))
+	assert.Equal(t, domain.ResultSourceTool, last.ResultSource)
+}
