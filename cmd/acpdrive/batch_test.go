@@ -39,6 +39,7 @@ type taskLine struct {
 	} `json:"cost"`
 	Result        json.RawMessage `json:"result"`
 	ResultMissing string          `json:"result_missing"`
+	Stopped       string          `json:"stopped"`
 	ErrorKind     string          `json:"error_kind"`
 	Reason        string          `json:"reason"`
 	Message       string          `json:"message"`
@@ -137,6 +138,8 @@ func TestBatchTaskSettings(t *testing.T) {
 	shared := bin + " agent --scenario multi-session"
 	other := bin + " agent --protocol 1 --scenario multi-session" // the same agent, another command line
 	crash := bin + " agent --scenario crash"
+	log := filepath.Join(dir, "retried.log")
+	logged := bin + " agent --scenario multi-session --log " + log
 	tasks := writeTasks(t, dir,
 		`{"id":"a","prompt":"alpha"}`,
 		`{"id":"b","prompt":"beta"}`,
@@ -144,11 +147,13 @@ func TestBatchTaskSettings(t *testing.T) {
 		`{"id":"bounded","prompt":"#wait-cancel","settings":{"turn_timeout_ms":300}}`,
 		`{"id":"invalid","prompt":"delta","settings":{"permissions":"rules:missing.txt","stop_grace_ms":"soon"}}`,
 		`{"id":"crash","prompt":"epsilon","settings":{"command":"`+crash+`"}}`,
-		`{"id":"typo","prompt":"zeta","settings":{"colour":"blue"}}`)
+		`{"id":"typo","prompt":"zeta","settings":{"colour":"blue"}}`,
+		`{"id":"retried","prompt":"#prompt-error","settings":{"command":"`+logged+`","max_retries":1,"max_retry_backoff_ms":1}}`,
+		`{"id":"ceiling","prompts":["`+usagePrompt+`","never sent"],"settings":{"max_tokens":10}}`)
 	stdout, stderr, code := runIn(t, dir, "batch", "--json", "--parallel", "3", "--sessions-per-process", "4",
 		"--keep-warm", "1h", "--command", shared, tasks)
 	assert.Equal(t, 1, code, stderr)
-	got := taskLines(t, stdout, 7)
+	got := taskLines(t, stdout, 9)
 
 	for _, id := range []string{"a", "b", "other", "typo"} {
 		assert.True(t, got[id].Completed, "%s: %+v", id, got[id])
@@ -179,6 +184,17 @@ func TestBatchTaskSettings(t *testing.T) {
 	require.Len(t, c.TurnResults, 1)
 	assert.Contains(t, c.TurnResults[0].RuntimeExit, "exit status 3: fatal: reference agent crashed on purpose")
 	assert.NotEqual(t, got["a"].AgentPID, c.AgentPID)
+
+	r := got["retried"]
+	assert.False(t, r.Completed)
+	assert.Equal(t, "response_error", r.ErrorKind)
+	assert.Equal(t, 2, promptsLogged(t, log), "max_retries 1: the prompt was sent twice")
+
+	ceil := got["ceiling"]
+	assert.False(t, ceil.Completed)
+	assert.Len(t, ceil.TurnResults, 1, "max_tokens stopped the task before its second prompt")
+	assert.Equal(t, "the run reached its token ceiling (agent.max_tokens); no further prompt was sent", ceil.Stopped)
+	assert.Equal(t, ceil.Stopped, ceil.Message)
 
 	assert.Contains(t, stderr, "acpdrive batch: task typo: warning config.unknown_key: agent.colour: the agent block has no such key; it is ignored\n")
 	assert.Equal(t, 1, strings.Count(stderr, "does not advertise session/close: its tasks run on a process each"), stderr)
@@ -238,4 +254,23 @@ func TestBatchUsage(t *testing.T) {
 		assert.Equal(t, 2, code, stderr)
 		assert.Contains(t, stderr, tc.want)
 	}
+}
+
+// promptsLogged counts the session/prompt requests a reference agent's
+// --log file holds.
+func promptsLogged(t *testing.T, path string) int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	n := 0
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var rec struct {
+			Kind, Method string
+		}
+		require.NoError(t, json.Unmarshal([]byte(l), &rec), l)
+		if rec.Kind == "request" && rec.Method == "session/prompt" {
+			n++
+		}
+	}
+	return n
 }
