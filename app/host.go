@@ -65,8 +65,9 @@ type Host struct {
 }
 
 // NewHost returns a host whose processes are started with opts' Launcher,
-// Settings.Command, Settings.Protocol, Settings.Sandbox and Workspace (the
-// process's directory). It starts nothing until the first Host.Start.
+// Settings.Command, Settings.Protocol, Settings.Sandbox (with
+// Settings.Session.AdditionalDirectories writable in it) and Workspace
+// (the process's directory). It starts nothing until the first Host.Start.
 func NewHost(opts Options, hopts HostOptions) (*Host, error) {
 	o, err := opts.resolved()
 	if err != nil {
@@ -261,7 +262,8 @@ func (h *Host) launch(ctx context.Context, p *hostProc) error {
 	set := o.Settings
 	p.router = newRouter(h.log)
 	p.rt = newRuntime(h.log, o.Clock, o.drainBound)
-	plan, err := o.Launcher.Prepare(ports.LaunchRequest{Command: set.Command, Workspace: o.Workspace, Sandbox: set.Sandbox})
+	plan, err := o.Launcher.Prepare(ports.LaunchRequest{Command: set.Command, Workspace: o.Workspace, Sandbox: set.Sandbox,
+		AddDirs: set.Session.AdditionalDirectories})
 	if err != nil {
 		return keepKind(err, msgStartFailed)
 	}

@@ -37,6 +37,9 @@ type loader struct {
 	findings []domain.Finding
 	// errored holds the key paths that drew an error finding.
 	errored map[string]bool
+	// noLines leaves line numbers out of the messages: the settings
+	// were not read from a file a person edits by line (ApplyAgent).
+	noLines bool
 }
 
 // kv is one key of a mapping, after merge keys are applied.
@@ -51,7 +54,7 @@ func (l *loader) add(sev domain.Severity, check, path string, at *yaml.Node, for
 	if path != "" {
 		msg = path + ": " + msg
 	}
-	if at != nil && at.Line > 0 {
+	if at != nil && at.Line > 0 && !l.noLines {
 		msg += fmt.Sprintf(" (line %d)", at.Line)
 	}
 	l.findings = append(l.findings, domain.Finding{Severity: sev, Check: check, Message: msg})
@@ -402,7 +405,11 @@ func (l *loader) entries(path string, m *yaml.Node) []kv {
 			continue
 		}
 		if prev, dup := first[k.Value]; dup {
-			l.errorf(CheckDuplicateKey, keyPath, nil, "the key appears twice, at lines %d and %d", prev.Line, k.Line)
+			if l.noLines {
+				l.errorf(CheckDuplicateKey, keyPath, nil, "the key appears twice")
+			} else {
+				l.errorf(CheckDuplicateKey, keyPath, nil, "the key appears twice, at lines %d and %d", prev.Line, k.Line)
+			}
 			continue
 		}
 		first[k.Value] = k

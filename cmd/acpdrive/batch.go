@@ -9,15 +9,20 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/acpdrive/acpdrive/app"
+	"github.com/acpdrive/acpdrive/config"
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/wiring"
 )
 
-// batchTask is one line of a TASKS.jsonl file (docs/behaviour.md#runtime-host).
+// batchTask is one line of a TASKS.jsonl file (docs/behaviour.md#batch).
 type batchTask struct {
 	ID        string          `json:"id"`
 	Prompt    string          `json:"prompt"`
@@ -26,27 +31,58 @@ type batchTask struct {
 	Settings  json.RawMessage `json:"settings"`
 }
 
-// batchTurn is one turn of a finished task, as its JSON line shows it.
-type batchTurn struct {
-	Outcome   string        `json:"outcome"`
-	Reply     string        `json:"reply,omitempty"`
-	ErrorKind string        `json:"error_kind,omitempty"`
-	Message   string        `json:"message,omitempty"`
-	Usage     *domain.Usage `json:"usage,omitempty"`
+// batchLine is the JSON line of one finished task (docs/behaviour.md#batch).
+type batchLine struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	SessionID string `json:"session_id,omitempty"`
+	AgentPID  int    `json:"agent_pid,omitempty"`
+	// Host is the SSH host the session ran on; absent for a local one.
+	Host      string `json:"host,omitempty"`
+	Completed bool   `json:"completed"`
+	// TurnResults are the task's turns, each as run's turn_result line.
+	TurnResults []turnResultLine `json:"turn_results"`
+	// Usage is the task's measured total, absent when no turn was
+	// measured; MeasuredTurns counts the turns it sums.
+	Usage         *domain.Usage `json:"usage,omitempty"`
+	MeasuredTurns int           `json:"measured_turns"`
+	// Cost is the task's cost per currency, absent when no turn had one.
+	Cost []domain.Cost `json:"cost,omitempty"`
+	// Result is the last turn's structured result under an output
+	// schema; ResultMissing says why a turn had none
+	// (docs/behaviour.md#structured-results).
+	Result        json.RawMessage `json:"result,omitempty"`
+	ResultMissing string          `json:"result_missing,omitempty"`
+	// Stopped says why no further prompt was sent when a ceiling, not a
+	// turn's outcome, stopped the task; Notice is a closing remark.
+	Stopped string `json:"stopped,omitempty"`
+	Notice  string `json:"notice,omitempty"`
+	// ErrorKind, Reason and Message say why the task did not complete.
+	ErrorKind string `json:"error_kind,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	Message   string `json:"message,omitempty"`
 }
 
-// batchLine is the JSON line of one finished task.
-type batchLine struct {
-	Type        string         `json:"type"`
-	ID          string         `json:"id"`
-	SessionID   string         `json:"session_id,omitempty"`
-	AgentPID    int            `json:"agent_pid,omitempty"`
-	Host        string         `json:"host,omitempty"`
-	Completed   bool           `json:"completed"`
-	TurnResults []batchTurn    `json:"turn_results"`
-	Totals      *domain.Totals `json:"totals,omitempty"`
-	ErrorKind   string         `json:"error_kind,omitempty"`
-	Message     string         `json:"message,omitempty"`
+// batchFlags are the flags of "acpdrive batch".
+type batchFlags struct {
+	run        runFlags
+	parallel   int
+	perProcess int
+	keepWarm   time.Duration
+}
+
+// newBatchFlagSet defines the flags of "acpdrive batch" into f: run's,
+// less those of one session run by hand (prompts, --resume, --fork,
+// --verify-credential, --steer-stdin, --quiet, --verbose), and the
+// batch's own.
+func newBatchFlagSet(f *batchFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet("batch", flag.ContinueOnError)
+	f.run.register(fs)
+	f.run.registerSession(fs)
+	fs.IntVar(&f.parallel, "parallel", 4, "how many tasks run at a time")
+	fs.IntVar(&f.perProcess, "sessions-per-process", 1, "sessions one runtime process carries at once (1: a process per session)")
+	fs.DurationVar(&f.keepWarm, "keep-warm", 30*time.Second, "how long a shared runtime process with no session left is kept for the next task (with --sessions-per-process above 1)")
+	return fs
 }
 
 // readTasks reads a TASKS.jsonl file: one task a line, blank lines skipped.
@@ -57,6 +93,7 @@ func readTasks(path string) ([]batchTask, error) {
 	}
 	defer func() { _ = file.Close() }()
 	var tasks []batchTask
+	seen := map[string]int{}
 	sc := bufio.NewScanner(file)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	for n := 1; sc.Scan(); n++ {
@@ -74,41 +111,52 @@ func readTasks(path string) ([]batchTask, error) {
 		if t.ID == "" || len(t.Prompts) == 0 {
 			return nil, fmt.Errorf("%s:%d: a task needs an \"id\" and a \"prompt\" or \"prompts\"", path, n)
 		}
+		if first, dup := seen[t.ID]; dup {
+			return nil, fmt.Errorf("%s:%d: the task id %q is already the id of line %d", path, n, t.ID, first)
+		}
+		seen[t.ID] = n
 		tasks = append(tasks, t)
 	}
-	return tasks, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(tasks) == 0 {
+		return nil, fmt.Errorf("%s: no task", path)
+	}
+	return tasks, nil
 }
 
 // batchCommand is "acpdrive batch [flags] TASKS.jsonl": each task a
 // session, --parallel at a time, placed on shared runtime processes
-// (--sessions-per-process; 1 means a process per session). A task's
-// failure never stops the others; the exit status is 0 when every task
-// completed, 1 otherwise (docs/behaviour.md#runtime-host).
+// (--sessions-per-process; 1 means a process per session) over the
+// --ssh-host pool. A task's failure never stops the others; the exit
+// status says whether every task completed (docs/behaviour.md#batch).
 func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var f runFlags
-	fs := flag.NewFlagSet("batch", flag.ContinueOnError)
-	f.register(fs)
-	parallel := fs.Int("parallel", 4, "how many tasks run at a time")
-	perProcess := fs.Int("sessions-per-process", 1, "sessions one runtime process carries (1: a process per session)")
-	help := func(w io.Writer) {
-		fmt.Fprintln(w, "usage: acpdrive batch [flags] TASKS.jsonl")
-		printDefaults(fs, w)
-	}
+	var bf batchFlags
+	fs := newBatchFlagSet(&bf)
+	help := func(w io.Writer) { batchHelp(fs, w) }
 	flagArgs, rest := splitArgs(fs, args)
 	err := parseFlags(fs, flagArgs, "batch", stdout, help)
 	if err == nil {
-		err = f.check("batch")
+		err = bf.run.check("batch")
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
 	rest = append(rest, fs.Args()...)
+	f := &bf.run
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	switch {
 	case err != nil:
 	case len(rest) != 1:
 		err = errors.New("exactly one TASKS.jsonl file is required")
-	case *parallel < 1 || *perProcess < 1:
+	case bf.parallel < 1 || bf.perProcess < 1:
 		err = errors.New("--parallel and --sessions-per-process want 1 or more")
+	case bf.keepWarm < 0:
+		err = errors.New("--keep-warm: want a duration of 0 or more")
+	case f.set["command"] && strings.TrimSpace(f.command) == "":
+		err = errors.New("--command: the command is empty (leave --command out to run the built-in reference agent)")
 	}
 	var tasks []batchTask
 	if err == nil {
@@ -128,104 +176,234 @@ func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "acpdrive batch: %v\n", err)
 		return exitUsage
 	}
+	tasksDir, err := filepath.Abs(filepath.Dir(rest[0]))
+	if err != nil {
+		fmt.Fprintf(stderr, "acpdrive batch: %v\n", err)
+		return exitUsage
+	}
 	base := app.Options{Settings: f.settings(cfg), Workspace: workspace}
 	deps.Apply(&base)
-	f.applyLauncher(&base, cfg, logger)
-	var host *app.Host
-	if *perProcess > 1 {
-		if host, err = app.NewHost(base, app.HostOptions{SessionsPerProcess: *perProcess}); err != nil {
-			fmt.Fprintf(stderr, "acpdrive batch: %v\n", err)
-			return exitUsage
+	if f.noMeasure {
+		base.MeasurementSources = wireUsageOnly(base.MeasurementSources)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case <-sigs:
+			cancel() // no task starts any more; the running turns are cancelled
+		case <-ctx.Done():
 		}
+	}()
+
+	board := newBatchBoard(tasks, f.json, stdout, stderr)
+	r := &batchRunner{
+		flags: f, cfg: cfg, base: base, tasksDir: tasksDir, board: board,
+		placer: newPlacer(cfg, f.sshTransport == "native", logger, base, bf.perProcess, bf.keepWarm, board.warn),
 	}
 	var (
-		mu     sync.Mutex
-		failed bool
-		wg     sync.WaitGroup
+		mu                      sync.Mutex
+		failed, missing         bool
+		wg                      sync.WaitGroup
+		slots                   = make(chan struct{}, bf.parallel)
+		interruptedBeforeStarts []batchTask
 	)
-	slots := make(chan struct{}, *parallel)
-	for _, task := range tasks {
-		slots <- struct{}{}
+	for i, task := range tasks {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			interruptedBeforeStarts = tasks[i:]
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			line := runTask(ctx, host, base, task, cfg)
+			line := r.run(ctx, task)
 			mu.Lock()
-			defer mu.Unlock()
 			failed = failed || !line.Completed
-			if f.json {
-				writeJSON(stdout, line)
-				return
-			}
-			state := "completed"
-			if !line.Completed {
-				state = "failed: " + line.Message
-			}
-			fmt.Fprintf(stdout, "task %s: %s (%d turns, session %s)\n", line.ID, state, len(line.TurnResults), line.SessionID)
+			missing = missing || line.ResultMissing != ""
+			mu.Unlock()
+			board.finish(line)
 		}()
 	}
 	wg.Wait()
-	if host != nil {
-		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.StopGrace+stopMargin)
-		defer cancel()
-		if err := host.Close(stopCtx); err != nil && logger != nil {
-			logger.Warn("teardown reported", "error", err)
-		}
+	for _, task := range interruptedBeforeStarts {
+		failed = true
+		board.finish(batchLine{Type: "task_result", ID: task.ID, TurnResults: []turnResultLine{},
+			ErrorKind: string(domain.KindTurnCancelled), Message: msgBatchInterrupted})
 	}
-	if failed {
+	stopCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), cfg.StopGrace+stopMargin)
+	defer stop()
+	if err := r.placer.close(stopCtx); err != nil && logger != nil {
+		logger.Warn("teardown reported", "error", err)
+	}
+	board.close()
+	switch {
+	case failed:
 		return exitTurnFailed
+	case missing:
+		return exitResultMissing
 	}
 	return exitOK
 }
 
-// runTask runs one task's session: started (on host when not nil), one
-// turn per prompt until one does not complete, stopped.
-func runTask(ctx context.Context, host *app.Host, base app.Options, task batchTask, cfg domain.Config) batchLine {
-	line := batchLine{Type: "task_result", ID: task.ID, TurnResults: []batchTurn{}}
-	if len(task.Settings) > 0 && string(task.Settings) != "null" {
-		line.ErrorKind, line.Message = string(domain.KindAgentNotFound), "per-task \"settings\" are not offered yet"
-		return line
-	}
-	opts := base
-	if task.Workspace != "" {
-		opts.Workspace = task.Workspace
-	}
-	var sess *app.Session
-	var err error
-	if host != nil {
-		sess, err = host.Start(ctx, opts)
-	} else {
-		sess, err = app.Start(ctx, opts)
-	}
-	if err != nil {
+// msgBatchInterrupted is the message of a task that a signal kept from
+// starting.
+const msgBatchInterrupted = "interrupted before the task started"
+
+// batchRunner runs the tasks of one batch.
+type batchRunner struct {
+	flags    *runFlags
+	cfg      domain.Config // the flags' (and --workflow's) configuration
+	base     app.Options   // the flags' options, wired
+	tasksDir string        // against which a task's relative paths resolve
+	board    *batchBoard
+	placer   *placer
+}
+
+// run runs one task: its configuration (the flags', its settings over
+// them), its session placed, one turn per prompt until one does not
+// complete or a ceiling is reached, the session stopped. It never fails
+// the batch: whatever went wrong is in the line.
+func (r *batchRunner) run(ctx context.Context, task batchTask) batchLine {
+	line := batchLine{Type: "task_result", ID: task.ID, TurnResults: []turnResultLine{}}
+	fail := func(err error) batchLine {
+		line.Completed = false
 		line.Message = failureText(err)
 		if k, ok := domain.KindOf(err); ok {
 			line.ErrorKind = string(k)
 		}
+		line.Reason = string(notFoundReason(err))
 		return line
 	}
-	line.SessionID, line.AgentPID, line.Host = sess.ID(), sess.PID(), sess.Host()
+	r.board.starting(task.ID)
+	cfg, opts, err := r.taskOptions(task)
+	if err != nil {
+		return fail(err)
+	}
+	sess, err := r.placer.start(ctx, opts)
+	if err != nil {
+		return fail(err)
+	}
+	defer func() { r.placer.done(sess) }()
+	r.board.running(task.ID, sess.Host(), len(task.Prompts))
+
+	budget := newRunBudgets(cfg)
 	line.Completed = true
-	for _, prompt := range task.Prompts {
-		res := sess.Turn(ctx, prompt)
-		turn := batchTurn{Outcome: string(res.Outcome), Reply: res.Reply, Usage: res.Usage}
-		if res.Err != nil {
-			turn.ErrorKind, turn.Message = string(res.Err.Kind), res.Err.Message
+	for i, prompt := range task.Prompts {
+		if msg := budget.reached(); msg != "" {
+			// A ceiling stops the task before the next prompt
+			// (docs/behaviour.md#token-accounting).
+			line.Completed, line.Stopped, line.Message = false, msg, msg
+			break
 		}
-		line.TurnResults = append(line.TurnResults, turn)
+		r.board.turn(task.ID, i+1)
+		var res domain.TurnResult
+		res, sess = r.turn(ctx, sess, prompt, cfg, opts)
+		budget.add(res)
+		exit := ""
+		if res.Err != nil && res.Err.Kind == domain.KindPortExit {
+			exit, _ = sess.RuntimeExit()
+		}
+		line.TurnResults = append(line.TurnResults, newTurnResultLine(i+1, res, exit, res.CancelUnanswered))
+		r.board.turnEnded(task.ID, budget)
+		line.Result = res.Result
+		if res.ResultMissing != "" {
+			line.ResultMissing = res.ResultMissing
+		}
 		if res.Outcome != domain.OutcomeCompleted {
 			line.Completed = false
-			line.ErrorKind, line.Message = turn.ErrorKind, turn.Message
+			line.Message = res.Message()
+			if res.Err != nil {
+				line.ErrorKind = string(res.Err.Kind)
+			}
+			if exit != "" {
+				line.Message += "; the runtime exited: " + exit
+			}
 			break
 		}
 	}
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.StopGrace+stopMargin)
 	defer cancel()
-	_ = sess.Stop(stopCtx)
-	totals := sess.Totals()
-	line.Totals = &totals
+	if err := sess.Stop(stopCtx); err != nil {
+		r.board.warn(fmt.Sprintf("task %s: teardown reported: %v", task.ID, err))
+	}
+	line.SessionID, line.AgentPID, line.Host = sess.ID(), sess.PID(), sess.Host()
+	if budget.tokens.Measured > 0 {
+		used := budget.tokens.Used
+		line.Usage = &used
+	}
+	line.MeasuredTurns = budget.tokens.Measured
+	line.Cost = budget.cost.Spent
+	line.Notice = budget.unbounded()
 	return line
+}
+
+// taskOptions is a task's configuration and options: the flags', then
+// the task's settings (the WORKFLOW.md agent keys) over them, its
+// workspace (relative: against the current directory) and output schema.
+// A configuration error is agent_not_found, reason configuration_invalid.
+func (r *batchRunner) taskOptions(task batchTask) (domain.Config, app.Options, error) {
+	cfg := r.cfg
+	invalid := func(err error) error {
+		return domain.WrapError(domain.KindAgentNotFound, err.Error(), err).WithReason(domain.ReasonConfigurationInvalid)
+	}
+	if len(task.Settings) > 0 {
+		var findings []domain.Finding
+		cfg, findings = config.ApplyAgent(cfg, task.Settings, r.tasksDir)
+		var errs []string
+		for _, f := range findings {
+			if f.Severity == domain.SeverityError {
+				errs = append(errs, f.Message)
+			} else {
+				r.board.warn(fmt.Sprintf("task %s: %s %s: %s", task.ID, f.Severity, f.Check, f.Message))
+			}
+		}
+		if len(errs) > 0 {
+			return cfg, app.Options{}, invalid(errors.New("settings: " + strings.Join(errs, "; ")))
+		}
+	}
+	settings, err := withOutputSchema(r.flags.settings(cfg), cfg)
+	if err != nil {
+		return cfg, app.Options{}, invalid(err)
+	}
+	opts := r.base
+	opts.Settings = settings
+	if task.Workspace != "" {
+		if opts.Workspace, err = localWorkspace(cfg, task.Workspace); err != nil {
+			return cfg, app.Options{}, invalid(err)
+		}
+	}
+	if err := checkAdditionalDirectories(cfg); err != nil {
+		return cfg, app.Options{}, err
+	}
+	return cfg, opts, nil
+}
+
+// turn runs one prompt, sent again after a retryable failure up to
+// agent.max_retries times (app.Retrier: a session whose process is gone is
+// resumed on a process of its own on the same host).
+func (r *batchRunner) turn(ctx context.Context, sess *app.Session, prompt string, cfg domain.Config, opts app.Options) (domain.TurnResult, *app.Session) {
+	if cfg.MaxRetries <= 0 {
+		return sess.Turn(ctx, prompt), sess
+	}
+	opts.Launcher = r.placer.launcherOf(sess, opts)
+	rt := app.Retrier{Policy: app.RetryPolicy{MaxRetries: cfg.MaxRetries, MaxBackoff: cfg.MaxRetryBackoff}, Options: opts}
+	res, next, err := rt.Turn(ctx, sess, prompt)
+	if err != nil {
+		r.board.warn(fmt.Sprintf("the retry could not resume the session: %v", err))
+	}
+	if next != sess {
+		r.placer.moved(sess, next)
+	}
+	return res, next
 }
 
 // failureText is an error's message: an AgentError's own, else the error's.

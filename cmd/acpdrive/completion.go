@@ -39,12 +39,13 @@ var (
 // commandFlagSets are the flag sets of the commands that take flags.
 func commandFlagSets() map[string]*flag.FlagSet {
 	var rf, pf, sf runFlags
+	var bf batchFlags
 	probe := flag.NewFlagSet("probe", flag.ContinueOnError)
 	pf.register(probe)
 	probe.Bool("session", false, "also create a throwaway session (deleted or closed after) to show its modes, configuration options, models and commands")
 	sessions := flag.NewFlagSet("sessions", flag.ContinueOnError)
 	sf.register(sessions)
-	return map[string]*flag.FlagSet{"run": newRunFlagSet(&rf), "probe": probe, "sessions": sessions}
+	return map[string]*flag.FlagSet{"run": newRunFlagSet(&rf), "probe": probe, "sessions": sessions, "batch": newBatchFlagSet(&bf)}
 }
 
 // flagWords lists a flag set's flags as typed ("--name", "-f").
@@ -152,7 +153,7 @@ _acpdrive() {
 		fmt.Fprintf(w, "        %s) flags=%q ;;\n", name, strings.Join(flagWords(sets[name]), " "))
 	}
 	fmt.Fprint(w, `        completion) COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur")); return ;;
-        help) COMPREPLY=($(compgen -W "run probe sessions validate agent completion" -- "$cur")); return ;;
+        help) COMPREPLY=($(compgen -W "run probe sessions batch validate agent completion" -- "$cur")); return ;;
         validate) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         *) return ;;
     esac
@@ -205,7 +206,11 @@ func writeZshCompletion(w io.Writer, sets map[string]*flag.FlagSet) {
 			}
 			fmt.Fprintf(w, "                %s' \\\n", spec)
 		})
-		fmt.Fprint(w, "                '*:prompt: '\n            ;;\n")
+		if name == "batch" {
+			fmt.Fprint(w, "                '1:tasks file:_files'\n            ;;\n")
+		} else {
+			fmt.Fprint(w, "                '*:prompt: '\n            ;;\n")
+		}
 	}
 	fmt.Fprint(w, "        completion) _arguments '2:shell:(bash zsh fish)' ;;\n        validate) _files ;;\n    esac\n}\n\n_acpdrive \"$@\"\n")
 }

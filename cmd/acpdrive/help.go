@@ -26,6 +26,67 @@ var runFlagGroups = []flagGroup{
 	{"SSH", []string{"ssh-host", "ssh-transport", "ssh-config"}},
 }
 
+// batchFlagGroups orders batch's flags under their headings; every flag
+// of batch is in exactly one (TestHelpBatchGroupsEveryFlag).
+var batchFlagGroups = []flagGroup{
+	{"RUNTIME", []string{"command", "workspace", "workflow", "protocol", "init-timeout",
+		"confirm-tool-servers", "confirm-tool-servers-timeout", "subagents", "no-measure", "sandbox", "sandbox-net"}},
+	{"SESSION", []string{"mode", "model", "config", "add-dir", "permissions", "system-prompt",
+		"system-prompt-file", "system-prompt-mode"}},
+	{"LIMITS", []string{"read-timeout", "turn-timeout", "stall-timeout", "stop-grace", "max-tokens", "max-cost",
+		"max-context-fraction", "retries"}},
+	{"PLACEMENT", []string{"parallel", "sessions-per-process", "keep-warm"}},
+	{"OUTPUT", []string{"json", "log-level", "output-schema", "output-retries"}},
+	{"SSH", []string{"ssh-host", "ssh-transport", "ssh-config"}},
+}
+
+// writeFlagGroups writes each group's heading and flags.
+func writeFlagGroups(fs *flag.FlagSet, groups []flagGroup, w io.Writer) {
+	for _, g := range groups {
+		fmt.Fprintf(w, "\n%s\n", g.title)
+		for _, name := range g.names {
+			if fl := fs.Lookup(name); fl != nil {
+				writeFlagHelp(w, fl)
+			}
+		}
+	}
+}
+
+// batchHelp is "acpdrive help batch" (also "acpdrive batch --help").
+func batchHelp(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprint(w, `NAME
+    acpdrive batch - run one session per task of a TASKS.jsonl, many at a time
+
+SYNOPSIS
+    acpdrive batch [flags] TASKS.jsonl
+
+DESCRIPTION
+    Each line of TASKS.jsonl is a task: {"id": "...", "prompt": "..."} or
+    "prompts": [...], with an optional "workspace" (default: --workspace, or
+    the current directory) and "settings" (the WORKFLOW.md agent keys, over
+    the flags for that task). Each task is one session, its prompts one turn
+    each until one does not complete. --parallel tasks run at a time; their
+    sessions share runtime processes (--sessions-per-process) and spread
+    over the --ssh-host hosts. On a terminal a live table shows every task;
+    with --json, one line per finished task; otherwise one line of text per
+    finished task. A task's failure never stops the others.
+`)
+	writeFlagGroups(fs, batchFlagGroups, w)
+	fmt.Fprint(w, `
+EXIT STATUS
+    0  every task completed
+    1  a task did not complete (bad settings, no session, a turn that did
+       not complete, a ceiling), or the batch was interrupted
+    2  bad usage or configuration, before any task started
+    5  every task completed, but one under an output schema ended without
+       a valid result
+
+EXAMPLES
+    acpdrive batch --parallel 8 --sessions-per-process 4 --command codex-acp tasks.jsonl
+    acpdrive batch --json --ssh-host build1,build2 --workspace /srv/repo tasks.jsonl
+`)
+}
+
 // runHelp is "acpdrive help run" (also "acpdrive run --help").
 func runHelp(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprint(w, `NAME
@@ -44,16 +105,7 @@ DESCRIPTION
     summary after each turn; errors go to standard error. A person's first
     Ctrl-C cancels the running turn, a second stops the session.
 `)
-	for _, g := range runFlagGroups {
-		fmt.Fprintf(w, "\n%s\n", g.title)
-		for _, name := range g.names {
-			fl := fs.Lookup(name)
-			if fl == nil {
-				continue
-			}
-			writeFlagHelp(w, fl)
-		}
-	}
+	writeFlagGroups(fs, runFlagGroups, w)
 	fmt.Fprint(w, `
 EXIT STATUS
     0  every turn completed

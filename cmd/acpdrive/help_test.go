@@ -66,6 +66,8 @@ func TestCompletionBash(t *testing.T) {
 	assert.Equal(t, "each last", complete("acpdrive", "run", "--output-schema-turns", ""))
 	assert.Equal(t, "list", complete("acpdrive", "sessions", "l"))
 	assert.Equal(t, "--session", complete("acpdrive", "probe", "--sess"))
+	assert.Equal(t, "--sessions-per-process", complete("acpdrive", "batch", "--sess"))
+	assert.Equal(t, "batch", complete("acpdrive", "help", "ba"))
 	assert.Equal(t, "zsh", complete("acpdrive", "completion", "z"))
 
 	for _, shell := range []string{"zsh", "fish"} {
@@ -90,4 +92,43 @@ func quoteAll(words []string) []string {
 		out[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 	}
 	return out
+}
+
+// TestHelpBatchGroupsEveryFlag: "acpdrive help batch" (and batch --help)
+// lists every flag of batch once, under its headings, with the exit
+// statuses; the completion scripts offer the same flags.
+func TestHelpBatchGroupsEveryFlag(t *testing.T) {
+	help, stderr, code := runIn(t, t.TempDir(), "help", "batch")
+	require.Equal(t, 0, code, stderr)
+	viaFlag, _, code := runIn(t, t.TempDir(), "batch", "--help")
+	require.Equal(t, 0, code)
+	assert.Equal(t, help, viaFlag)
+	var at []int
+	for _, h := range []string{"NAME", "SYNOPSIS", "DESCRIPTION", "RUNTIME", "SESSION", "LIMITS", "PLACEMENT", "OUTPUT", "SSH", "EXIT STATUS", "EXAMPLES"} {
+		i := strings.Index(help, "\n"+h+"\n")
+		if h == "NAME" {
+			i = strings.Index(help, h+"\n")
+		}
+		require.GreaterOrEqual(t, i, 0, h)
+		at = append(at, i)
+	}
+	assert.IsIncreasing(t, at, "headings in order")
+	bash, _, code := runIn(t, t.TempDir(), "completion", "bash")
+	require.Equal(t, 0, code)
+	m := regexp.MustCompile(`(?m)^\s+batch\) flags="([^"]*)"`).FindStringSubmatch(bash)
+	require.NotNil(t, m)
+	flags := strings.Fields(m[1])
+	for _, fl := range []string{"--parallel", "--sessions-per-process", "--keep-warm", "--ssh-host", "--json", "--workflow"} {
+		assert.Contains(t, flags, fl)
+	}
+	assert.NotContains(t, flags, "--resume", "a flag of one session run by hand")
+	for _, fl := range flags {
+		n := len(regexp.MustCompile(`(?m)^    `+regexp.QuoteMeta(fl)+`( |$)`).FindAllString(help, -1))
+		assert.Equal(t, 1, n, "%s listed once in help batch", fl)
+	}
+	assert.Contains(t, help, "    5  every task completed, but one under an output schema ended without\n")
+	zsh, _, _ := runIn(t, t.TempDir(), "completion", "zsh")
+	assert.Contains(t, zsh, "'--sessions-per-process[sessions one runtime process carries at once]")
+	fish, _, _ := runIn(t, t.TempDir(), "completion", "fish")
+	assert.Contains(t, fish, "complete -c acpdrive -n '__fish_seen_subcommand_from batch' -l keep-warm -r -d ")
 }

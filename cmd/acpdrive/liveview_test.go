@@ -54,6 +54,16 @@ const liveTurn = `{"name":"live","defaultTurn":"live","turns":{"live":{"steps":[
 // pseudo-terminal and returns all a person's terminal showed.
 func runOnTerminal(t *testing.T, env []string, args ...string) string {
 	t.Helper()
+	screen, code := runOnTerminalCode(t, env, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, screen)
+	}
+	return screen
+}
+
+// runOnTerminalCode is runOnTerminal, with the exit status returned.
+func runOnTerminalCode(t *testing.T, env []string, args ...string) (string, int) {
+	t.Helper()
 	master, slave := openPTY(t)
 	defer master.Close()
 	cmd := exec.Command(testbin.Path(t), args...)
@@ -80,10 +90,10 @@ func runOnTerminal(t *testing.T, env []string, args ...string) string {
 	wg.Wait()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		t.Fatalf("exit %d: %s", ee.ExitCode(), out.String())
+		return out.String(), ee.ExitCode()
 	}
 	require.NoError(t, err)
-	return out.String()
+	return out.String(), 0
 }
 
 func envWithout(names ...string) []string {
@@ -151,4 +161,54 @@ func TestLiveViewOnATerminal(t *testing.T) {
 	assert.Empty(t, sgrRE.FindAllString(stdout, -1), "no colour into a pipe")
 	assert.NotContains(t, stdout, "▶ turn", "no header into a pipe")
 	assert.Contains(t, stdout, "· thought: The tests are slow; run them once.\n· plan (1 of 3 done):\n  ✓ Read the task\n  ▸ Run the tests\n  ○ Report\n")
+}
+
+// TestBatchTableOnATerminal: on a terminal, batch draws a live table of
+// its tasks and redraws it in place (the cursor goes back up over the
+// lines drawn last); the final table shows every task's state, tokens and
+// cost, coloured, with the failed tasks' messages under it; with NO_COLOR
+// the same without colour (docs/behaviour.md#batch).
+func TestBatchTableOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	tasks := writeTasks(t, dir,
+		`{"id":"a","prompt":"alpha"}`,
+		`{"id":"b","prompt":"`+usagePrompt+`"}`,
+		`{"id":"c","prompt":"#prompt-error"}`)
+	args := []string{"batch", "--sessions-per-process", "2", "--command", testbin.Path(t) + " agent --scenario multi-session", tasks}
+
+	screen, code := runOnTerminalCode(t, append(envWithout("NO_COLOR", "TERM"), "TERM=xterm"), args...)
+	require.Equal(t, 1, code, screen)
+	const up = "\x1b[5A" // the heading, three rows and the count
+	last := strings.LastIndex(screen, up)
+	require.GreaterOrEqual(t, last, 0, "the table is redrawn in place:\n%q", screen)
+	assert.Less(t, strings.Index(screen, "TASK"), last, "a table was drawn before the last one")
+	final := plainLines(screen[last+len(up):])
+	require.GreaterOrEqual(t, len(final), 6, "%q", final)
+	assert.Regexp(t, `^TASK +HOST +STATE +TURN +TOKENS +COST +ELAPSED$`, final[0])
+	assert.Regexp(t, `^a +local +completed +1/1 +- +- +\S+$`, final[1])
+	assert.Regexp(t, `^b +local +completed +1/1 +15 +0\.2500 USD +\S+$`, final[2])
+	assert.Regexp(t, `^c +local +failed +1/1 +- +- +\S+$`, final[3])
+	assert.Equal(t, "3 tasks: 2 completed, 1 failed", final[4])
+	assert.Regexp(t, `^task c: failed: session/prompt error -32603: Internal error: scripted failure \(1 turn, session ref-[0-9]+\)$`, final[5])
+	assert.Contains(t, screen, "\x1b[32mcompleted\x1b[0m", "a completed task is green")
+	assert.Contains(t, screen, "\x1b[31mfailed\x1b[0m", "a failed task is red")
+
+	screen, code = runOnTerminalCode(t, append(envWithout("NO_COLOR", "TERM"), "TERM=xterm", "NO_COLOR=1"), args...)
+	require.Equal(t, 1, code, screen)
+	assert.Empty(t, sgrRE.FindAllString(screen, -1), "NO_COLOR: no colour")
+	assert.Contains(t, screen, up, "NO_COLOR keeps the live table")
+}
+
+// plainLines splits what a terminal was sent into lines, without the
+// carriage returns, line clears, erasures and colours.
+func plainLines(s string) []string {
+	s = sgrRE.ReplaceAllString(s, "")
+	s = strings.NewReplacer("\r", "", "\x1b[2K", "", "\x1b[J", "").Replace(s)
+	var out []string
+	for l := range strings.SplitSeq(s, "\n") {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -92,7 +92,7 @@ func usage(w io.Writer) {
   acpdrive completion bash|zsh|fish  print a shell completion script
   acpdrive version                 print the version
 
-Run "acpdrive help run" for the run flags, grouped.
+Run "acpdrive help run" or "acpdrive help batch" for their flags, grouped.
 `)
 }
 

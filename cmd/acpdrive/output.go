@@ -56,6 +56,22 @@ type turnResultLine struct {
 	ResultMissing string          `json:"result_missing,omitempty"`
 }
 
+// newTurnResultLine is turn n's result as its JSON line shows it; exit is
+// how the runtime ended when its exit ended the turn, unanswered that the
+// runtime never answered after a cancel.
+func newTurnResultLine(n int, res domain.TurnResult, exit string, unanswered bool) turnResultLine {
+	line := turnResultLine{Type: "turn_result", Turn: n, Outcome: string(res.Outcome),
+		StopReason: res.StopReason, Message: res.Message(), Usage: res.Usage, Model: res.Model,
+		Source: res.Source, Breakdown: res.Breakdown, Cost: res.Cost, Context: res.Context, RuntimeExit: exit,
+		CancelUnanswered: unanswered, Reply: res.Reply, ReplyCut: res.ReplyCut, Failure: res.Failure,
+		Result: res.Result, ResultSource: res.ResultSource, ResultMissing: res.ResultMissing}
+	if res.Err != nil {
+		retry := res.Retryable()
+		line.ErrorKind, line.Retryable = string(res.Err.Kind), &retry
+	}
+	return line
+}
+
 // startupFailedLine is the JSON line printed when the session cannot start.
 type startupFailedLine struct {
 	Type      string    `json:"type"`
@@ -381,17 +397,8 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 	p.result = res.Result
 	defer p.buf.flush() // a result is a boundary the reader waits for
 	if p.json {
-		line := turnResultLine{Type: "turn_result", Turn: n, Outcome: string(res.Outcome),
-			StopReason: res.StopReason, Message: res.Message(), Usage: res.Usage, Model: res.Model,
-			Source: res.Source, Breakdown: res.Breakdown, Cost: res.Cost, Context: res.Context, RuntimeExit: exit,
-			CancelUnanswered: p.unanswered != "", Reply: res.Reply, ReplyCut: res.ReplyCut, Failure: res.Failure,
-			Result: res.Result, ResultSource: res.ResultSource, ResultMissing: res.ResultMissing}
+		_ = p.enc.Encode(newTurnResultLine(n, res, exit, p.unanswered != ""))
 		p.unanswered = ""
-		if res.Err != nil {
-			retry := res.Retryable()
-			line.ErrorKind, line.Retryable = string(res.Err.Kind), &retry
-		}
-		_ = p.enc.Encode(line)
 		return
 	}
 	p.clearStatus()

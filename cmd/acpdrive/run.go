@@ -96,22 +96,29 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	f.session.register(fs)
 }
 
-// newRunFlagSet defines the flags of "acpdrive run" into f.
-func newRunFlagSet(f *runFlags) *flag.FlagSet {
+// registerSession defines the flags run and batch share beyond the
+// launch ones: the turn bounds, the ceilings, the WORKFLOW.md, retries,
+// subagents and measurement.
+func (f *runFlags) registerSession(fs *flag.FlagSet) {
 	def := domain.DefaultConfig()
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	f.register(fs)
 	fs.DurationVar(&f.turnTimeout, "turn-timeout", def.TurnTimeout, "bound of one whole turn (0 disables)")
 	fs.DurationVar(&f.stallTimeout, "stall-timeout", def.StallTimeout, "longest time a turn may go without an event (0 disables)")
-	fs.StringVar(&f.resume, "resume", "", "continue the session with this `ID` saved from an earlier run (falls back to a new session when the runtime cannot)")
-	fs.StringVar(&f.fork, "fork", "", "start a new session from the history of the session `ID` (session/fork; fails when the runtime does not advertise it)")
 	fs.BoolVar(&f.subagents, "subagents", false, "declare clientCapabilities.subagents: follow each subagent as a child session, its events under its own id and its parent's (agent.subagents)")
-	fs.BoolVar(&f.verifyCredential, "verify-credential", false, "run a short credential-verification session before the working one")
 	fs.StringVar(&f.workflow, "workflow", "", "take the settings from this WORKFLOW.md `FILE` (flags given here override it)")
 	fs.BoolVar(&f.noMeasure, "no-measure", false, "arm no measurement source: the runtime gets no telemetry settings and no turn is measured")
 	fs.Int64Var(&f.maxTokens, "max-tokens", 0, "stop before the next prompt once the measured turns used this many tokens in total (0: no ceiling; agent.max_tokens)")
 	fs.IntVar(&f.retries, "retries", 0, "send a turn again up to `N` times after a retryable failure, waiting the runtime's retry-after or the back-off (agent.max_retries)")
 	f.budgets.register(fs)
+}
+
+// newRunFlagSet defines the flags of "acpdrive run" into f.
+func newRunFlagSet(f *runFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	f.register(fs)
+	f.registerSession(fs)
+	fs.StringVar(&f.resume, "resume", "", "continue the session with this `ID` saved from an earlier run (falls back to a new session when the runtime cannot)")
+	fs.StringVar(&f.fork, "fork", "", "start a new session from the history of the session `ID` (session/fork; fails when the runtime does not advertise it)")
+	fs.BoolVar(&f.verifyCredential, "verify-credential", false, "run a short credential-verification session before the working one")
 	registerSteerFlag(fs, &f.steerStdin)
 	fs.Func("f", "read one prompt from `FILE` (repeatable, one prompt per file, before the PROMPT arguments; - reads standard input)", func(v string) error {
 		f.promptFiles = append(f.promptFiles, v)
