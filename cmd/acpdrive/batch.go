@@ -306,7 +306,7 @@ func (r *batchRunner) run(ctx context.Context, task batchTask) batchLine {
 		}
 		r.board.turn(task.ID, i+1)
 		var res domain.TurnResult
-		res, sess = r.turn(ctx, sess, prompt, cfg, opts)
+		res, sess = r.turn(ctx, sess, prompt, i == len(task.Prompts)-1, cfg, opts)
 		budget.add(res)
 		exit := ""
 		if res.Err != nil && res.Err.Kind == domain.KindPortExit {
@@ -389,14 +389,24 @@ func (r *batchRunner) taskOptions(task batchTask) (domain.Config, app.Options, e
 
 // turn runs one prompt, sent again after a retryable failure up to
 // agent.max_retries times (app.Retrier: a session whose process is gone is
-// resumed on a process of its own on the same host).
-func (r *batchRunner) turn(ctx context.Context, sess *app.Session, prompt string, cfg domain.Config, opts app.Options) (domain.TurnResult, *app.Session) {
+// resumed on a process of its own on the same host). The task's last
+// prompt asks for the structured result whatever agent.output_schema_turns
+// says (Session.TurnWithResult), as run's does
+// (docs/behaviour.md#structured-results).
+func (r *batchRunner) turn(ctx context.Context, sess *app.Session, prompt string, last bool, cfg domain.Config, opts app.Options) (domain.TurnResult, *app.Session) {
 	if cfg.MaxRetries <= 0 {
+		if last {
+			return sess.TurnWithResult(ctx, prompt), sess
+		}
 		return sess.Turn(ctx, prompt), sess
 	}
 	opts.Launcher = r.placer.launcherOf(sess, opts)
 	rt := app.Retrier{Policy: app.RetryPolicy{MaxRetries: cfg.MaxRetries, MaxBackoff: cfg.MaxRetryBackoff}, Options: opts}
-	res, next, err := rt.Turn(ctx, sess, prompt)
+	turn := rt.Turn
+	if last {
+		turn = rt.TurnWithResult
+	}
+	res, next, err := turn(ctx, sess, prompt)
 	if err != nil {
 		r.board.warn(fmt.Sprintf("the retry could not resume the session: %v", err))
 	}

@@ -22,12 +22,13 @@ type taskLine struct {
 	Host        string `json:"host"`
 	Completed   bool   `json:"completed"`
 	TurnResults []struct {
-		Turn        int             `json:"turn"`
-		Outcome     string          `json:"outcome"`
-		ErrorKind   string          `json:"error_kind"`
-		Reply       string          `json:"reply"`
-		RuntimeExit string          `json:"runtime_exit"`
-		Result      json.RawMessage `json:"result"`
+		Turn          int             `json:"turn"`
+		Outcome       string          `json:"outcome"`
+		ErrorKind     string          `json:"error_kind"`
+		Reply         string          `json:"reply"`
+		RuntimeExit   string          `json:"runtime_exit"`
+		Result        json.RawMessage `json:"result"`
+		ResultMissing string          `json:"result_missing"`
 	} `json:"turn_results"`
 	Usage *struct {
 		TotalTokens int64 `json:"total_tokens"`
@@ -233,6 +234,19 @@ func TestBatchExitStatus(t *testing.T) {
 	assert.Equal(t, "the reply holds no JSON object", got["b"].ResultMissing)
 	assert.Nil(t, got["b"].Result)
 	assert.JSONEq(t, `{"done":true}`, string(got["a"].Result))
+
+	// Under agent.output_schema_turns last, only a task's last prompt asks:
+	// an earlier prose turn is no result_missing and the batch exits 0.
+	tasks = writeTasks(t, dir, `{"id":"c","prompts":["#prose x","#result y"]}`)
+	stdout, stderr, code = runIn(t, dir, "batch", "--json", "--command", cmd, "--output-schema", schema, "--output-schema-turns", "last", tasks)
+	require.Equal(t, 0, code, stderr)
+	got = taskLines(t, stdout, 1)
+	require.Len(t, got["c"].TurnResults, 2)
+	assert.Empty(t, got["c"].TurnResults[0].ResultMissing)
+	assert.Nil(t, got["c"].TurnResults[0].Result)
+	assert.JSONEq(t, `{"done":true}`, string(got["c"].TurnResults[1].Result))
+	assert.JSONEq(t, `{"done":true}`, string(got["c"].Result))
+	assert.Empty(t, got["c"].ResultMissing)
 }
 
 // TestBatchUsage: what batch refuses before any task starts (exit 2).
