@@ -170,7 +170,7 @@ func (s *Session) seatOn(ctx context.Context, p *hostProc) error {
 	ch := &connHandler{
 		log: s.log, rt: s.rt, stream: s.stream, turns: s.turns,
 		readTimeout: s.opts.Settings.EffectiveReadTimeout(), onIdle: s.opts.OnReadIdle, sessionID: s.ID,
-		perm: newPermissionJudge(s.opts, p.rt.target.Remote()),
+		perm: newPermissionJudge(s.opts, p.rt.target.Remote(), s.stream.announcedTitle),
 	}
 	if id := s.opts.ResumeSessionID; id != "" {
 		// A continuation's replay arrives before its answer: the route is

@@ -127,12 +127,18 @@ type permissionJudge struct {
 	// resultTool: the session declares acpdrive's result tool, whose
 	// calls are allowed (docs/behaviour.md#structured-results).
 	resultTool bool
+	// announced, when set, is the latest title the parent session's open
+	// tool call of an id was announced with ("" when none): a request
+	// whose own title is not the result tool's is judged with it for the
+	// result tool's exception.
+	announced func(toolCallID string) string
 }
 
 // newPermissionJudge is the judge of a session: Options.PermissionPolicy,
-// else Settings.Permissions (whose zero value refuses).
-func newPermissionJudge(opts Options, remote bool) *permissionJudge {
-	j := &permissionJudge{policy: opts.PermissionPolicy}
+// else Settings.Permissions (whose zero value refuses); announced is the
+// title of the session's open tool calls (eventStream.announcedTitle).
+func newPermissionJudge(opts Options, remote bool, announced func(toolCallID string) string) *permissionJudge {
+	j := &permissionJudge{policy: opts.PermissionPolicy, announced: announced}
 	if j.policy == nil {
 		j.policy = opts.Settings.Permissions
 	}
@@ -166,16 +172,39 @@ func (j *permissionJudge) judge(req jsonrpc.Request, session string, ours bool) 
 	if !ours {
 		return &judged{req: r, dec: domain.PermissionDecision{Verdict: domain.PermissionRefuse, By: "other_session"}}
 	}
-	if j != nil && j.resultTool && session == domain.PermissionParent && domain.IsResultToolRequest(r) {
-		// acpdrive's own result tool, the posture's one exception
-		// (docs/behaviour.md#structured-results).
-		return &judged{req: r, dec: domain.PermissionDecision{Verdict: domain.PermissionAllow, By: domain.ByResultTool}}
+	if j != nil && j.resultTool && session == domain.PermissionParent {
+		if rt, ok := resultToolRequest(r, j.announced); ok {
+			// acpdrive's own result tool, the posture's one exception
+			// (docs/behaviour.md#structured-results).
+			return &judged{req: rt, dec: domain.PermissionDecision{Verdict: domain.PermissionAllow, By: domain.ByResultTool}}
+		}
 	}
 	var policy ports.PermissionPolicy = domain.PermissionPolicy{}
 	if j != nil && j.policy != nil {
 		policy = j.policy
 	}
 	return &judged{req: r, dec: policy.Decide(r)}
+}
+
+// resultToolRequest reports whether r asks to call acpdrive's result
+// tool, under its own title or, when that is not one of the result tool's,
+// under the title its tool call was announced with (codex-acp's request
+// carries none, or one shared by every MCP tool; Qwen Code's carries the
+// arguments): the request as recognised, with that title.
+func resultToolRequest(r domain.PermissionRequest, announced func(string) string) (domain.PermissionRequest, bool) {
+	if domain.IsResultToolRequest(r) {
+		return r, true
+	}
+	if announced == nil || r.ToolCallID == "" {
+		return r, false
+	}
+	t := announced(r.ToolCallID)
+	if t == "" {
+		return r, false
+	}
+	as := r
+	as.Title = t
+	return as, domain.IsResultToolRequest(as)
 }
 
 // describeRequest is the request as the policy sees it. j nil (no judge)

@@ -30,7 +30,7 @@ func pathTree(t *testing.T) (ws, out string, j *permissionJudge) {
 	require.NoError(t, os.Symlink("loop1", filepath.Join(ws, "loop2")))                  //
 	require.NoError(t, os.Symlink(filepath.Join(ws, "sub"), filepath.Join(out, "back"))) // outside, pointing in
 	j = newPermissionJudge(Options{Workspace: ws, Settings: domain.SessionSettings{
-		Permissions: domain.PermissionPolicy{Preset: domain.PresetEdit}}}, false)
+		Permissions: domain.PermissionPolicy{Preset: domain.PresetEdit}}}, false, nil)
 	return ws, out, j
 }
 
@@ -71,7 +71,7 @@ func TestJudgePath(t *testing.T) {
 		assert.Equal(t, c.known, got.Resolved != "", "%s: %q", c.path, got.Resolved)
 	}
 	assert.Equal(t, domain.PermissionPath{Path: "x"}, j.judgePath("x", false))
-	remote := newPermissionJudge(Options{Workspace: ws}, true)
+	remote := newPermissionJudge(Options{Workspace: ws}, true, nil)
 	assert.Equal(t, domain.PermissionPath{Path: filepath.Join(ws, "a.go")}, remote.judgePath(filepath.Join(ws, "a.go"), true),
 		"a remote launch's paths cannot be known here")
 }
@@ -81,7 +81,7 @@ func TestJudgeAddDirs(t *testing.T) {
 	t.Parallel()
 	ws, out, _ := pathTree(t)
 	j := newPermissionJudge(Options{Workspace: ws, Settings: domain.SessionSettings{
-		Session: domain.SessionConfig{AdditionalDirectories: []string{out}}}}, false)
+		Session: domain.SessionConfig{AdditionalDirectories: []string{out}}}}, false, nil)
 	assert.True(t, j.judgePath(filepath.Join(ws, "escape", "x"), true).Inside)
 }
 

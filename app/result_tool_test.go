@@ -118,6 +118,42 @@ func TestResultToolPermissionException(t *testing.T) {
 	assert.Equal(t, domain.PermissionRefuse, ds[0].Decision, "no result server declared: no exception")
 }
 
+// TestResultToolPermissionAnnounced: a runtime that asks under another
+// title than the one it announced the call with (codex-acp 2.x: none and
+// kind execute; codex-acp 0.16: "Approve MCP tool call"; Qwen Code: the
+// arguments) has its request for the result tool allowed by result_tool,
+// the decision naming the announced title; a call announced as another
+// server's tool is the posture's, and so is every such request without a
+// declared result server (docs/behaviour.md#structured-results).
+func TestResultToolPermissionAnnounced(t *testing.T) {
+	t.Parallel()
+	h := start(t, script(t, "result-tool.json"), withSchema(0), withResultServer(&fakeResultServer{}))
+	for _, turn := range []string{"#codex", "#codexold", "#qwen", "#announcedother"} {
+		res := h.turn(turn)
+		require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+	}
+	ds := decisions(h)
+	require.Len(t, ds, 4)
+	for i, title := range []string{"mcp.acpdrive-result.submit_result", "Tool: acpdrive-result/submit_result", "submit_result (acpdrive-result MCP Server)"} {
+		assert.Equal(t, domain.PermissionAllow, ds[i].Decision, title)
+		assert.Equal(t, domain.ByResultTool, ds[i].By, title)
+		assert.Equal(t, title, ds[i].Request.Title, "the decision names the announced title")
+	}
+	assert.Equal(t, domain.ToolExecute, ds[0].Request.Kind)
+	assert.Equal(t, domain.PermissionRefuse, ds[3].Decision, "another server's tool")
+	assert.NotEqual(t, domain.ByResultTool, ds[3].By)
+	assert.Empty(t, ds[3].Request.Title, "a request the exception does not take keeps its own title")
+
+	plain := start(t, script(t, "result-tool.json"), withSchema(0))
+	for _, turn := range []string{"#codex", "#qwen"} {
+		plain.turn(turn)
+	}
+	for _, d := range decisions(plain) {
+		assert.Equal(t, domain.PermissionRefuse, d.Decision, "no result server declared: no exception")
+	}
+	assert.Len(t, decisions(plain), 2)
+}
+
 // thoughts is every thought text the session reported.
 func thoughts(h *harness) string {
 	var b strings.Builder

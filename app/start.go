@@ -193,7 +193,7 @@ func (s *Session) launch(ctx context.Context, unreachable []string) error {
 	h := &connHandler{
 		log: s.log, rt: s.rt, stream: s.stream, turns: s.turns,
 		readTimeout: set.EffectiveReadTimeout(), onIdle: s.opts.OnReadIdle, sessionID: s.ID,
-		perm: newPermissionJudge(s.opts, target.Remote()),
+		perm: newPermissionJudge(s.opts, target.Remote(), s.stream.announcedTitle),
 	}
 	if err := s.rt.start(ctx, plan, env, h, func() { s.turns.betweenTurns(s.stream.flush) }); err != nil {
 		return err

@@ -418,6 +418,17 @@ func (s *eventStream) toolCall(tc *acpwire.ToolCall, starts bool, now time.Time)
 	})
 }
 
+// announcedTitle is the latest title the open tool call id carried ("" when
+// none is open or it carried none).
+func (s *eventStream) announcedTitle(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rec, ok := s.tools[id]; ok {
+		return rec.title
+	}
+	return ""
+}
+
 // dropOldestToolLocked forgets the oldest open call. s.mu must be held.
 func (s *eventStream) dropOldestToolLocked() {
 	oldestID := ""

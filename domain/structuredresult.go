@@ -150,17 +150,22 @@ const ResultToolDescription = "Submit the final, structured result of your work.
 const ResultToolInstruction = "\n\n[acpdrive] When you have finished, deliver the result by calling the tool " +
 	ResultToolName + " (MCP server " + ResultServerName + ") with arguments valid against its input schema."
 
-// ResultToolTitles are the titles a runtime gives a call of acpdrive's
-// result tool: Claude Code's and Qwen Code's mcp__<server>__<tool>,
-// Gemini CLI's "<tool> (<server> MCP Server)", and the <server>.<tool>,
-// <server>/<tool> and mcp_<server>_<tool> forms.
+// ResultToolTitles are the titles runtimes give a call of acpdrive's
+// result tool, as measured (docs/runtimes.md#structured-results-per-runtime):
+// Claude Code's mcp__<server>__<tool> (also the tool's name in Qwen Code),
+// Gemini CLI's and Qwen Code's "<tool> (<server> MCP Server)", codex-acp
+// 2.x's mcp.<server>.<tool> and codex-acp 0.16's "Tool: <server>/<tool>".
 var ResultToolTitles = [...]string{
 	"mcp__" + ResultServerName + "__" + ResultToolName,
 	ResultToolName + " (" + ResultServerName + " MCP Server)",
-	ResultServerName + "." + ResultToolName,
-	ResultServerName + "/" + ResultToolName,
-	"mcp_" + ResultServerName + "_" + ResultToolName,
+	ResultToolTitleExecute,
+	"Tool: " + ResultServerName + "/" + ResultToolName,
 }
+
+// ResultToolTitleExecute is codex-acp 2.x's title of the result tool's
+// call, which it reports, as every MCP tool call, with kind execute: the
+// one title under which an execute request can be the result tool's.
+const ResultToolTitleExecute = "mcp." + ResultServerName + "." + ResultToolName
 
 // ByResultTool is PermissionDecision.By of the one exception to the
 // permission posture: acpdrive's own result tool
@@ -170,12 +175,23 @@ const ByResultTool = "result_tool"
 // IsResultToolRequest reports whether r asks to call acpdrive's own
 // result tool: its title is exactly one of ResultToolTitles (the server
 // name acpdrive chose and the tool name, together), its kind is other or
-// absent, and it names no path and no command. Anything else is not.
+// absent (execute only under ResultToolTitleExecute), and it names no path
+// and no command. Anything else is not. A runtime whose request carries
+// another title (codex-acp's none or "Approve MCP tool call", Qwen Code's
+// the arguments) is judged with the title its tool call was announced
+// with (docs/behaviour.md#structured-results).
 func IsResultToolRequest(r PermissionRequest) bool {
-	if r.Kind != ToolOther || len(r.Paths) > 0 || r.Command != "" {
+	if len(r.Paths) > 0 || r.Command != "" {
 		return false
 	}
 	title := strings.TrimSpace(r.Title)
+	switch r.Kind {
+	case ToolOther:
+	case ToolExecute:
+		return title == ResultToolTitleExecute
+	default:
+		return false
+	}
 	for _, t := range ResultToolTitles {
 		if title == t {
 			return true

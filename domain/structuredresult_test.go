@@ -36,12 +36,39 @@ func TestIsResultToolRequest(t *testing.T) {
 			t.Errorf("%q is the result tool", title)
 		}
 	}
+	// Each measured form, as its runtime sends it
+	// (docs/runtimes.md#structured-results-per-runtime).
+	for runtime, r := range map[string]domain.PermissionRequest{
+		"Claude Code":          {Kind: domain.ToolOther, Title: "mcp__acpdrive-result__submit_result"},
+		"Gemini CLI, Qwen":     {Kind: domain.ToolOther, Title: "submit_result (acpdrive-result MCP Server)"},
+		"codex-acp 2.x":        {Kind: domain.ToolExecute, Title: "mcp.acpdrive-result.submit_result"},
+		"codex-acp 0.16":       {Kind: domain.ToolOther, Title: "Tool: acpdrive-result/submit_result"},
+		"codex-acp 2.x, other": {Kind: domain.ToolOther, Title: "mcp.acpdrive-result.submit_result"},
+	} {
+		if !domain.IsResultToolRequest(r) {
+			t.Errorf("%s: %+v is the result tool", runtime, r)
+		}
+	}
 	for _, r := range []domain.PermissionRequest{
 		{Kind: domain.ToolOther, Title: "mcp__acpdrive-results__submit_result"},
 		{Kind: domain.ToolOther, Title: "mcp__other__submit_result"},
 		{Kind: domain.ToolOther, Title: "submit_result"},
 		{Kind: domain.ToolOther, Title: "mcp__acpdrive-result__submit_result2"},
 		{Kind: domain.ToolExecute, Title: "mcp__acpdrive-result__submit_result"},
+		{Kind: domain.ToolExecute, Title: "submit_result (acpdrive-result MCP Server)"},
+		{Kind: domain.ToolExecute, Title: "Tool: acpdrive-result/submit_result"},
+		{Kind: domain.ToolEdit, Title: "mcp.acpdrive-result.submit_result"},
+		{Kind: domain.ToolExecute, Title: "mcp.acpdrive-result.submit_result", Command: "rm -rf /"},
+		{Kind: domain.ToolExecute, Title: "mcp.other.submit_result"},
+		{Kind: domain.ToolExecute, Title: ""},
+		{Kind: domain.ToolOther, Title: "Tool: other/submit_result"},
+		{Kind: domain.ToolOther, Title: "Approve MCP tool call"},
+		{Kind: domain.ToolOther, Title: `{"done":true}`},
+		// Forms no runtime was seen to use are not the result tool.
+		{Kind: domain.ToolOther, Title: "acpdrive-result.submit_result"},
+		{Kind: domain.ToolOther, Title: "acpdrive-result/submit_result"},
+		{Kind: domain.ToolOther, Title: "mcp_acpdrive-result_submit_result"},
+		{Kind: domain.ToolOther, Title: "acpdrive-result_submit_result"},
 		{Kind: domain.ToolOther, Title: "mcp__acpdrive-result__submit_result", Command: "rm -rf /"},
 		{Kind: domain.ToolOther, Title: "mcp__acpdrive-result__submit_result", Paths: []domain.PermissionPath{{Path: "a"}}},
 	} {

@@ -69,6 +69,10 @@ type ToolCall struct {
 	ID string
 	// Name is the tool's name as the runtime declared it.
 	Name string
+	// Namespace, when set, is the namespace the runtime declared the tool
+	// in (the OpenAI Responses fake's function_call carries it; codex
+	// declares each MCP server's tools in a namespace of their own).
+	Namespace string
 	// Args are the call's arguments.
 	Args map[string]any
 }

@@ -78,6 +78,9 @@ func (openai) stream(w http.ResponseWriter, r *http.Request, body []byte, reply 
 		}
 		item := obj{"type": "function_call", "id": fmt.Sprintf("fc_fake_%d", n), "call_id": callID,
 			"name": reply.Tool.Name, "arguments": string(args), "status": "completed"}
+		if reply.Tool.Namespace != "" {
+			item["namespace"] = reply.Tool.Namespace
+		}
 		e.event("response.output_item.added", obj{"type": "response.output_item.added", "output_index": index, "item": item})
 		e.event("response.output_item.done", obj{"type": "response.output_item.done", "output_index": index, "item": item})
 		output = append(output, item)
