@@ -3,6 +3,7 @@
 package interop
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
