@@ -128,12 +128,17 @@ func TestResultToolPermissionException(t *testing.T) {
 func TestResultToolPermissionAnnounced(t *testing.T) {
 	t.Parallel()
 	h := start(t, script(t, "result-tool.json"), withSchema(0), withResultServer(&fakeResultServer{}))
-	for _, turn := range []string{"#codex", "#codexold", "#qwen", "#announcedother"} {
+	for _, turn := range []string{"#codex", "#codexold", "#qwen", "#announcedother", "#pathkeys"} {
 		res := h.turn(turn)
 		require.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
 	}
 	ds := decisions(h)
-	require.Len(t, ds, 4)
+	require.Len(t, ds, 5)
+	// A result whose keys look like paths (files, path) or a command is
+	// still the result tool's call: its arguments are the result.
+	assert.Equal(t, domain.PermissionAllow, ds[4].Decision)
+	assert.Equal(t, domain.ByResultTool, ds[4].By)
+	assert.NotEmpty(t, ds[4].Request.Paths, "the request did name paths")
 	for i, title := range []string{"mcp.acpdrive-result.submit_result", "Tool: acpdrive-result/submit_result", "submit_result (acpdrive-result MCP Server)"} {
 		assert.Equal(t, domain.PermissionAllow, ds[i].Decision, title)
 		assert.Equal(t, domain.ByResultTool, ds[i].By, title)

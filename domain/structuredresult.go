@@ -175,15 +175,15 @@ const ByResultTool = "result_tool"
 // IsResultToolRequest reports whether r asks to call acpdrive's own
 // result tool: its title is exactly one of ResultToolTitles (the server
 // name acpdrive chose and the tool name, together), its kind is other or
-// absent (execute only under ResultToolTitleExecute), and it names no path
-// and no command. Anything else is not. A runtime whose request carries
+// absent (execute only under ResultToolTitleExecute). Anything else is
+// not. The paths and command a request seems to name are not looked at:
+// they are read from its arguments, which for the result tool are the
+// result itself (a schema may well have "files" or "path"), never acted
+// on. A runtime whose request carries
 // another title (codex-acp's none or "Approve MCP tool call", Qwen Code's
 // the arguments) is judged with the title its tool call was announced
 // with (docs/behaviour.md#structured-results).
 func IsResultToolRequest(r PermissionRequest) bool {
-	if len(r.Paths) > 0 || r.Command != "" {
-		return false
-	}
 	title := strings.TrimSpace(r.Title)
 	switch r.Kind {
 	case ToolOther:

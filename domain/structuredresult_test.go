@@ -44,6 +44,9 @@ func TestIsResultToolRequest(t *testing.T) {
 		"codex-acp 2.x":        {Kind: domain.ToolExecute, Title: "mcp.acpdrive-result.submit_result"},
 		"codex-acp 0.16":       {Kind: domain.ToolOther, Title: "Tool: acpdrive-result/submit_result"},
 		"codex-acp 2.x, other": {Kind: domain.ToolOther, Title: "mcp.acpdrive-result.submit_result"},
+		// A result's own keys may look like paths or a command.
+		"path-like arguments": {Kind: domain.ToolOther, Title: "mcp__acpdrive-result__submit_result",
+			Paths: []domain.PermissionPath{{Path: "/etc/passwd"}}, Command: "make test"},
 	} {
 		if !domain.IsResultToolRequest(r) {
 			t.Errorf("%s: %+v is the result tool", runtime, r)
@@ -58,7 +61,6 @@ func TestIsResultToolRequest(t *testing.T) {
 		{Kind: domain.ToolExecute, Title: "submit_result (acpdrive-result MCP Server)"},
 		{Kind: domain.ToolExecute, Title: "Tool: acpdrive-result/submit_result"},
 		{Kind: domain.ToolEdit, Title: "mcp.acpdrive-result.submit_result"},
-		{Kind: domain.ToolExecute, Title: "mcp.acpdrive-result.submit_result", Command: "rm -rf /"},
 		{Kind: domain.ToolExecute, Title: "mcp.other.submit_result"},
 		{Kind: domain.ToolExecute, Title: ""},
 		{Kind: domain.ToolOther, Title: "Tool: other/submit_result"},
@@ -69,8 +71,6 @@ func TestIsResultToolRequest(t *testing.T) {
 		{Kind: domain.ToolOther, Title: "acpdrive-result/submit_result"},
 		{Kind: domain.ToolOther, Title: "mcp_acpdrive-result_submit_result"},
 		{Kind: domain.ToolOther, Title: "acpdrive-result_submit_result"},
-		{Kind: domain.ToolOther, Title: "mcp__acpdrive-result__submit_result", Command: "rm -rf /"},
-		{Kind: domain.ToolOther, Title: "mcp__acpdrive-result__submit_result", Paths: []domain.PermissionPath{{Path: "a"}}},
 	} {
 		if domain.IsResultToolRequest(r) {
 			t.Errorf("%+v is not the result tool", r)
