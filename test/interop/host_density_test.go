@@ -45,7 +45,7 @@ import (
 // A runtime that cannot share its process (it does not advertise
 // session/close) reports the process-per-session figures only and logs why.
 // At 50 sessions, the sessions that fit the machine's available memory are
-// measured (ACPDRIVE_DENSITY_RESERVE_MIB is kept free, default 3072) and
+// measured (ACPDRIVE_DENSITY_RESERVE_MIB is kept free, default 4096) and
 // the log says so.
 func BenchmarkHostDensity(b *testing.B) {
 	rows := []struct {
@@ -228,7 +228,7 @@ func (d *density) fit(n int) int {
 		d.b.Fatalf("priming stop: %v", err)
 	}
 	proctest.WaitGroupEmpty(d.b, pid, 10*time.Second)
-	reserve := int64(3072)
+	reserve := int64(4096)
 	if v, err := strconv.ParseInt(os.Getenv("ACPDRIVE_DENSITY_RESERVE_MIB"), 10, 64); err == nil {
 		reserve = v
 	}
