@@ -8,7 +8,7 @@ STATICCHECK_VER := v0.8.2
 BIN           := bin/acpdrive
 PKGS          := ./...
 
-.PHONY: all build run test test-short lint generate check-generate bench bench-check cover tools clean
+.PHONY: all build run test test-short lint generate check-generate bench bench-density bench-check cover tools clean
 
 all: build test
 
@@ -52,7 +52,8 @@ check-generate: generate
 ## micro-benchmarks, the SSH start latency, then the bench module (the
 ## stream through the library, the CLI, the Go SDK and the floor; start
 ## latency; line sizes; sessions at scale), each BENCHCOUNT times; the
-## output goes to bench/results.txt and its medians to docs/bench.svg.
+## output goes to bench/results.txt and its medians to docs/bench.svg;
+## then bench-density.
 ## BENCHFLAGS passes more flags to the bench module (e.g. -stream-turns 10).
 BENCHCOUNT ?= 3
 BENCHFLAGS ?=
@@ -64,6 +65,26 @@ bench:
 		cd bench && $(GO) test -run '^$$' -bench . -benchmem -count=$(BENCHCOUNT) -timeout 90m . $(BENCHFLAGS); \
 	} 2>&1 | tee bench/results.txt
 	cd bench && $(GO) run ./cmd/benchplot -in results.txt -out ../docs/bench.svg
+	$(MAKE) bench-density
+
+## bench-density: what a session costs on the real runtimes (Claude
+## adapter 0.101.0, codex-acp 2.6.0, Gemini CLI 0.61.0) against the fake
+## models, sessions sharing one runtime process vs a process per session,
+## at 1, 10 and 50 sessions (BENCHMARKS.md, "Runtime host density"). It
+## installs the three runtimes first (scripts/install-runtimes.sh; a
+## second run installs nothing); outside CI, runtimes that cannot be
+## installed skip it with a message. The output goes to bench/density.txt.
+## DENSITYBENCH narrows it (e.g. HostDensity/codex-current/sessions=10).
+DENSITYBENCH ?= HostDensity
+bench-density: SHELL := /bin/bash
+bench-density:
+	@if ! scripts/install-runtimes.sh claude-current codex-current gemini; then \
+		if [ -n "$$CI" ]; then echo "bench-density: the runtimes could not be installed" >&2; exit 1; fi; \
+		echo "bench-density: skipped: the runtimes could not be installed (scripts/install-runtimes.sh claude-current codex-current gemini)"; \
+		exit 0; \
+	fi; \
+	set -o pipefail; \
+	$(GO) test -tags interop -run '^$$' -bench '$(DENSITYBENCH)' -benchtime 1x -timeout 180m ./test/interop/ 2>&1 | tee bench/density.txt
 
 ## bench-check: the bench module's tests (a 1,000,000-notification burst
 ## with zero loss, the SDK overflow sweep, every stream client handling

@@ -172,11 +172,17 @@ func (s *Session) seatOn(ctx context.Context, p *hostProc) error {
 		readTimeout: s.opts.Settings.EffectiveReadTimeout(), onIdle: s.opts.OnReadIdle, sessionID: s.ID,
 		perm: newPermissionJudge(s.opts, p.rt.target.Remote(), s.stream.announcedTitle),
 	}
+	p.router.begin()
+	defer p.router.end()
 	if id := s.opts.ResumeSessionID; id != "" {
 		// A continuation's replay arrives before its answer: the route is
 		// taken before it is asked for.
 		p.router.add(id, s, ch)
 	}
+	// A created or forked session's route is taken as soon as its id is
+	// adopted, before its configuration calls: what the runtime sends for
+	// it from then on is its own, as on a process of its own.
+	s.seat.onID = func(id string) { p.router.add(id, s, ch) }
 	err = s.resolve(ctx)
 	if id := s.ID(); id != "" {
 		if id != s.opts.ResumeSessionID {
@@ -262,6 +268,14 @@ func (h *Host) launch(ctx context.Context, p *hostProc) error {
 	set := o.Settings
 	p.router = newRouter(h.log)
 	p.rt = newRuntime(h.log, o.Clock, o.drainBound)
+	readTimeout := set.EffectiveReadTimeout()
+	p.router.refuse = func(req jsonrpc.Request) {
+		ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+		defer cancel()
+		if err := p.rt.client.ReplyError(ctx, req, jsonrpc.CodeInvalidParams, "unknown session"); err != nil {
+			h.log.Debug("could not answer an agent request", "method", req.Method, "error", err)
+		}
+	}
 	plan, err := o.Launcher.Prepare(ports.LaunchRequest{Command: set.Command, Workspace: o.Workspace, Sandbox: set.Sandbox,
 		AddDirs: set.Session.AdditionalDirectories})
 	if err != nil {
@@ -439,6 +453,8 @@ func (h *Host) Close(ctx context.Context) error {
 type seat struct {
 	host *Host
 	proc *hostProc
+	// onID takes the session's route once its id is adopted (seatOn).
+	onID func(id string)
 	once sync.Once
 	done chan struct{}
 	err  error
@@ -495,16 +511,34 @@ func (st *seat) leave(s *Session, closeIt bool) {
 }
 
 // router is the shared connection's handler: it hands what the runtime
-// sends to the session it names (docs/behaviour.md#runtime-host). What
+// sends to the session it names (docs/behaviour.md#runtime-host). A
+// session's route is taken as soon as its id is known (see seatOn); what
 // names a session not (yet) routed is held, bounded, until the route is
-// added: a session's first updates may arrive right after session/new's
-// answer, before the route is. Its methods run on the connection's reader
-// goroutine; deliveries happen under its lock, in wire order.
+// added: notifications always (a session's first updates may arrive right
+// after session/new's answer), requests only for a session the runtime
+// has announced (session/new's or session/fork's answer was read: the
+// route follows without waiting on the runtime). Any other request naming
+// no routed session is refused at once. Its methods run on the
+// connection's reader goroutine; deliveries happen under its lock, in wire
+// order.
 type router struct {
-	log  *slog.Logger
-	mu   sync.Mutex
-	byID map[string]route
-	held map[string][]func(*connHandler)
+	log *slog.Logger
+	// refuse answers a request no session takes -32602; set before the
+	// connection starts.
+	refuse func(req jsonrpc.Request)
+
+	mu        sync.Mutex
+	byID      map[string]route
+	held      map[string][]held
+	announced map[string]bool // ids answered by session/new or session/fork, not yet routed
+	creating  int             // sessions being created, continued or forked
+}
+
+// held is one message kept for a session not yet routed: a notification
+// to hand over, or a request to hand over or refuse.
+type held struct {
+	note func(*connHandler)
+	req  *jsonrpc.Request
 }
 
 // route is one session's handler on the shared connection.
@@ -520,12 +554,13 @@ const (
 )
 
 var (
-	_ jsonrpc.Handler     = (*router)(nil)
-	_ jsonrpc.IdleHandler = (*router)(nil)
+	_ jsonrpc.Handler       = (*router)(nil)
+	_ jsonrpc.IdleHandler   = (*router)(nil)
+	_ jsonrpc.ResultHandler = (*router)(nil)
 )
 
 func newRouter(log *slog.Logger) *router {
-	return &router{log: log, byID: map[string]route{}, held: map[string][]func(*connHandler){}}
+	return &router{log: log, byID: map[string]route{}, held: map[string][]held{}, announced: map[string]bool{}}
 }
 
 // add routes id to s and delivers what was held for it.
@@ -533,18 +568,87 @@ func (r *router) add(id string, s *Session, h *connHandler) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.byID[id] = route{s: s, h: h}
-	for _, f := range r.held[id] {
-		f(h)
+	for _, m := range r.held[id] {
+		if m.req != nil {
+			h.HandleRequest(*m.req)
+		} else {
+			m.note(h)
+		}
 	}
 	delete(r.held, id)
+	delete(r.announced, id)
 }
 
-// remove drops id's route.
+// remove drops id's route; a request held for it is refused.
 func (r *router) remove(id string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	delete(r.byID, id)
+	reqs := r.dropLocked(id)
+	r.mu.Unlock()
+	r.refuseAll(reqs)
+}
+
+// begin counts a session being created, continued or forked; end ends
+// that count. Once none is, the ids announced but never routed (a start
+// that failed or was cancelled after the answer) are dropped, their held
+// requests refused.
+func (r *router) begin() {
+	r.mu.Lock()
+	r.creating++
+	r.mu.Unlock()
+}
+
+func (r *router) end() {
+	r.mu.Lock()
+	r.creating--
+	var reqs []jsonrpc.Request
+	if r.creating == 0 {
+		for id := range r.announced {
+			reqs = append(reqs, r.dropLocked(id)...)
+		}
+	}
+	r.mu.Unlock()
+	r.refuseAll(reqs)
+}
+
+// dropLocked forgets what was held and announced for id and returns the
+// held requests, to be refused once the lock is released.
+func (r *router) dropLocked(id string) []jsonrpc.Request {
+	var reqs []jsonrpc.Request
+	for _, m := range r.held[id] {
+		if m.req != nil {
+			reqs = append(reqs, *m.req)
+		}
+	}
 	delete(r.held, id)
+	delete(r.announced, id)
+	return reqs
+}
+
+func (r *router) refuseAll(reqs []jsonrpc.Request) {
+	for _, req := range reqs {
+		r.refuse(req)
+	}
+}
+
+// HandleResult notes the session a session/new or session/fork answer
+// announces: a request naming it is held for its route, which the session
+// being started takes without waiting on the runtime.
+func (r *router) HandleResult(method string, result json.RawMessage) {
+	if method != acpwire.MethodSessionNew && method != acpwire.MethodSessionFork {
+		return
+	}
+	var res struct {
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(result, &res) != nil || res.SessionID == "" {
+		return
+	}
+	r.mu.Lock()
+	if _, ok := r.byID[res.SessionID]; !ok && r.creating > 0 {
+		r.announced[res.SessionID] = true
+	}
+	r.mu.Unlock()
 }
 
 // deliver hands a notification to id's session, or holds a copy of it
@@ -556,12 +660,18 @@ func (r *router) deliver(id, method string, params json.RawMessage) {
 		rt.h.HandleNotification(method, params)
 		return
 	}
-	if _, ok := r.held[id]; (!ok && len(r.held) >= heldSessionsMax) || len(r.held[id]) >= heldPerSession {
+	if !r.roomLocked(id) {
 		r.log.Debug("dropped a message for a session not routed", "session_id", id)
 		return
 	}
 	kept := append(json.RawMessage(nil), params...)
-	r.held[id] = append(r.held[id], func(h *connHandler) { h.HandleNotification(method, kept) })
+	r.held[id] = append(r.held[id], held{note: func(h *connHandler) { h.HandleNotification(method, kept) }})
+}
+
+// roomLocked reports whether one more message may be held for id.
+func (r *router) roomLocked(id string) bool {
+	_, ok := r.held[id]
+	return (ok || len(r.held) < heldSessionsMax) && len(r.held[id]) < heldPerSession
 }
 
 // each runs f for every routed session.
@@ -578,29 +688,25 @@ func (r *router) HandleNotification(method string, params json.RawMessage) {
 	r.deliver(requestSession(params), method, params)
 }
 
-// HandleRequest routes by the request's sessionId; a request naming no
-// routed session is refused at once, never held open.
+// HandleRequest routes by the request's sessionId. A request naming a
+// session the runtime announced but whose route is not taken yet is held
+// for it (bounded); any other request naming no routed session is
+// refused at once, never held open.
 func (r *router) HandleRequest(req jsonrpc.Request) {
 	id := requestSession(req.Params)
 	r.mu.Lock()
-	rt, ok := r.byID[id]
-	if ok {
+	if rt, ok := r.byID[id]; ok {
 		rt.h.HandleRequest(req)
-	}
-	r.mu.Unlock()
-	if ok {
+		r.mu.Unlock()
 		return
 	}
-	r.each(func(rt route) {
-		if !ok {
-			ok = true
-			ctx, cancel := context.WithTimeout(context.Background(), rt.h.readTimeout)
-			defer cancel()
-			if err := rt.h.rt.client.ReplyError(ctx, req, jsonrpc.CodeInvalidParams, "unknown session"); err != nil {
-				r.log.Debug("could not answer an agent request", "method", req.Method, "error", err)
-			}
-		}
-	})
+	if r.announced[id] && r.roomLocked(id) {
+		r.held[id] = append(r.held[id], held{req: &req})
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	r.refuse(req)
 }
 
 // HandleIdle tells every session's Options.OnReadIdle.

@@ -235,3 +235,39 @@ func killProcess(t *testing.T, pid int) {
 	require.NoError(t, err)
 	require.NoError(t, p.Kill())
 }
+
+// TestHostRoutesRequestsOfANewSession: a request the runtime sends for a
+// session right after session/new's answer, before the session's start
+// took its route, is held for that session and decided by it as its own;
+// a request naming a session the runtime has not announced yet (sent
+// before the answer, and waited for) is refused -32602 at once, the first
+// session's too, when no route exists to answer through
+// (docs/behaviour.md#runtime-host).
+func TestHostRoutesRequestsOfANewSession(t *testing.T) {
+	t.Parallel()
+	const n = 10
+	o, _, _, agentLg := procOptions(t, []string{"--scenario", "multi-session-early-requests"})
+	h, err := app.NewHost(o, app.HostOptions{SessionsPerProcess: n})
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, h.Close(context.Background())) }()
+	sessions, recs := hostSessions(t, h, o, n)
+
+	for i, rec := range recs {
+		require.Eventually(t, func() bool { return len(rec.OfType(domain.EventPermissionDecision)) == 1 }, waitFor, 5*time.Millisecond,
+			"session %d decided the request sent right after its answer", i)
+		ev := rec.OfType(domain.EventPermissionDecision)[0]
+		require.NotNil(t, ev.Permission)
+		assert.Equal(t, sessions[i].ID(), ev.Permission.Request.SessionID, "session %d: its own request", i)
+		assert.Equal(t, "early", ev.Permission.Request.ToolCallID)
+		assert.Equal(t, domain.PermissionParent, ev.Permission.Request.Session, "decided as the session's own request")
+	}
+	require.Eventually(t, func() bool { return len(received(t, agentLg, "session/request_permission")) == n }, waitFor, 5*time.Millisecond)
+	for _, r := range received(t, agentLg, "session/request_permission") {
+		assert.NotContains(t, string(r.Message), `"error"`, "answered by its session: %s", r.Message)
+	}
+	early := received(t, agentLg, "_test/early")
+	require.Len(t, early, n, "every request sent before its session was announced was answered")
+	for _, r := range early {
+		assert.Contains(t, string(r.Message), `"code":-32602`, "refused: %s", r.Message)
+	}
+}

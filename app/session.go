@@ -238,6 +238,9 @@ func (s *Session) adopt(id string) {
 	s.sessionID = id
 	s.mu.Unlock()
 	s.stream.adopt(id)
+	if s.seat != nil && s.seat.onID != nil {
+		s.seat.onID(id)
+	}
 }
 
 // PID is the local process acpdrive watches (the runtime, or on SSH the

@@ -356,6 +356,13 @@ var startupScenarios = map[string]scenario{
 		s.Initialize = &Initialize{AgentCapabilities: json.RawMessage(`{"loadSession":false,"promptCapabilities":{},"mcpCapabilities":{"http":false,"sse":false},"sessionCapabilities":{"close":{}}}`)}
 		s.Methods = map[string][]Reply{"session/new": {{After: []Step{{Step: StepAvailableCommands, AvailableCommands: json.RawMessage(`[{"name":"compact"}]`)}}}}}
 	}},
+	"multi-session-early-requests": {"As multi-session, and session/new sends a request naming the new session before its answer (_test/early, waited for) and a session/request_permission naming it right after (not waited for).", func(s *Script) {
+		s.Initialize = &Initialize{AgentCapabilities: json.RawMessage(`{"loadSession":false,"promptCapabilities":{},"mcpCapabilities":{"http":false,"sse":false},"sessionCapabilities":{"close":{}}}`)}
+		s.Methods = map[string][]Reply{"session/new": {{
+			Before: []Step{{Step: StepRequest, Method: "_test/early"}},
+			After:  []Step{{Step: StepPermission, ToolCallID: "early", NoWait: true}},
+		}}}
+	}},
 	"close": {"Advertises sessionCapabilities.close; answers session/close {} and exits 0 right after.", func(s *Script) {
 		s.Initialize = &Initialize{AgentCapabilities: json.RawMessage(`{"loadSession":false,"promptCapabilities":{},"mcpCapabilities":{"http":false,"sse":false},"sessionCapabilities":{"close":{}}}`)}
 		s.Methods = map[string][]Reply{"session/close": {{ExitAfter: &Exit{Code: 0}}}}

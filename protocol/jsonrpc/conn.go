@@ -77,6 +77,18 @@ type IdleHandler interface {
 	HandleIdle()
 }
 
+// ResultHandler is an optional interface of a Handler. HandleResult is
+// called on the read goroutine with each successful response to a call
+// of this connection (Call or Send), before the caller is woken and
+// before the next line is read: what it records is in place for every
+// later message of the peer. method is the call's method; result is the
+// raw result the caller will get, which HandleResult must neither modify
+// nor keep. A response that no call waits for, or an error response, is
+// not reported.
+type ResultHandler interface {
+	HandleResult(method string, result json.RawMessage)
+}
+
 // Options configures a Conn. The zero value is usable.
 type Options struct {
 	// MaxLineBytes bounds one inbound line, terminator excluded. Zero or
@@ -118,6 +130,7 @@ type callResult struct {
 type Conn struct {
 	w      io.Writer
 	h      Handler
+	rh     ResultHandler // h as a ResultHandler, or nil
 	log    *slog.Logger
 	lines  *lineReader
 	nextID atomic.Int64
@@ -150,7 +163,8 @@ type Conn struct {
 // error, and the writer goroutine (see Conn for how both end). h receives
 // notifications, requests, and bad lines; it must not be nil. When h is
 // also an IdleHandler, HandleIdle is called before each read from r that
-// follows one that drained it.
+// follows one that drained it; when h is also a ResultHandler, it sees
+// each successful response before its caller does.
 func NewConn(r io.Reader, w io.Writer, h Handler, opts Options) *Conn {
 	logger := opts.Logger
 	if logger == nil {
@@ -171,6 +185,7 @@ func NewConn(r io.Reader, w io.Writer, h Handler, opts Options) *Conn {
 	if ih, ok := h.(IdleHandler); ok {
 		c.lines.idle = ih.HandleIdle
 	}
+	c.rh, _ = h.(ResultHandler)
 	c.wg.Go(c.readLoop)
 	c.wg.Go(c.writeLoop)
 	return c
@@ -441,6 +456,9 @@ func (c *Conn) takePending(rawID []byte) *Pending {
 // deliver hands a response to the Call waiting for id, or drops it.
 func (c *Conn) deliver(rawID []byte, res callResult) {
 	if p := c.takePending(rawID); p != nil {
+		if c.rh != nil && res.err == nil {
+			c.rh.HandleResult(p.method, res.result)
+		}
 		p.complete(res) // only one completion per call
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -818,5 +819,78 @@ func TestAmbiguousResponseWithoutWaitingCallIsMalformed(t *testing.T) {
 	}
 	if len(h.notifications) != 1 {
 		t.Errorf("notifications = %v", h.notifications)
+	}
+}
+
+// resultRecorder is a recorder that is also a ResultHandler: each request
+// records the results seen before it.
+type resultRecorder struct {
+	recorder
+	results     []string // "method result", in order
+	seenByReqID map[string][]string
+}
+
+func (h *resultRecorder) HandleResult(method string, result json.RawMessage) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.results = append(h.results, method+" "+string(result))
+}
+
+func (h *resultRecorder) HandleRequest(req Request) {
+	h.mu.Lock()
+	h.seenByReqID[req.ID.String()] = append([]string(nil), h.results...)
+	h.mu.Unlock()
+	h.recorder.HandleRequest(req)
+}
+
+// TestResultHandlerSeesResultsBeforeLaterLines: a ResultHandler gets each
+// successful response, with its call's method, before the line after it
+// is handled, even when the caller has not woken yet; error responses and
+// responses no call waits for are not reported.
+func TestResultHandlerSeesResultsBeforeLaterLines(t *testing.T) {
+	h := &resultRecorder{seenByReqID: map[string][]string{}}
+	p := newPeerWith(t, h, &h.recorder, Options{})
+	calls := make(chan error, 2)
+	go func() {
+		_, err := p.conn.Call(context.Background(), "session/new", nil)
+		calls <- err
+	}()
+	first := p.recvRequest()
+	go func() {
+		_, err := p.conn.Call(context.Background(), "session/fork", nil)
+		calls <- err
+	}()
+	second := p.recvRequest()
+	p.send(`{"jsonrpc":"2.0","id":"r0","method":"session/request_permission","params":{}}`)
+	p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"sessionId":"s-1"}}`, first.ID))
+	p.send(`{"jsonrpc":"2.0","id":"r1","method":"session/request_permission","params":{}}`)
+	p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"error":{"code":-32603,"message":"no"}}`, second.ID))
+	p.send(`{"jsonrpc":"2.0","id":99,"result":{"sessionId":"late"}}`)
+	p.send(`{"jsonrpc":"2.0","id":"r2","method":"session/request_permission","params":{}}`)
+	for range 2 {
+		<-calls
+	}
+	for deadline := time.Now().Add(hangCeiling); ; time.Sleep(time.Millisecond) {
+		h.mu.Lock()
+		n := len(h.seenByReqID)
+		h.mu.Unlock()
+		if n == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of the 3 requests handled within %v", n, hangCeiling)
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	want := map[string][]string{
+		`"r0"`: nil,
+		`"r1"`: {`session/new {"sessionId":"s-1"}`},
+		`"r2"`: {`session/new {"sessionId":"s-1"}`},
+	}
+	for id, w := range want {
+		if got := h.seenByReqID[id]; !slices.Equal(got, w) {
+			t.Errorf("results seen before request %s = %q, want %q", id, got, w)
+		}
 	}
 }

@@ -106,9 +106,15 @@ type peer struct {
 // stream, waits for the read loop, and stops the peer.
 func newPeer(t *testing.T, h *recorder, opts Options) *peer {
 	t.Helper()
+	return newPeerWith(t, h, h, opts)
+}
+
+// newPeerWith is newPeer with a handler that wraps the recorder rec.
+func newPeerWith(t *testing.T, h Handler, rec *recorder, opts Options) *peer {
+	t.Helper()
 	connR, peerW := io.Pipe()
 	peerR, connW := io.Pipe()
-	p := &peer{t: t, h: h, in: make(chan string, 1024), w: peerW, r: peerR}
+	p := &peer{t: t, h: rec, in: make(chan string, 1024), w: peerW, r: peerR}
 	p.conn = NewConn(connR, connW, h, opts)
 	p.wg.Go(func() {
 		defer close(p.in)

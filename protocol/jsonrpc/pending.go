@@ -10,9 +10,10 @@ import (
 // consumed yet. It lets a caller tell "the peer has the request" (Send
 // returned) from "the peer answered" (Done is closed).
 type Pending struct {
-	id   int64
-	done chan struct{}
-	res  callResult
+	id     int64
+	method string
+	done   chan struct{}
+	res    callResult
 }
 
 // complete records the outcome and wakes waiters. It is called at most once,
@@ -59,7 +60,7 @@ func (c *Conn) Send(ctx context.Context, method string, params any) (*Pending, e
 	if err != nil {
 		return nil, err
 	}
-	p := &Pending{id: id, done: make(chan struct{})}
+	p := &Pending{id: id, method: method, done: make(chan struct{})}
 	c.mu.Lock()
 	if c.ended {
 		err := c.closedErrLocked()

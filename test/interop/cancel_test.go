@@ -20,7 +20,7 @@ import (
 func TestCancelClaudeCodex(t *testing.T) {
 	rows := []struct {
 		row string
-		rig func(t *testing.T, row string) (*rig, *fakes.Server)
+		rig func(t testing.TB, row string) (*rig, *fakes.Server)
 	}{
 		{"claude", claudeRigOf},
 		{"claude-current", claudeRigOf},

@@ -31,7 +31,7 @@ func claudeRig(t *testing.T) (*rig, *fakes.Server) { return claudeRigOf(t, "clau
 
 // claudeRigOf is claudeRig for the runtime row installed as row: "claude"
 // (0.23.1) or "claude-current" (today's release).
-func claudeRigOf(t *testing.T, row string) (*rig, *fakes.Server) {
+func claudeRigOf(t testing.TB, row string) (*rig, *fakes.Server) {
 	nodePath(t)
 	r := newRig(t, locate(t, row, row+"/node_modules/.bin/claude-agent-acp"))
 	srv := r.serve(fakes.NewAnthropic())

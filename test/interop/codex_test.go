@@ -36,7 +36,7 @@ func codexRig(t *testing.T) (*rig, *fakes.Server) { return codexRigOf(t, "codex"
 
 // codexRigOf is codexRig for the runtime row installed as row: "codex"
 // (0.16.0) or "codex-current" (today's release).
-func codexRigOf(t *testing.T, row string) (*rig, *fakes.Server) {
+func codexRigOf(t testing.TB, row string) (*rig, *fakes.Server) {
 	nodePath(t)
 	r := newRig(t, locate(t, row, row+"/node_modules/.bin/codex-acp"))
 	srv := r.serve(fakes.NewOpenAI())

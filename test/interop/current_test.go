@@ -27,7 +27,7 @@ import (
 // currentRow is one of today's releases and what the suite expects of it.
 type currentRow struct {
 	row     string
-	rig     func(t *testing.T, row string) (*rig, *fakes.Server)
+	rig     func(t testing.TB, row string) (*rig, *fakes.Server)
 	measure func(r *rig) optFn
 	agent   string // agentInfo.name
 	version string

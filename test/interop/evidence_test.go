@@ -22,7 +22,7 @@ import (
 // own output). `go test -v` output collects into one table per row.
 
 // logEvidenceAtEnd registers the evidence line of the rig's test.
-func logEvidenceAtEnd(t *testing.T, row string, r *rig) {
+func logEvidenceAtEnd(t testing.TB, row string, r *rig) {
 	t.Cleanup(func() {
 		wire, events := evidenceOf(r)
 		if len(wire) == 0 && len(events) == 0 {

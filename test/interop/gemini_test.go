@@ -20,7 +20,7 @@ const geminiModel = "gemini-2.5-pro"
 
 // geminiRig runs Gemini CLI with the model pinned (no router call), the
 // workspace trusted and no self-relaunch, against a fresh fake server.
-func geminiRig(t *testing.T, withKey bool) (*rig, *fakes.Server) {
+func geminiRig(t testing.TB, withKey bool) (*rig, *fakes.Server) {
 	nodePath(t)
 	r := newRig(t, locate(t, "gemini", "gemini/node_modules/.bin/gemini"), "--acp", "-m", geminiModel)
 	srv := r.serve(fakes.NewGemini())

@@ -58,7 +58,7 @@ func runtimesDir() string {
 // locate returns the absolute path of an installed runtime file, rel to
 // .cache/runtimes/. A missing runtime fails the test in CI and skips it
 // elsewhere, naming the install command.
-func locate(t *testing.T, name, rel string) string {
+func locate(t testing.TB, name, rel string) string {
 	t.Helper()
 	p := filepath.Join(runtimesDir(), rel)
 	if _, err := os.Stat(p); err != nil {
@@ -72,7 +72,7 @@ func locate(t *testing.T, name, rel string) string {
 }
 
 // nodePath returns the node executable every npm runtime runs on.
-func nodePath(t *testing.T) string {
+func nodePath(t testing.TB) string {
 	t.Helper()
 	p, err := exec.LookPath("node")
 	if err != nil {
@@ -88,7 +88,7 @@ func nodePath(t *testing.T) string {
 // environment the runtime gets (nothing of this machine's environment
 // leaks through but PATH), and the recorders of what happened.
 type rig struct {
-	t         *testing.T
+	t         testing.TB
 	root      string // per-test directory holding everything below
 	home      string
 	workspace string
@@ -130,7 +130,7 @@ type rigPhase struct {
 	wire *wireLog
 }
 
-func newRig(t *testing.T, command ...string) *rig {
+func newRig(t testing.TB, command ...string) *rig {
 	t.Helper()
 	root := t.TempDir()
 	r := &rig{
@@ -818,7 +818,7 @@ func proctestGone(t *testing.T, pid int) {
 }
 
 // writeFile writes a file, making its directory.
-func writeFile(t *testing.T, path, content string) {
+func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))

@@ -124,3 +124,31 @@ func TestHostTenSessionsShareOneProcess(t *testing.T) {
 		})
 	}
 }
+
+// TestHostRefusesGemini: Gemini CLI advertises no session/close, so its
+// sessions cannot share a process: the host refuses the start with the
+// documented reason and leaves no process running; the session gets a
+// process of its own through app.Start (docs/behaviour.md#runtime-host).
+func TestHostRefusesGemini(t *testing.T) {
+	r, srv := geminiRig(t, true)
+	srv.SetFallback(fakes.TextReply(fakes.Usage{Input: 100, Output: 5}, "own process"))
+	o := r.options()
+	h, err := app.NewHost(o, app.HostOptions{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err = h.Start(ctx, o)
+	var ae *domain.AgentError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, domain.KindAgentNotFound, ae.Kind)
+	assert.Equal(t, domain.ReasonNotOffered, ae.Reason)
+	assert.Equal(t, app.MsgHostNeedsClose, ae.Message)
+	assert.Empty(t, h.Processes(), "the refused process is stopped")
+	require.NoError(t, h.Close(ctx))
+
+	sess := r.mustStart()
+	agentIs(t, sess, "gemini-cli", "0.61.0")
+	res := r.turn(sess, "hello")
+	require.Equal(t, completed, outcomeOf(res), res.Message())
+	assert.Equal(t, "own process", res.Reply)
+}

@@ -55,7 +55,7 @@ type netNamespace struct {
 
 // ipCommand locates iproute2's ip; without it (or without root) the
 // offline proof cannot run: CI fails, elsewhere the test skips.
-func ipCommand(t *testing.T) string {
+func ipCommand(t testing.TB) string {
 	t.Helper()
 	p, err := exec.LookPath("ip")
 	if err != nil {
@@ -84,7 +84,7 @@ func ipCommand(t *testing.T) string {
 
 // newNetNamespace creates the namespace; the test's cleanup deletes it
 // after the forwarders are closed.
-func newNetNamespace(t *testing.T) *netNamespace {
+func newNetNamespace(t testing.TB) *netNamespace {
 	t.Helper()
 	var b [4]byte
 	_, _ = rand.Read(b[:])
@@ -119,7 +119,7 @@ func newNetNamespace(t *testing.T) *netNamespace {
 	return n
 }
 
-func (n *netNamespace) run(t *testing.T, args ...string) string {
+func (n *netNamespace) run(t testing.TB, args ...string) string {
 	t.Helper()
 	out, err := exec.Command(n.ip, args...).CombinedOutput()
 	require.NoError(t, err, "ip %s: %s", strings.Join(args, " "), out)
@@ -131,7 +131,7 @@ func (n *netNamespace) run(t *testing.T, args ...string) string {
 func (n *netNamespace) prefix() []string { return []string{n.ip, "netns", "exec", n.name} }
 
 // transmitted is how many packets left through the namespace's way out.
-func (n *netNamespace) transmitted(t *testing.T) int64 {
+func (n *netNamespace) transmitted(t testing.TB) int64 {
 	t.Helper()
 	var links []struct {
 		Stats struct {
@@ -148,7 +148,7 @@ func (n *netNamespace) transmitted(t *testing.T) int64 {
 // forward listens on addr (a 127.0.0.1 host:port of this process's
 // namespace) inside the namespace too, and relays each connection to
 // addr outside it.
-func (n *netNamespace) forward(t *testing.T, addr string) {
+func (n *netNamespace) forward(t testing.TB, addr string) {
 	t.Helper()
 	type result struct {
 		ln  net.Listener

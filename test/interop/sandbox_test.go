@@ -29,7 +29,7 @@ import (
 type sandboxRow struct {
 	name    string // the subtest
 	row     string
-	rig     func(t *testing.T, row string) (*rig, *fakes.Server)
+	rig     func(t testing.TB, row string) (*rig, *fakes.Server)
 	measure func(r *rig) optFn
 	prepare func(t *testing.T, r *rig)
 	mode    string // "" leaves the runtime's default

@@ -29,7 +29,7 @@ func withSessionConfig(c domain.SessionConfig) optFn {
 // and the tool call its fake model makes.
 type askingRow struct {
 	row  string
-	rig  func(t *testing.T, row string) (*rig, *fakes.Server)
+	rig  func(t testing.TB, row string) (*rig, *fakes.Server)
 	mode string
 	tool func(r *rig) *fakes.ToolCall
 	// titleMarker is a phrase of the side call that names the session,

@@ -184,7 +184,7 @@ func sources(srcs ...ports.MeasurementSource) optFn {
 func TestUsageWireCeilingsCLI(t *testing.T) {
 	cases := []struct {
 		row, flag, value, stopped string
-		rig                       func(t *testing.T, row string) (*rig, *fakes.Server)
+		rig                       func(t testing.TB, row string) (*rig, *fakes.Server)
 		reply                     fakes.Usage
 	}{
 		{"codex-current", "--max-tokens", "100", domain.MsgTokenCeilingReached, codexRigOf, wireTurns[0].asOpenAI()},
