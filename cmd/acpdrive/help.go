@@ -36,7 +36,7 @@ var batchFlagGroups = []flagGroup{
 	{"LIMITS", []string{"read-timeout", "turn-timeout", "stall-timeout", "stop-grace", "max-tokens", "max-cost",
 		"max-context-fraction", "retries"}},
 	{"PLACEMENT", []string{"parallel", "sessions-per-process", "keep-warm"}},
-	{"OUTPUT", []string{"json", "log-level", "output-schema", "output-retries"}},
+	{"OUTPUT", []string{"json", "log-level", "output-schema", "output-schema-turns", "output-retries"}},
 	{"SSH", []string{"ssh-host", "ssh-transport", "ssh-config"}},
 }
 
