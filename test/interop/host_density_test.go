@@ -3,7 +3,6 @@
 package interop
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -404,46 +403,20 @@ type proc struct {
 // one of roots (a descendant that left the group, or a group member whose
 // parent went away, both count).
 func processTree(roots []int) []proc {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	type stat struct{ ppid, pgrp int }
-	all := map[int]stat{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(data, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(data[i+1:]))
-		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		pgrp, _ := strconv.Atoi(f[2])
-		all[pid] = stat{ppid, pgrp}
-	}
+	all := proctest.Live()
 	in := func(pid int) bool {
 		for seen := 0; pid > 1 && seen < 64; seen++ {
-			if slices.Contains(roots, pid) || slices.Contains(roots, all[pid].pgrp) {
+			if slices.Contains(roots, pid) || slices.Contains(roots, all[pid].PGRP) {
 				return true
 			}
-			pid = all[pid].ppid
+			pid = all[pid].PPID
 		}
 		return false
 	}
 	var out []proc
 	for pid, st := range all {
 		if in(pid) {
-			out = append(out, proc{pid: pid, ppid: st.ppid, name: procName(pid),
+			out = append(out, proc{pid: pid, ppid: st.PPID, name: procName(pid),
 				rssKiB: statusKiB(pid, "status", "VmRSS:"), pssKiB: statusKiB(pid, "smaps_rollup", "Pss:")})
 		}
 	}

@@ -29,6 +29,7 @@ const pollInterval = 20 * time.Millisecond
 type statInfo struct {
 	comm  string
 	state byte
+	ppid  int
 	pgrp  int
 }
 
@@ -49,11 +50,38 @@ func parseStat(data []byte) (statInfo, bool) {
 	if len(fields) < 3 || len(fields[0]) != 1 {
 		return statInfo{}, false
 	}
+	ppid, err := strconv.Atoi(string(fields[1]))
+	if err != nil {
+		return statInfo{}, false
+	}
 	pgrp, err := strconv.Atoi(string(fields[2]))
 	if err != nil {
 		return statInfo{}, false
 	}
-	return statInfo{comm: string(data[open+1 : closing]), state: fields[0][0], pgrp: pgrp}, true
+	return statInfo{comm: string(data[open+1 : closing]), state: fields[0][0], ppid: ppid, pgrp: pgrp}, true
+}
+
+// Link is a live process's parent and process group.
+type Link struct{ PPID, PGRP int }
+
+// Live returns every live (non-zombie) process with its parent and
+// process group, read from /proc; nil when /proc is unavailable.
+func Live() map[int]Link {
+	entries, err := os.ReadDir(procRoot)
+	if err != nil {
+		return nil
+	}
+	all := map[int]Link{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if st, ok := readStat(pid); ok && !st.zombie() {
+			all[pid] = Link{PPID: st.ppid, PGRP: st.pgrp}
+		}
+	}
+	return all
 }
 
 // readStat reads and parses /proc/<pid>/stat.

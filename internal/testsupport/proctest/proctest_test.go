@@ -24,14 +24,16 @@ func TestParseStat(t *testing.T) {
 		want  statInfo
 		valid bool
 	}{
-		{"plain", "123 (sleep) S 1 123 123 0 -1", statInfo{"sleep", 'S', 123}, true},
-		{"zombie", "77 (sh) Z 1 70 70 0", statInfo{"sh", 'Z', 70}, true},
-		{"spaces in comm", "9 (my agent) R 1 5 5", statInfo{"my agent", 'R', 5}, true},
-		{"parens in comm", "9 (a) (b) S 1 42 42", statInfo{"a) (b", 'S', 42}, true},
-		{"comm ending in paren", "9 (x)) S 1 42 42", statInfo{"x)", 'S', 42}, true},
+		{"plain", "123 (sleep) S 1 123 123 0 -1", statInfo{"sleep", 'S', 1, 123}, true},
+		{"parent", "124 (sh) S 98 124 124 0 -1", statInfo{"sh", 'S', 98, 124}, true},
+		{"zombie", "77 (sh) Z 1 70 70 0", statInfo{"sh", 'Z', 1, 70}, true},
+		{"spaces in comm", "9 (my agent) R 1 5 5", statInfo{"my agent", 'R', 1, 5}, true},
+		{"parens in comm", "9 (a) (b) S 1 42 42", statInfo{"a) (b", 'S', 1, 42}, true},
+		{"comm ending in paren", "9 (x)) S 1 42 42", statInfo{"x)", 'S', 1, 42}, true},
 		{"no comm", "9 S 1 42", statInfo{}, false},
 		{"short", "9 (x) S 1", statInfo{}, false},
 		{"bad pgrp", "9 (x) S 1 zz 1", statInfo{}, false},
+		{"bad ppid", "9 (x) S zz 1 1", statInfo{}, false},
 		{"empty", "", statInfo{}, false},
 	}
 	for _, tt := range tests {
@@ -140,4 +142,17 @@ func (r *recordingTB) Helper() {}
 
 func (r *recordingTB) Errorf(format string, args ...any) {
 	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+
+func TestLiveHasThisProcess(t *testing.T) {
+	if _, err := os.Stat(procRoot); err != nil {
+		t.Skip("no /proc")
+	}
+	got, ok := Live()[os.Getpid()]
+	if !ok {
+		t.Fatal("this process is not in Live()")
+	}
+	if got.PPID != os.Getppid() || got.PGRP != syscall.Getpgrp() {
+		t.Errorf("Live() says %+v; want ppid %d pgrp %d", got, os.Getppid(), syscall.Getpgrp())
+	}
 }
