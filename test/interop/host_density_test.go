@@ -363,10 +363,18 @@ func note(format string, args ...any) {
 
 func kib(k int64) float64 { return float64(k) / 1024 }
 
-// settledTree is the process trees of roots once the same processes have
-// been there for two seconds (bounded at a minute): what a runtime starts
-// for a moment after a turn (Claude's `claude auth status` probe, codex's
-// shell snapshot) is not a session's standing cost.
+// settledSamples is how many looks in a row, a quarter of a second apart,
+// must find the same processes for a tree to count as settled; maxSamples
+// bounds the looks.
+const (
+	settledSamples = 8
+	maxSamples     = 240
+)
+
+// settledTree is the process trees of roots once settledSamples looks in
+// a row found the same processes (at most maxSamples looks): what a
+// runtime starts for a moment after a turn (Claude's `claude auth status`
+// probe, codex's shell snapshot) is not a session's standing cost.
 func settledTree(roots []int) []proc {
 	pids := func(t []proc) []int {
 		out := make([]int, len(t))
@@ -376,17 +384,19 @@ func settledTree(roots []int) []proc {
 		return out
 	}
 	tree := processTree(roots)
-	stable := time.Now()
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
-		time.Sleep(250 * time.Millisecond)
-		next := processTree(roots)
-		if !slices.Equal(pids(next), pids(tree)) {
-			stable = time.Now()
-		}
-		tree = next
-		if time.Since(stable) >= 2*time.Second {
+	same := 0
+	for range maxSamples {
+		if same >= settledSamples {
 			break
 		}
+		time.Sleep(250 * time.Millisecond)
+		next := processTree(roots)
+		if slices.Equal(pids(next), pids(tree)) {
+			same++
+		} else {
+			same = 0
+		}
+		tree = next
 	}
 	return tree
 }
