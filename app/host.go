@@ -184,11 +184,10 @@ func (s *Session) seatOn(ctx context.Context, p *hostProc) error {
 	// it from then on is its own, as on a process of its own.
 	s.seat.onID = func(id string) { p.router.add(id, s, ch) }
 	err = s.resolve(ctx)
-	if id := s.ID(); id != "" {
-		if id != s.opts.ResumeSessionID {
-			p.router.remove(s.opts.ResumeSessionID)
-		}
-		p.router.add(id, s, ch)
+	if resumed := s.opts.ResumeSessionID; resumed != "" && s.ID() != "" && s.ID() != resumed {
+		// The continuation fell back to a new session, whose route adopt
+		// took: the old id routes nothing.
+		p.router.remove(resumed)
 	}
 	if err == nil {
 		err = s.confirmToolServers(ctx)
