@@ -389,24 +389,15 @@ func (r *batchRunner) taskOptions(task batchTask) (domain.Config, app.Options, e
 
 // turn runs one prompt, sent again after a retryable failure up to
 // agent.max_retries times (app.Retrier: a session whose process is gone is
-// resumed on a process of its own on the same host). The task's last
-// prompt asks for the structured result whatever agent.output_schema_turns
-// says (Session.TurnWithResult), as run's does
-// (docs/behaviour.md#structured-results).
+// resumed on a process of its own on the same host); the last prompt asks
+// for the structured result (promptTurn).
 func (r *batchRunner) turn(ctx context.Context, sess *app.Session, prompt string, last bool, cfg domain.Config, opts app.Options) (domain.TurnResult, *app.Session) {
-	if cfg.MaxRetries <= 0 {
-		if last {
-			return sess.TurnWithResult(ctx, prompt), sess
-		}
-		return sess.Turn(ctx, prompt), sess
+	var rt *app.Retrier
+	if cfg.MaxRetries > 0 {
+		opts.Launcher = r.placer.launcherOf(sess, opts)
+		rt = &app.Retrier{Policy: app.RetryPolicy{MaxRetries: cfg.MaxRetries, MaxBackoff: cfg.MaxRetryBackoff}, Options: opts}
 	}
-	opts.Launcher = r.placer.launcherOf(sess, opts)
-	rt := app.Retrier{Policy: app.RetryPolicy{MaxRetries: cfg.MaxRetries, MaxBackoff: cfg.MaxRetryBackoff}, Options: opts}
-	turn := rt.Turn
-	if last {
-		turn = rt.TurnWithResult
-	}
-	res, next, err := turn(ctx, sess, prompt)
+	res, next, err := promptTurn(ctx, sess, prompt, last, rt)
 	if err != nil {
 		r.board.warn(fmt.Sprintf("the retry could not resume the session: %v", err))
 	}

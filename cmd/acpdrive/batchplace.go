@@ -250,11 +250,7 @@ func (p *placer) close(ctx context.Context) error {
 	errs := make([]error, len(hosts))
 	var wg sync.WaitGroup
 	for i, h := range hosts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = h.Close(ctx)
-		}()
+		wg.Go(func() { errs[i] = h.Close(ctx) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)

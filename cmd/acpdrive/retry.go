@@ -23,30 +23,39 @@ type retryLine struct {
 	Failure     *domain.Failure `json:"failure,omitempty"`
 }
 
-// retryingTurn runs one prompt, sent again after a retryable failure up
-// to agent.max_retries times (app.Retrier); it returns the last result
-// and the session it ran on (a resumed one when the process was gone).
-// The run's last prompt asks for the structured result whatever
-// agent.output_schema_turns says (Session.TurnWithResult); the others
-// as it says (docs/behaviour.md#structured-results).
-func retryingTurn(ctx context.Context, sess *app.Session, prompt string, last bool, cfg domain.Config, opts app.Options, out *printer, onSession func(*app.Session)) (domain.TurnResult, *app.Session) {
-	if cfg.MaxRetries <= 0 {
+// promptTurn runs one prompt: through r when retries are set (r not nil),
+// else once. The last prompt of a run or a batch task asks for the
+// structured result whatever agent.output_schema_turns says
+// (Session.TurnWithResult); the others as it says
+// (docs/behaviour.md#structured-results).
+func promptTurn(ctx context.Context, sess *app.Session, prompt string, last bool, r *app.Retrier) (domain.TurnResult, *app.Session, error) {
+	if r == nil {
 		if last {
-			return sess.TurnWithResult(ctx, prompt), sess
+			return sess.TurnWithResult(ctx, prompt), sess, nil
 		}
-		return sess.Turn(ctx, prompt), sess
+		return sess.Turn(ctx, prompt), sess, nil
 	}
-	r := app.Retrier{
-		Policy:    app.RetryPolicy{MaxRetries: cfg.MaxRetries, MaxBackoff: cfg.MaxRetryBackoff},
-		Options:   opts,
-		OnWait:    func(w app.Retry) { out.retryWait(w, cfg.MaxRetries) },
-		OnSession: onSession,
-	}
-	turn := r.Turn
 	if last {
-		turn = r.TurnWithResult
+		return r.TurnWithResult(ctx, sess, prompt)
 	}
-	res, next, err := turn(ctx, sess, prompt)
+	return r.Turn(ctx, sess, prompt)
+}
+
+// retryingTurn runs one prompt of run, sent again after a retryable
+// failure up to agent.max_retries times (app.Retrier); it returns the last
+// result and the session it ran on (a resumed one when the process was
+// gone).
+func retryingTurn(ctx context.Context, sess *app.Session, prompt string, last bool, cfg domain.Config, opts app.Options, out *printer, onSession func(*app.Session)) (domain.TurnResult, *app.Session) {
+	var r *app.Retrier
+	if cfg.MaxRetries > 0 {
+		r = &app.Retrier{
+			Policy:    app.RetryPolicy{MaxRetries: cfg.MaxRetries, MaxBackoff: cfg.MaxRetryBackoff},
+			Options:   opts,
+			OnWait:    func(w app.Retry) { out.retryWait(w, cfg.MaxRetries) },
+			OnSession: onSession,
+		}
+	}
+	res, next, err := promptTurn(ctx, sess, prompt, last, r)
 	if err != nil {
 		out.retryFailed(err)
 	}
