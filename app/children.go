@@ -330,7 +330,7 @@ func (s *Session) CancelChild(ctx context.Context, id string) error {
 	if !can {
 		return domain.NewError(domain.KindAgentNotFound, fmt.Sprintf("the runtime does not grant cancel for child session %q; session/cancel was not sent", id))
 	}
-	if err := cancelChild(ctx, s.rt.client, s.log, id, s.opts.Settings.EffectiveReadTimeout()); err != nil {
+	if err := cancelChild(ctx, s.conn.rt.client, s.log, id, s.opts.Settings.EffectiveReadTimeout()); err != nil {
 		return domain.WrapError(domain.KindPortExit, domain.MsgWriteFailed, err)
 	}
 	return nil

@@ -13,7 +13,7 @@ import (
 // no process: the per-chunk cost of the client's side of a stream.
 func BenchmarkSessionChunk(b *testing.B) {
 	opts := Options{Clock: fakeclock.New(streamEpoch), Logger: slog.New(slog.DiscardHandler), OnEvent: func(domain.Event) {}}
-	s := newSession(opts, nil)
+	s := newSession(newConnection(opts, false), opts, nil)
 	s.adopt("s-1")
 	params := []byte(`{"sessionId":"s-1","update":{"sessionUpdate":"agent_message_chunk","messageId":"m-1","content":{"type":"text","text":"hello world "}}}`)
 	b.ReportAllocs()

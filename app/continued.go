@@ -26,8 +26,8 @@ type Continuation struct {
 // when no continuation was asked for (or the start has not reached the
 // session's resolution).
 func (s *Session) Continuation() (c Continuation, ok bool) {
-	if s.continuation == nil {
+	if s.res.continuation == nil {
 		return Continuation{}, false
 	}
-	return *s.continuation, true
+	return *s.res.continuation, true
 }

@@ -13,7 +13,7 @@ import (
 // at most a second for a process whose connection already ended; ok is
 // false when no process ran or it has not ended.
 func (s *Session) RuntimeExit() (text string, ok bool) {
-	proc := s.rt.proc
+	proc := s.conn.rt.proc
 	if proc == nil {
 		return "", false
 	}

@@ -90,7 +90,7 @@ func applyFailureMarker(res *domain.TurnResult, meta json.RawMessage) {
 // runtime's documented error reports (docs/behaviour.md#failures).
 func (s *Session) classifyFailure(res *domain.TurnResult) {
 	if res.Outcome == domain.OutcomeCompleted {
-		f, ok := acpwire.RuntimeFailures.ClassifyReply(s.agent.Name, s.agent.Version, res.Reply)
+		f, ok := acpwire.RuntimeFailures.ClassifyReply(s.res.agent.Name, s.res.agent.Version, res.Reply)
 		if !ok {
 			return
 		}

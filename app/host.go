@@ -2,17 +2,16 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
-	"github.com/acpdrive/acpdrive/protocol/acpwire"
-	"github.com/acpdrive/acpdrive/protocol/jsonrpc"
 )
 
 // DefaultSessionsPerProcess is how many sessions one runtime process of a
@@ -54,14 +53,14 @@ type HostOptions struct {
 // while it carries sessions, then HostOptions.KeepWarm longer. A Host is
 // safe for concurrent use; Close stops every session and process.
 type Host struct {
-	opts  Options // resolved: the launcher, command and protocol of every process
+	opts  Options // resolved: the process's scope of every connection
 	hopts HostOptions
 	log   *slog.Logger
 
 	mu     sync.Mutex
 	procs  []*hostProc
 	closed bool
-	wg     sync.WaitGroup // seat teardowns and keep-warm timers
+	wg     sync.WaitGroup // watchers and keep-warm timers
 }
 
 // NewHost returns a host whose processes are started with opts' Launcher,
@@ -73,17 +72,18 @@ func NewHost(opts Options, hopts HostOptions) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.VerifyCredential {
+		return nil, &OptionsError{Field: "VerifyCredential", Reason: "is not offered on a shared process"}
+	}
 	if hopts.SessionsPerProcess <= 0 {
 		hopts.SessionsPerProcess = DefaultSessionsPerProcess
 	}
 	return &Host{opts: o, hopts: hopts, log: o.Logger.With("component", "acp_host")}, nil
 }
 
-// hostProc is one runtime process of a host and the sessions it carries.
+// hostProc is one connection of a host and the sessions it carries.
 type hostProc struct {
-	rt     *runtime
-	router *router
-	agent  domain.AgentInfo
+	conn *connection
 
 	ready chan struct{} // closed once the launch finished; err then says how
 	err   error
@@ -96,103 +96,135 @@ type hostProc struct {
 	wake    chan struct{} // closed to end the keep-warm wait; nil when none runs
 }
 
-// Start creates a session on a shared runtime process: a process of the
-// host with room, or a new one. opts gives the session's own part (OnEvent,
-// Workspace as its cwd, the session settings, continuation, policies,
-// observers); the process's part is the host's. Measurement sources that
-// read a per-process journal are not used: token counts come from the
-// wire or not at all. A runtime that does not advertise session/close is
-// refused (agent_not_found, reason not_offered).
+// Start opens a session on a shared runtime process: a process of the
+// host with room, or a new one. opts gives the session's own part
+// (OnEvent, Workspace as its cwd, the session settings, continuation,
+// policies, observers); the process's part is the host's, and a process
+// option set to anything else than the host's (Launcher, Settings.Command,
+// Settings.Protocol, Settings.Sandbox, Settings.Hosts,
+// MeasurementSources, VerifyCredential, ClientName, ClientVersion) is
+// refused with an *OptionsError, never dropped. Leaving them zero takes
+// the host's. Measurement sources that read a per-process journal are not
+// used: token counts come from the wire or not at all. A runtime that
+// does not advertise session/close is refused (agent_not_found, reason
+// not_offered).
 func (h *Host) Start(ctx context.Context, opts Options) (*Session, error) {
-	opts.Launcher = h.opts.Launcher
-	opts.Settings.Command = h.opts.Settings.Command
-	opts.Settings.Protocol = h.opts.Settings.Protocol
-	opts.MeasurementSources = nil
-	opts.VerifyCredential = false
+	if err := h.sessionScope(&opts); err != nil {
+		return nil, err
+	}
 	o, err := opts.resolved()
 	if err != nil {
 		return nil, refused(o, err)
+	}
+	if o.Settings.Subagents {
+		return nil, refused(o, domain.NewError(domain.KindAgentNotFound, "following subagents is not offered on a shared process").WithReason(domain.ReasonNotOffered))
 	}
 	p, err := h.place(ctx)
 	if err != nil {
 		return nil, err
 	}
 	obs := observe(ctx, o.Observers, o.Clock.Now())
-	s := newSession(o, obs)
-	s.rt = p.rt
-	s.seat = &seat{host: h, proc: p, done: make(chan struct{})}
+	s := newSession(p.conn, o, obs)
 	h.mu.Lock()
 	p.members[s] = struct{}{}
 	h.mu.Unlock()
-	if err := s.seatOn(ctx, p); err != nil {
-		s.replaced = true
-		s.seat.leave(s, true)
-		if oe := (*OptionsError)(nil); !errors.As(err, &oe) {
-			s.stream.emit(domain.Event{Type: domain.EventStartupFailed, Message: failureMessage(err), AgentPID: s.PID()})
-		}
-		s.obs.end(s.clock.Now(), s.Capabilities(), err)
+	if err := s.seat(ctx); err != nil {
+		s.fail(ctx, err)
 		return nil, err
 	}
 	s.log.Info("agent session created on a shared process", "session_id", s.ID(), "agent_pid", s.PID())
-	obs.start(ports.SessionInfo{
-		At: s.clock.Now(), SessionID: s.ID(), Agent: s.agent, Route: s.route,
-		Capabilities: s.Capabilities(), Remote: s.rt.target.Remote(),
-	})
+	s.opened(obs)
 	return s, nil
 }
 
-// seatOn runs the start-up steps a session has of its own on a running
-// process: its tool servers, the handshake's record, the session itself
+// seat runs the start-up steps a session has of its own on a running
+// connection: its tool servers, the handshake's record, the session itself
 // (created or continued) and the confirmation of its tools.
-func (s *Session) seatOn(ctx context.Context, p *hostProc) error {
-	if s.opts.Settings.Subagents {
-		return domain.NewError(domain.KindAgentNotFound, "following subagents is not offered on a shared process").WithReason(domain.ReasonNotOffered)
-	}
-	s.caps.reset(p.rt.target.Remote(), false)
-	servers, err := s.loadMCPServers(ctx)
-	if err == nil {
-		servers, err = s.armBeacon(ctx, servers)
-	}
-	if err == nil {
-		servers, err = s.armResult(ctx, servers)
-	}
+func (s *Session) seat(ctx context.Context) error {
+	c := s.conn
+	s.caps.reset(c.rt.target.Remote(), false)
+	servers, err := s.prepareServers(ctx)
 	if err != nil {
 		return err
 	}
-	s.servers = servers
-	part, ok := partFor(p.agent.ProtocolVersion)
-	if !ok {
-		return domain.NewError(domain.KindAgentNotFound, fmt.Sprintf("acpdrive does not speak protocol version %d", p.agent.ProtocolVersion)).WithReason(domain.ReasonProtocolUnsupported)
-	}
-	s.proto.Store(&protocolRef{part.make(s)})
-	s.handshakeInfo(p.agent)
-	s.endWith = acpwire.MethodSessionClose
-	ch := &connHandler{
-		log: s.log, rt: s.rt, stream: s.stream, turns: s.turns,
-		readTimeout: s.opts.Settings.EffectiveReadTimeout(), onIdle: s.opts.OnReadIdle, sessionID: s.ID,
-		perm: newPermissionJudge(s.opts, p.rt.target.Remote(), s.stream.announcedTitle),
-	}
-	p.router.begin()
-	defer p.router.end()
-	if id := s.opts.ResumeSessionID; id != "" {
-		// A continuation's replay arrives before its answer: the route is
-		// taken before it is asked for.
-		p.router.add(id, s, ch)
-	}
-	// A created or forked session's route is taken as soon as its id is
-	// adopted, before its configuration calls: what the runtime sends for
-	// it from then on is its own, as on a process of its own.
-	s.seat.onID = func(id string) { p.router.add(id, s, ch) }
+	s.res.servers = servers
+	s.speak()
+	c.router.begin()
+	defer c.router.end()
+	s.attach()
 	err = s.resolve(ctx)
 	if resumed := s.opts.ResumeSessionID; resumed != "" && s.ID() != "" && s.ID() != resumed {
 		// The continuation fell back to a new session, whose route adopt
 		// took: the old id routes nothing.
-		p.router.remove(resumed)
+		c.router.remove(resumed)
 	}
 	if err == nil {
 		err = s.confirmToolServers(ctx)
 	}
 	return err
+}
+
+// sessionScope fills the process's options of a session opened on the
+// host with the host's, and refuses any set to something else: a shared
+// process cannot honour them (docs/behaviour.md#runtime-host).
+func (h *Host) sessionScope(o *Options) error {
+	ho := h.opts
+	differs := func(field string, set, same bool) error {
+		if set && !same {
+			return &OptionsError{Field: field, Reason: "is the host's: a session on a shared process cannot set another (leave it zero)"}
+		}
+		return nil
+	}
+	set, hs := &o.Settings, ho.Settings
+	err := errors.Join(
+		differs("Launcher", o.Launcher != nil, sameValue(o.Launcher, ho.Launcher)),
+		differs("Settings.Command", len(set.Command) > 0, slices.Equal(set.Command, hs.Command)),
+		differs("Settings.Protocol", set.Protocol != "", set.Protocol == hs.Protocol),
+		differs("Settings.Sandbox", !reflect.DeepEqual(set.Sandbox, domain.Sandbox{}), reflect.DeepEqual(set.Sandbox, hs.Sandbox)),
+		differs("Settings.Hosts", len(set.Hosts) > 0, slices.Equal(set.Hosts, hs.Hosts)),
+		differs("MeasurementSources", len(o.MeasurementSources) > 0, sameSources(o.MeasurementSources, ho.MeasurementSources)),
+		differs("ClientName", o.ClientName != "", o.ClientName == ho.ClientName),
+		differs("ClientVersion", o.ClientVersion != "", o.ClientVersion == ho.ClientVersion),
+	)
+	if o.VerifyCredential {
+		err = errors.Join(err, &OptionsError{Field: "VerifyCredential", Reason: "is not offered on a shared process"})
+	}
+	if hs.Sandbox.Enabled && slices.ContainsFunc(set.Session.AdditionalDirectories, func(d string) bool {
+		return !slices.Contains(hs.Session.AdditionalDirectories, d)
+	}) {
+		// The sandbox is the process's: only the host's directories are
+		// writable in it.
+		err = errors.Join(err, &OptionsError{Field: "Settings.Session.AdditionalDirectories",
+			Reason: "names a directory the host's sandbox does not make writable (the host's Settings.Session.AdditionalDirectories)"})
+	}
+	if err != nil {
+		var oe *OptionsError
+		errors.As(err, &oe) // the first; every one is logged
+		h.log.Debug("session options refused on a shared process", "error", err)
+		return oe
+	}
+	o.Launcher, set.Command, set.Protocol, set.Sandbox, set.Hosts = ho.Launcher, hs.Command, hs.Protocol, hs.Sandbox, hs.Hosts
+	o.MeasurementSources, o.ClientName, o.ClientVersion = nil, ho.ClientName, ho.ClientVersion
+	return nil
+}
+
+// sameValue reports whether a and b are the same value; values of a type
+// that cannot be compared are not.
+func sameValue(a, b any) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
+}
+
+// sameSources reports whether a and b list the same sources.
+func sameSources(a, b []ports.MeasurementSource) bool {
+	return len(a) == len(b) && !slices.ContainsFunc(a, func(src ports.MeasurementSource) bool {
+		i := slices.IndexFunc(a, func(x ports.MeasurementSource) bool { return sameValue(x, src) })
+		return !sameValue(b[i], src)
+	})
 }
 
 // place seats one session on a process with room, starting one when none
@@ -248,7 +280,7 @@ func (h *Host) place(ctx context.Context) (*hostProc, error) {
 }
 
 // ended reports whether p's connection ended (before its watcher saw it).
-func (p *hostProc) ended() bool { return isDone(p.ready) && p.err == nil && p.rt.ended() }
+func (p *hostProc) ended() bool { return isDone(p.ready) && p.err == nil && p.conn.rt.ended() }
 
 // drop removes p from the processes sessions are placed on. h.mu is held.
 func (h *Host) drop(p *hostProc) {
@@ -260,43 +292,30 @@ func (h *Host) drop(p *hostProc) {
 	}
 }
 
-// launch starts one process and performs the handshake on it; a runtime
-// that does not advertise session/close is stopped and refused.
+// launch opens one shared connection, the steps of Start's own
+// (prepare, launch, handshake); a runtime that does not advertise
+// session/close is stopped and refused.
 func (h *Host) launch(ctx context.Context, p *hostProc) error {
-	o := h.opts
-	set := o.Settings
-	p.router = newRouter(h.log)
-	p.rt = newRuntime(h.log, o.Clock, o.drainBound)
-	readTimeout := set.EffectiveReadTimeout()
-	p.router.refuse = func(req jsonrpc.Request) {
-		ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
-		defer cancel()
-		if err := p.rt.client.ReplyError(ctx, req, jsonrpc.CodeInvalidParams, "unknown session"); err != nil {
-			h.log.Debug("could not answer an agent request", "method", req.Method, "error", err)
-		}
-	}
-	plan, err := o.Launcher.Prepare(ports.LaunchRequest{Command: set.Command, Workspace: o.Workspace, Sandbox: set.Sandbox,
-		AddDirs: set.Session.AdditionalDirectories})
+	c := newConnection(h.opts, true)
+	c.keeper = hostKeeper{h: h, p: p}
+	p.conn = c
+	plan, err := c.prepare(nil)
 	if err != nil {
-		return keepKind(err, msgStartFailed)
-	}
-	p.rt.target = plan.Target()
-	// The process outlives the start that asked for it.
-	if err := p.rt.start(context.WithoutCancel(ctx), plan, nil, p.router, p.router.betweenTurns); err != nil {
 		return err
 	}
-	b := newSession(o, nil)
-	b.rt = p.rt
-	err = b.initialize(ctx)
-	if err == nil && !b.agent.Advertised.Close {
+	// The process outlives the start that asked for it.
+	if err := c.launch(context.WithoutCancel(ctx), plan, nil); err != nil {
+		return err
+	}
+	err = c.handshake(ctx)
+	if err == nil && !c.agent.Advertised.Close {
 		err = domain.NewError(domain.KindAgentNotFound, MsgHostNeedsClose).WithReason(domain.ReasonNotOffered)
 	}
 	if err != nil {
 		h.stopProc(p)
 		return err
 	}
-	p.agent = b.agent
-	h.log.Info("shared agent process started", "agent_pid", p.rt.pid(), "agent_name", p.agent.Name, "agent_version", p.agent.Version)
+	h.log.Info("shared agent process started", "agent_pid", c.rt.pid(), "agent_name", c.agent.Name, "agent_version", c.agent.Version)
 	h.wg.Add(1)
 	go h.watch(p)
 	return nil
@@ -308,8 +327,8 @@ func (h *Host) launch(ctx context.Context, p *hostProc) error {
 func (h *Host) watch(p *hostProc) {
 	defer h.wg.Done()
 	select {
-	case <-p.rt.conn.Done():
-	case <-p.rt.stopping:
+	case <-p.conn.rt.conn.Done():
+	case <-p.conn.rt.stopping:
 		return
 	}
 	h.mu.Lock()
@@ -320,47 +339,66 @@ func (h *Host) watch(p *hostProc) {
 		p.retired = true
 	}
 	h.mu.Unlock()
-	h.log.Info("shared agent process ended", "agent_pid", p.rt.pid())
+	h.log.Info("shared agent process ended", "agent_pid", p.conn.rt.pid())
 	if idle {
 		h.stopProc(p)
 	}
 }
 
-// stopProc tears a process down in the fixed order (no session of its own
-// to close: each closed its own).
+// stopProc tears a connection that carries no session down in the fixed
+// order.
 func (h *Host) stopProc(p *hostProc) {
-	td := teardownSteps{drained: func() {}, step: func(string, time.Time, time.Time, error) {}}
-	if err := p.rt.stop(context.Background(), h.opts.Settings.StopGrace, td, func(error) {}); err != nil {
-		h.log.Warn("teardown of a shared agent process reported", "agent_pid", p.rt.pid(), "error", err)
+	if err := p.conn.shutdown(); err != nil {
+		h.log.Warn("teardown of a shared agent process reported", "agent_pid", p.conn.rt.pid(), "error", err)
 	}
 }
 
-// unseat gives back one seat of p; a process left without sessions is
-// kept warm or stopped.
+// hostKeeper is the keeper of a host's connection.
+type hostKeeper struct {
+	h *Host
+	p *hostProc
+}
+
+// release gives back the seat of s, which left p: p is torn down now
+// when it carries no session and is not kept warm.
+func (k hostKeeper) release(s *Session) bool {
+	k.h.mu.Lock()
+	delete(k.p.members, s)
+	k.h.mu.Unlock()
+	return k.h.release(k.p)
+}
+
+// unseat gives back one seat of p that no session took (a start that was
+// cancelled while the process started); a process left without sessions
+// is kept warm or stopped.
 func (h *Host) unseat(p *hostProc) {
-	h.mu.Lock()
-	p.seated--
-	if p.seated > 0 || p.retired || !isDone(p.ready) {
-		h.mu.Unlock()
-		return
+	if h.release(p) {
+		h.stopProc(p)
 	}
-	if p.err != nil {
-		p.retired = true
-		h.mu.Unlock()
-		return
+}
+
+// release gives back one seat of p and says whether p is to be torn down
+// now; a process kept warm gets its timer.
+func (h *Host) release(p *hostProc) (stop bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	p.seated--
+	if p.seated > 0 || p.retired || !isDone(p.ready) || p.err != nil {
+		if p.seated == 0 && p.err != nil {
+			p.retired = true
+		}
+		return false
 	}
 	if p.dead || h.closed || h.hopts.KeepWarm <= 0 {
 		p.retired = true
 		h.drop(p)
-		h.mu.Unlock()
-		h.stopProc(p)
-		return
+		return true
 	}
 	wake := make(chan struct{})
 	p.wake = wake
 	h.wg.Add(1)
-	h.mu.Unlock()
 	go h.keepWarm(p, wake)
+	return false
 }
 
 // keepWarm stops p after HostOptions.KeepWarm unless a session was seated
@@ -391,7 +429,7 @@ func (h *Host) Processes() []HostProcess {
 	out := make([]HostProcess, 0, len(h.procs))
 	for _, p := range h.procs {
 		if isDone(p.ready) && p.err == nil && !p.ended() {
-			out = append(out, HostProcess{PID: p.rt.pid(), Sessions: p.seated})
+			out = append(out, HostProcess{PID: p.conn.rt.pid(), Sessions: p.seated})
 		}
 	}
 	return out
@@ -428,11 +466,7 @@ func (h *Host) Close(ctx context.Context) error {
 	errs := make([]error, len(members))
 	var wg sync.WaitGroup
 	for i, s := range members {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = s.Stop(ctx)
-		}()
+		wg.Go(func() { errs[i] = s.Stop(ctx) })
 	}
 	wg.Wait()
 	for _, p := range warm {
@@ -446,286 +480,4 @@ func (h *Host) Close(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("app: host close did not finish before its context ended: %w", ctx.Err()))
 	}
 	return errors.Join(errs...)
-}
-
-// seat is a session's place on a host's shared process.
-type seat struct {
-	host *Host
-	proc *hostProc
-	// onID takes the session's route once its id is adopted (seatOn).
-	onID func(id string)
-	once sync.Once
-	done chan struct{}
-	err  error
-}
-
-// stop ends the session only, in a goroutine the host owns: the running
-// turn is cancelled, session/close is sent (bounded at half the stop
-// grace), the route is removed and the seat given back
-// (docs/behaviour.md#runtime-host).
-func (st *seat) stop(ctx context.Context, s *Session) error {
-	st.once.Do(func() {
-		st.host.wg.Add(1)
-		go func() {
-			defer st.host.wg.Done()
-			defer close(st.done)
-			st.leave(s, true)
-		}()
-	})
-	select {
-	case <-st.done:
-		return st.err
-	case <-ctx.Done():
-		return fmt.Errorf("app: stop did not finish before its context ended; teardown goes on: %w", ctx.Err())
-	}
-}
-
-// leave ends s on its process; closeIt sends session/close when the
-// connection is alive.
-func (st *seat) leave(s *Session, closeIt bool) {
-	began := s.clock.Now()
-	rt := st.proc.rt
-	grace := s.opts.Settings.StopGrace
-	if grace <= 0 {
-		grace = domain.DefaultStopGrace
-	}
-	s.turns.endRunning(ending{err: domain.NewError(domain.KindTurnCancelled, domain.MsgSessionStopped)})
-	if id := s.ID(); closeIt && id != "" && !rt.ended() && !isDone(rt.conn.Broken()) {
-		rt.closeThroughProtocol(acpwire.MethodSessionClose, id, grace/2)
-		s.obs.step(ports.StepCloseSession, "", began, s.clock.Now(), nil)
-	}
-	st.proc.router.remove(s.ID())
-	s.turns.betweenTurns(s.stream.flush)
-	s.meter.release()
-	s.releaseBeacon()
-	s.releaseResult()
-	h := st.host
-	h.mu.Lock()
-	delete(st.proc.members, s)
-	h.mu.Unlock()
-	h.unseat(st.proc)
-	if !s.replaced {
-		s.obs.end(s.clock.Now(), s.Capabilities(), nil)
-	}
-}
-
-// router is the shared connection's handler: it hands what the runtime
-// sends to the session it names (docs/behaviour.md#runtime-host). A
-// session's route is taken as soon as its id is known (see seatOn); what
-// names a session not (yet) routed is held, bounded, until the route is
-// added: notifications always (a session's first updates may arrive right
-// after session/new's answer), requests only for a session the runtime
-// has announced (session/new's or session/fork's answer was read: the
-// route follows without waiting on the runtime). Any other request naming
-// no routed session is refused at once. Its methods run on the
-// connection's reader goroutine; deliveries happen under its lock, in wire
-// order.
-type router struct {
-	log *slog.Logger
-	// refuse answers a request no session takes -32602; set before the
-	// connection starts.
-	refuse func(req jsonrpc.Request)
-
-	mu        sync.Mutex
-	byID      map[string]route
-	held      map[string][]held
-	announced map[string]bool // ids answered by session/new or session/fork, not yet routed
-	creating  int             // sessions being created, continued or forked
-}
-
-// held is one message kept for a session not yet routed: a notification
-// to hand over, or a request to hand over or refuse.
-type held struct {
-	note func(*connHandler)
-	req  *jsonrpc.Request
-}
-
-// route is one session's handler on the shared connection.
-type route struct {
-	s *Session
-	h *connHandler
-}
-
-// Bounds on what the router holds for sessions not yet routed.
-const (
-	heldSessionsMax = 64
-	heldPerSession  = 256
-)
-
-var (
-	_ jsonrpc.Handler       = (*router)(nil)
-	_ jsonrpc.IdleHandler   = (*router)(nil)
-	_ jsonrpc.ResultHandler = (*router)(nil)
-)
-
-func newRouter(log *slog.Logger) *router {
-	return &router{log: log, byID: map[string]route{}, held: map[string][]held{}, announced: map[string]bool{}}
-}
-
-// add routes id to s and delivers what was held for it.
-func (r *router) add(id string, s *Session, h *connHandler) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.byID[id] = route{s: s, h: h}
-	for _, m := range r.held[id] {
-		if m.req != nil {
-			h.HandleRequest(*m.req)
-		} else {
-			m.note(h)
-		}
-	}
-	delete(r.held, id)
-	delete(r.announced, id)
-}
-
-// remove drops id's route; a request held for it is refused.
-func (r *router) remove(id string) {
-	r.mu.Lock()
-	delete(r.byID, id)
-	reqs := r.dropLocked(id)
-	r.mu.Unlock()
-	r.refuseAll(reqs)
-}
-
-// begin counts a session being created, continued or forked; end ends
-// that count. Once none is, the ids announced but never routed (a start
-// that failed or was cancelled after the answer) are dropped, their held
-// requests refused.
-func (r *router) begin() {
-	r.mu.Lock()
-	r.creating++
-	r.mu.Unlock()
-}
-
-func (r *router) end() {
-	r.mu.Lock()
-	r.creating--
-	var reqs []jsonrpc.Request
-	if r.creating == 0 {
-		for id := range r.announced {
-			reqs = append(reqs, r.dropLocked(id)...)
-		}
-	}
-	r.mu.Unlock()
-	r.refuseAll(reqs)
-}
-
-// dropLocked forgets what was held and announced for id and returns the
-// held requests, to be refused once the lock is released.
-func (r *router) dropLocked(id string) []jsonrpc.Request {
-	var reqs []jsonrpc.Request
-	for _, m := range r.held[id] {
-		if m.req != nil {
-			reqs = append(reqs, *m.req)
-		}
-	}
-	delete(r.held, id)
-	delete(r.announced, id)
-	return reqs
-}
-
-func (r *router) refuseAll(reqs []jsonrpc.Request) {
-	for _, req := range reqs {
-		r.refuse(req)
-	}
-}
-
-// HandleResult notes the session a session/new or session/fork answer
-// announces: a request naming it is held for its route, which the session
-// being started takes without waiting on the runtime.
-func (r *router) HandleResult(method string, result json.RawMessage) {
-	if method != acpwire.MethodSessionNew && method != acpwire.MethodSessionFork {
-		return
-	}
-	var res struct {
-		SessionID string `json:"sessionId"`
-	}
-	if json.Unmarshal(result, &res) != nil || res.SessionID == "" {
-		return
-	}
-	r.mu.Lock()
-	if _, ok := r.byID[res.SessionID]; !ok && r.creating > 0 {
-		r.announced[res.SessionID] = true
-	}
-	r.mu.Unlock()
-}
-
-// deliver hands a notification to id's session, or holds a copy of it
-// (the reader reuses params' bytes once the handler returned).
-func (r *router) deliver(id, method string, params json.RawMessage) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if rt, ok := r.byID[id]; ok {
-		rt.h.HandleNotification(method, params)
-		return
-	}
-	if !r.roomLocked(id) {
-		r.log.Debug("dropped a message for a session not routed", "session_id", id)
-		return
-	}
-	kept := append(json.RawMessage(nil), params...)
-	r.held[id] = append(r.held[id], held{note: func(h *connHandler) { h.HandleNotification(method, kept) }})
-}
-
-// roomLocked reports whether one more message may be held for id.
-func (r *router) roomLocked(id string) bool {
-	_, ok := r.held[id]
-	return (ok || len(r.held) < heldSessionsMax) && len(r.held[id]) < heldPerSession
-}
-
-// each runs f for every routed session.
-func (r *router) each(f func(route)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, rt := range r.byID {
-		f(rt)
-	}
-}
-
-// HandleNotification routes by the notification's sessionId.
-func (r *router) HandleNotification(method string, params json.RawMessage) {
-	r.deliver(requestSession(params), method, params)
-}
-
-// HandleRequest routes by the request's sessionId. A request naming a
-// session the runtime announced but whose route is not taken yet is held
-// for it (bounded); any other request naming no routed session is
-// refused at once, never held open.
-func (r *router) HandleRequest(req jsonrpc.Request) {
-	id := requestSession(req.Params)
-	r.mu.Lock()
-	if rt, ok := r.byID[id]; ok {
-		rt.h.HandleRequest(req)
-		r.mu.Unlock()
-		return
-	}
-	if r.announced[id] && r.roomLocked(id) {
-		r.held[id] = append(r.held[id], held{req: &req})
-		r.mu.Unlock()
-		return
-	}
-	r.mu.Unlock()
-	r.refuse(req)
-}
-
-// HandleIdle tells every session's Options.OnReadIdle.
-func (r *router) HandleIdle() { r.each(func(rt route) { rt.h.HandleIdle() }) }
-
-// HandleMalformed reports the line to every session.
-func (r *router) HandleMalformed(line []byte, err error) {
-	r.each(func(rt route) { rt.h.HandleMalformed(line, err) })
-}
-
-// HandleOversize ends every session's running turn: the discarded line
-// may have carried any of their answers.
-func (r *router) HandleOversize(n int64) { r.each(func(rt route) { rt.h.HandleOversize(n) }) }
-
-// betweenTurns reports what each session's stream still held once the
-// shared stream ended.
-func (r *router) betweenTurns() {
-	var all []*Session
-	r.each(func(rt route) { all = append(all, rt.s) })
-	for _, s := range all {
-		s.turns.betweenTurns(s.stream.flush)
-	}
 }

@@ -162,19 +162,19 @@ func Probe(ctx context.Context, opts Options, po ...ProbeOptions) (ProbeReport, 
 			onEvent(ev)
 		}
 	}
-	s := newSession(opts, &observation{plain: opts.Observers}) // a probe is no session: its events reach Observe
-	s.meter.plan = measurePlan{settled: true}                  // a probe measures nothing
+	s := newSession(newConnection(opts, false), opts, &observation{plain: opts.Observers}) // a probe is no session: its events reach Observe
+	s.conn.meter.plan = measurePlan{settled: true}                  // a probe measures nothing
 	if err := s.open(ctx, nil); err != nil {
 		s.fail(ctx, err)
 		return ProbeReport{}, err
 	}
-	c := &continuation{client: s.rt.client, clock: s.clock, log: s.log, stream: s.stream, readTimeout: opts.Settings.EffectiveReadTimeout()}
+	c := &continuation{client: s.conn.rt.client, clock: s.clock, log: s.log, stream: s.stream, readTimeout: opts.Settings.EffectiveReadTimeout()}
 	control := c.negativeControl(ctx)
 	if err := s.probeToolServers(ctx); err != nil {
 		s.fail(ctx, err)
 		return ProbeReport{}, err
 	}
-	teardown := s.endWith // how a session would end, before the probe's own choice
+	teardown := s.res.endWith // how a session would end, before the probe's own choice
 	var session *ProbeSession
 	if seen != nil {
 		ps, err := s.probeSession(ctx, seen)
@@ -184,7 +184,7 @@ func Probe(ctx context.Context, opts Options, po ...ProbeOptions) (ProbeReport, 
 		}
 		session = ps
 	}
-	a := s.agent
+	a := s.res.agent
 	adv := a.Advertised
 	r := ProbeReport{
 		PID:                     s.PID(),
@@ -207,13 +207,13 @@ func Probe(ctx context.Context, opts Options, po ...ProbeOptions) (ProbeReport, 
 		Agent:                   a,
 		ToolServers:             a.ToolServers,
 	}
-	if !s.rt.target.Remote() {
+	if !s.conn.rt.target.Remote() {
 		for _, src := range opts.MeasurementSources {
 			if r.ClaimedBy == "" && src.Claims(opts.Settings.Command) {
 				r.ClaimedBy = src.Name()
 			}
 		}
-		if src := s.meter.byRuntime(a.Name); src != nil {
+		if src := s.conn.meter.byRuntime(a.Name); src != nil {
 			r.MeasuredBy = src.Name()
 		}
 	}
@@ -228,7 +228,7 @@ func Probe(ctx context.Context, opts Options, po ...ProbeOptions) (ProbeReport, 
 	}
 	if r.MeasuredBy != "" {
 		// The record a session would start with: measured by that source.
-		r.Capabilities = measuredRecord(r.Capabilities, s.rt.target.Remote())
+		r.Capabilities = measuredRecord(r.Capabilities, s.conn.rt.target.Remote())
 	}
 	return r, s.stopWithin(ctx)
 }
@@ -236,7 +236,7 @@ func Probe(ctx context.Context, opts Options, po ...ProbeOptions) (ProbeReport, 
 // probeToolServers creates the session the tool-server confirmation needs
 // and waits for its verdict; nothing when the beacon is not armed.
 func (s *Session) probeToolServers(ctx context.Context) error {
-	if s.beacon == nil {
+	if s.tools.beacon == nil {
 		return nil
 	}
 	if err := s.createSession(ctx); err != nil {
@@ -300,7 +300,7 @@ func (p *probeSeen) event(ev domain.Event) {
 // it announces, and chooses how the teardown disposes of it: session/delete
 // where advertised, else session/close.
 func (s *Session) probeSession(ctx context.Context, seen *probeSeen) (*ProbeSession, error) {
-	if s.created == nil {
+	if s.res.created == nil {
 		if err := s.createSession(ctx); err != nil {
 			return nil, err
 		}
@@ -313,7 +313,7 @@ func (s *Session) probeSession(ctx context.Context, seen *probeSeen) (*ProbeSess
 	case <-ctx.Done():
 		return nil, domain.WrapError(domain.KindTurnCancelled, msgStartCancelled, ctx.Err())
 	}
-	resp := s.created
+	resp := s.res.created
 	ps := &ProbeSession{SessionID: resp.SessionID, Modes: []ProbeMode{}, Models: []ProbeModel{}, ConfigOptions: configOptions(resp.ConfigOptions)}
 	if m := resp.Modes; m != nil {
 		ps.CurrentMode = m.CurrentModeID
@@ -336,9 +336,9 @@ func (s *Session) probeSession(ctx context.Context, seen *probeSeen) (*ProbeSess
 		ps.CurrentMode = seen.mode
 	}
 	seen.mu.Unlock()
-	if s.agent.Advertised.Delete {
-		s.endWith = acpwire.MethodSessionDelete
+	if s.res.agent.Advertised.Delete {
+		s.res.endWith = acpwire.MethodSessionDelete
 	}
-	ps.EndedWith = s.endWith
+	ps.EndedWith = s.res.endWith
 	return ps, nil
 }

@@ -68,7 +68,7 @@ type protocolPart struct {
 	version int
 	// ask sends initialize in the version's shape, for a choice that
 	// requests the version, and checks the answer against the choice.
-	ask func(ctx context.Context, s *Session) (acpwire.InitializeResponse, error)
+	ask func(ctx context.Context, c *connection) (acpwire.InitializeResponse, error)
 	// make builds the session's part once initialize settled on the
 	// version.
 	make func(s *Session) protocol
@@ -91,16 +91,16 @@ func partFor(v int) (protocolPart, bool) {
 // reader goroutine reads it (otherKind) while the start settles it.
 type protocolRef struct{ protocol }
 
-// initialize performs the handshake (step 5) in the shape of the version
-// the settings request, settles the session's protocol part on the
-// version the runtime answered, and records what it advertised.
-func (s *Session) initialize(ctx context.Context) error {
-	asked := s.opts.Settings.Protocol.Requested()
+// handshake performs initialize (step 5) in the shape of the version the
+// settings request, settles the connection's protocol part on the version
+// the runtime answered, and records what it advertised.
+func (c *connection) handshake(ctx context.Context) error {
+	asked := c.opts.Settings.Protocol.Requested()
 	part, ok := partFor(asked)
 	if !ok {
 		return domain.NewError(domain.KindAgentNotFound, fmt.Sprintf("acpdrive does not speak protocol version %d", asked)).WithReason(domain.ReasonProtocolUnsupported)
 	}
-	resp, err := part.ask(ctx, s)
+	resp, err := part.ask(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -108,9 +108,15 @@ func (s *Session) initialize(ctx context.Context) error {
 	if !ok { // the ask accepts only what the choice accepts
 		return domain.NewError(domain.KindAgentNotFound, fmt.Sprintf("acpdrive does not speak protocol version %d", resp.ProtocolVersion)).WithReason(domain.ReasonProtocolUnsupported)
 	}
-	s.proto.Store(&protocolRef{settled.make(s)})
-	s.handshake(resp)
+	c.part, c.agent = settled, agentInfo(resp)
 	return nil
+}
+
+// speak settles the session's protocol part on its connection's and
+// records what the handshake advertised.
+func (s *Session) speak() {
+	s.proto.Store(&protocolRef{s.conn.part.make(s)})
+	s.handshakeInfo(s.conn.agent)
 }
 
 // protocol is the session's protocol part; before initialize settled
@@ -141,10 +147,10 @@ func (s *Session) childKind(ch *child) func(kind string, params json.RawMessage)
 
 // prompter is the session's prompter, the settled part's.
 func (s *Session) prompter() prompter {
-	return s.protocol().prompter(promptWire{rt: s.rt, log: s.log, kids: s.stream.kids})
+	return s.protocol().prompter(promptWire{rt: s.conn.rt, log: s.log, kids: s.stream.kids})
 }
 
 // encodeServers encodes the delivered servers for the version in use.
 func (s *Session) encodeServers() []json.RawMessage {
-	return s.protocol().encodeServers(s.servers)
+	return s.protocol().encodeServers(s.res.servers)
 }

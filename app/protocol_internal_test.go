@@ -22,7 +22,7 @@ func TestProtocolPartsAreDistinct(t *testing.T) {
 		require.False(t, seen[p.version], "version %d has two parts", p.version)
 		seen[p.version] = true
 		require.NotNil(t, p.ask)
-		made := p.make(&Session{})
+		made := p.make(&Session{conn: &connection{}})
 		assert.Equal(t, p.version, made.version())
 		got, ok := partFor(p.version)
 		assert.True(t, ok)

@@ -133,13 +133,13 @@ func (s *Session) resultTurn(ctx context.Context, prompt string, asks bool) doma
 		return s.turn(ctx, prompt, false)
 	}
 	instruction := domain.ResultInstruction(o.raw)
-	if s.result != nil {
+	if s.tools.result != nil {
 		instruction = domain.ResultToolInstruction + domain.ResultInstructionFallback(o.raw)
 	}
 	res := s.turn(ctx, prompt+instruction, true)
 	for n := 0; n < s.opts.Settings.OutputRetries && res.Result == nil && res.Outcome == domain.OutcomeCompleted && ctx.Err() == nil; n++ {
 		s.log.Info("turn ended without a valid result; asking for it", "reason", res.ResultMissing, "follow_up", n+1)
-		res = s.turn(ctx, domain.ResultFollowUp(res.ResultMissing, s.result != nil), true)
+		res = s.turn(ctx, domain.ResultFollowUp(res.ResultMissing, s.tools.result != nil), true)
 	}
 	if res.Result == nil {
 		s.log.Info("turn ended without a valid result", "reason", res.ResultMissing)
@@ -151,8 +151,8 @@ func (s *Session) resultTurn(ctx context.Context, prompt string, asks bool) doma
 // the result: each turn's own, so a call in a turn that does not ask is
 // answered so and kept for no later turn.
 func (s *Session) askResult(asks bool) {
-	if s.result != nil {
-		s.result.Ask(asks)
+	if s.tools.result != nil {
+		s.tools.result.Ask(asks)
 	}
 }
 
@@ -183,10 +183,10 @@ func compiledOutput(settings domain.SessionSettings) (*outputSchema, error) {
 // fromTool sets res's result from the result tool: the last valid call of
 // the turn, checked again against the schema.
 func (s *Session) fromTool(res *domain.TurnResult) {
-	if s.result == nil {
+	if s.tools.result == nil {
 		return
 	}
-	v, invalid := s.result.Take()
+	v, invalid := s.tools.result.Take()
 	if v == nil {
 		res.ResultMissing = invalid // the reply may still hold one
 		return
@@ -206,8 +206,8 @@ func (s *Session) armResult(ctx context.Context, servers []domain.MCPServer) ([]
 	if s.opts.output == nil || s.opts.ResultServer == nil {
 		return servers, nil
 	}
-	if s.rt.target.Remote() {
-		s.log.Info("a remote launch delivers no MCP servers; the result is taken from the reply", "host", s.rt.target.Host)
+	if s.conn.rt.target.Remote() {
+		s.log.Info("a remote launch delivers no MCP servers; the result is taken from the reply", "host", s.conn.rt.target.Host)
 		return servers, nil
 	}
 	a, err := s.opts.ResultServer.Arm(ctx, s.opts.output.raw)
@@ -215,7 +215,7 @@ func (s *Session) armResult(ctx context.Context, servers []domain.MCPServer) ([]
 		return nil, keepKind(err, msgResultArm+": "+err.Error())
 	}
 	a.Ask(false) // until a turn that asks begins
-	s.result = a
+	s.tools.result = a
 	return append(append([]domain.MCPServer{}, servers...), a.Server()), nil
 }
 
@@ -225,10 +225,10 @@ const msgResultArm = "could not arm the result server"
 
 // releaseResult releases the result server at teardown.
 func (s *Session) releaseResult() {
-	if s.result == nil {
+	if s.tools.result == nil {
 		return
 	}
-	if err := s.result.Release(); err != nil {
+	if err := s.tools.result.Release(); err != nil {
 		s.log.Debug("could not release the result server", "error", err)
 	}
 }

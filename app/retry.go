@@ -144,5 +144,5 @@ func (r Retrier) resume(ctx context.Context, sess *Session) (*Session, error) {
 // processGone reports whether the runtime's process is gone after res:
 // a retry then needs a new process (docs/behaviour.md#retrying).
 func (s *Session) processGone(res domain.TurnResult) bool {
-	return s.rt.ended() || s.rt.outputLost.Load() || res.Err != nil && res.Err.Kind == domain.KindPortExit
+	return s.conn.rt.ended() || s.conn.rt.outputLost.Load() || res.Err != nil && res.Err.Kind == domain.KindPortExit
 }

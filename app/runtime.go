@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -121,32 +120,16 @@ func (r *runtime) lostConnection(cause error) domain.TurnResult {
 	return domain.FailedResult(domain.WrapError(domain.KindPortExit, domain.MsgConnEndedBeforeResult, cause))
 }
 
-// stop runs teardown once, in a goroutine the runtime owns, and returns
-// its result, or ctx's error when ctx ends first while the teardown goes
-// on; a later stop waits for it. done runs after the teardown, in that
-// goroutine.
-func (r *runtime) stop(ctx context.Context, grace time.Duration, td teardownSteps, done func(error)) error {
+// stop runs the teardown once, by deadline, and returns its result; a
+// later stop waits for the first one's.
+func (r *runtime) stop(deadline time.Time, grace time.Duration, td teardownSteps) error {
 	r.stopOnce.Do(func() {
 		close(r.stopping)
-		if grace <= 0 {
-			grace = domain.DefaultStopGrace
-		}
-		deadline := r.clock.Now().Add(grace)
-		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-			deadline = d
-		}
-		go func() {
-			defer close(r.stopDone)
-			r.stopErr = r.teardown(deadline, grace, td)
-			done(r.stopErr)
-		}()
+		r.stopErr = r.teardown(deadline, grace, td)
+		close(r.stopDone)
 	})
-	select {
-	case <-r.stopDone:
-		return r.stopErr
-	case <-ctx.Done():
-		return fmt.Errorf("app: stop did not finish before its context ended; teardown goes on: %w", ctx.Err())
-	}
+	<-r.stopDone
+	return r.stopErr
 }
 
 // isDone reports whether ch is closed, without waiting.

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"context"
 	"log/slog"
 	"sync"
@@ -12,34 +13,41 @@ import (
 	"github.com/acpdrive/acpdrive/protocol/acpwire"
 )
 
-// Session is one running ACP session on one runtime. It is made of parts
+// Session is one ACP session on a runtime connection. It is made of parts
 // that each own their state (docs/behaviour.md#start-up, #turn-disposition,
-// #teardown; ARCHITECTURE.md draws them): the runtime (process, connection,
-// teardown), the event stream, the turn engine, the meter, the capability
-// record and the observation. The Session itself holds what the start
+// #teardown; ARCHITECTURE.md draws them): the event stream, the turn
+// engine, the capability record, the outbox and the observation. What one
+// runtime endpoint has (the process, the JSON-RPC connection, the router,
+// the handshake, the measurement) is its connection's, which it may share
+// with other sessions (a Host's); the Session holds what its start
 // resolved and hands the parts to each other.
 type Session struct {
 	opts  Options
 	log   *slog.Logger
 	clock ports.Clock
 
-	rt     *runtime
+	conn   *connection
 	stream *eventStream
 	turns  *turnEngine
-	meter  *meter
 	caps   *capRecord
 	obs    *observation // nil observes nothing
-	ledger *ledger      // cost and context from usage_update
+	out    *outbox      // the consumers' deliveries
 
 	proto atomic.Pointer[protocolRef] // the protocol part, once initialize settled the version
 
 	reply  turnReply     // the running turn's reply, from the emitted events
 	totals sessionTotals // the session's turns summed (Totals)
 	queued steerQueue    // steers queued for the next prompt (docs/behaviour.md#steering)
-	// stopped is set once Stop was called: a later Turn is refused.
-	stopped atomic.Bool
 
-	// Set while the session starts; read-only afterwards.
+	res   resolution // what the start resolved; read-only once it returned
+	tools toolArms   // the tool servers acpdrive serves the session
+	life  lifecycle
+	id    sessionIdent
+}
+
+// resolution is what a session's start resolved: set while it starts,
+// read-only afterwards.
+type resolution struct {
 	agent domain.AgentInfo
 	route string
 	// continuation is what became of Options.ResumeSessionID; nil when
@@ -47,53 +55,81 @@ type Session struct {
 	continuation *Continuation
 	control      NegativeControl
 	servers      []domain.MCPServer          // delivered on session/new and continuation calls
-	beacon       ports.ArmedBeacon           // the tool-server beacon, nil when not asked for
-	result       ports.ArmedResult           // the result tool's server, nil when not declared
 	endWith      string                      // how the session ends through the protocol, "" for not at all
 	created      *acpwire.NewSessionResponse // session/new's answer, kept for a probe
+}
+
+// toolArms are the tool servers acpdrive serves a session itself.
+type toolArms struct {
+	beacon ports.ArmedBeacon // the tool-server beacon, nil when not asked for
+	result ports.ArmedResult // the result tool's server, nil when not declared
+}
+
+// lifecycle is how a session ends: once, through its connection's leave.
+type lifecycle struct {
+	// stopped is set once Stop was called: a later Turn is refused.
+	stopped atomic.Bool
 	// replaced marks a start that another start replaces (a restart, a
 	// failover) or that failed: its teardown does not end the observation,
 	// and within names the step that holds it ("" for the session).
 	replaced bool
 	within   string
-
-	mu        sync.Mutex // guards sessionID
-	sessionID string
-
-	// seat is the session's place on a Host's shared process, nil when the
-	// session owns its runtime (docs/behaviour.md#runtime-host).
-	seat *seat
+	once     sync.Once
+	done     chan struct{}
+	err      error
 }
 
-// newSession assembles the parts of one start.
-func newSession(opts Options, obs *observation) *Session {
+// sessionIdent is the session's id, set when adopted.
+type sessionIdent struct {
+	mu sync.Mutex
+	id string
+}
+
+// newSession assembles the parts of one session on c.
+func newSession(c *connection, opts Options, obs *observation) *Session {
 	log := opts.Logger.With("component", "acp_session")
 	s := &Session{
-		opts: opts, log: log, clock: opts.Clock, obs: obs,
-		rt:     newRuntime(log, opts.Clock, opts.drainBound),
-		turns:  newTurnEngine(opts.Clock, log),
-		meter:  newMeter(opts.MeasurementSources, log),
-		caps:   newCapRecord(log),
-		ledger: &ledger{},
+		opts: opts, log: log, clock: opts.Clock, obs: obs, conn: c,
+		turns: newTurnEngine(opts.Clock, log),
+		caps:  newCapRecord(log),
 	}
+	s.life.done = make(chan struct{})
+	s.out = newOutbox(log, c.shared(), DefaultEventBacklog, func() {
+		s.turns.endRunning(ending{err: domain.NewError(domain.KindTurnOutcomeUnknown, msgConsumerBehind)})
+	})
 	sink := func(ev domain.Event) {
 		s.reply.observe(ev)
-		opts.OnEvent(ev)
-		obs.event(ev)
+		s.out.push(func() {
+			opts.OnEvent(ev)
+			obs.event(ev)
+		})
 	}
-	s.stream = newEventStream(opts.Clock, log, sink, opts.OnAgentText, s.rt.pid)
-	s.stream.ledger = s.ledger // fed the session's own usage_update only, no child's
+	var onText func(string, string)
+	if opts.OnAgentText != nil {
+		onText = func(id, text string) { s.out.push(func() { opts.OnAgentText(id, text) }) }
+	}
+	s.stream = newEventStream(opts.Clock, log, sink, onText, c.rt.pid)
 	s.stream.activity = s.turns.touch
 	s.turns.announce = s.stream.held
-	s.stream.onToolStart = opts.OnToolStart
+	if opts.OnToolStart != nil {
+		s.stream.onToolStart = func(id string, kind domain.ToolKind, title string) {
+			s.out.push(func() { opts.OnToolStart(id, kind, title) })
+		}
+	}
 	s.stream.noticed = obs.notice
 	if opts.Settings.Subagents {
 		s.stream.kids = newChildren(s.stream, log)
 	}
 	s.stream.otherKind = s.otherKind
 	s.stream.childKind = s.childKind
+	c.join()
 	return s
 }
+
+// msgConsumerBehind ends the turn of a session whose consumers fell
+// DefaultEventBacklog deliveries behind on a shared process
+// (docs/behaviour.md#runtime-host).
+var msgConsumerBehind = fmt.Sprintf("the session's event consumer fell %d events behind on a shared process; the rest of the turn's events were dropped", DefaultEventBacklog)
 
 // turn runs one prompt as a turn; asks says whether it asks for the
 // structured result (docs/behaviour.md#structured-results): the result
@@ -101,7 +137,7 @@ func newSession(opts Options, obs *observation) *Session {
 // taken before the next turn may begin. Turn and TurnWithResult add the
 // instruction and the follow-ups.
 func (s *Session) turn(ctx context.Context, prompt string, asks bool) domain.TurnResult {
-	if s.stopped.Load() {
+	if s.life.stopped.Load() {
 		return domain.FailedResult(domain.NewError(domain.KindTurnCancelled, domain.MsgSessionStopped))
 	}
 	t, held, first, ok := s.turns.begin()
@@ -116,7 +152,7 @@ func (s *Session) turn(ctx context.Context, prompt string, asks bool) domain.Tur
 	s.stream.flush()
 	s.stream.retries.begin()
 	s.stream.underSink(s.reply.begin)
-	s.ledger.begin()
+	s.stream.ledger.begin()
 	s.stream.emit(domain.Event{Type: domain.EventSessionStarted, SessionID: s.ID(), Message: domain.MsgSessionStarted})
 	if first {
 		s.firstTurnNotices()
@@ -124,12 +160,12 @@ func (s *Session) turn(ctx context.Context, prompt string, asks bool) domain.Tur
 
 	var res domain.TurnResult
 	switch {
-	case s.rt.outputLost.Load():
+	case s.conn.rt.outputLost.Load():
 		res = domain.FailedResult(domain.NewError(domain.KindPortExit, domain.MsgOutputNotCollected))
 	case held != nil:
 		s.stream.held(held)
 		res = held.result()
-	case s.rt.ended():
+	case s.conn.rt.ended():
 		res = domain.FailedResult(domain.NewError(domain.KindPortExit, domain.MsgConnEndedBeforeResult))
 	default:
 		req := promptRequest{sessionID: s.ID(), text: s.queued.prefix(prompt), meta: t.meta}
@@ -147,7 +183,11 @@ func (s *Session) turn(ctx context.Context, prompt string, asks bool) domain.Tur
 	s.totals.add(res)
 	s.takeResult(&res, asks)
 	s.turns.finish()
+	if n := s.out.settle(); n > 0 {
+		s.log.Warn("events of the turn were dropped: the session's consumer fell behind", "dropped", n)
+	}
 	s.stream.emit(outcomeEvent(res))
+	s.out.wait()
 	s.obs.turnEnded(s.clock.Now(), res)
 	return res
 }
@@ -159,10 +199,10 @@ func (s *Session) firstTurnNotices() {
 		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: notice, Origin: domain.OriginAcpdrive})
 		s.stream.noticed(s.clock.Now(), notice)
 	}
-	if notice := s.agent.ToolServers.Notice(); notice != "" {
+	if notice := s.res.agent.ToolServers.Notice(); notice != "" {
 		s.stream.emit(domain.Event{Type: domain.EventNotification, Message: notice, Origin: domain.OriginAcpdrive})
 	}
-	if p := s.agent.Posture; p != nil && s.opts.Settings.Session.Applies() {
+	if p := s.res.agent.Posture; p != nil && s.opts.Settings.Session.Applies() {
 		// Only a configured session announces its posture: an unconfigured
 		// one shows it in the record and the result alone
 		// (docs/behaviour.md#session-configuration).
@@ -185,30 +225,8 @@ func outcomeEvent(res domain.TurnResult) domain.Event { return res.Event() }
 // its result. Stop is idempotent and safe for concurrent use. What survives
 // the teardown is reported as a *domain.SurvivorsError (logged at Warn).
 func (s *Session) Stop(ctx context.Context) error {
-	s.stopped.Store(true)
-	if s.seat != nil {
-		return s.seat.stop(ctx, s)
-	}
-	began := s.clock.Now()
-	td := teardownSteps{
-		closeMethod: s.endWith,
-		sessionID:   s.ID(),
-		drained:     s.stream.flush,
-		step: func(name string, start, end time.Time, err error) {
-			s.obs.step(name, ports.StepTeardown, start, end, err)
-		},
-	}
-	return s.rt.stop(ctx, s.opts.Settings.StopGrace, td, func(err error) {
-		s.meter.release()
-		s.releaseBeacon() // after the runtime's tree is gone
-		s.releaseResult()
-		if s.rt.proc != nil {
-			s.obs.step(ports.StepTeardown, s.within, began, s.clock.Now(), err)
-		}
-		if !s.replaced {
-			s.obs.end(s.clock.Now(), s.Capabilities(), err)
-		}
-	})
+	s.life.stopped.Store(true)
+	return s.conn.leave(ctx, s)
 }
 
 // failedStartStopMargin is how much longer than the stop grace the
@@ -227,45 +245,43 @@ func (s *Session) stopWithin(ctx context.Context) error {
 // ID is the identifier of the session the runtime runs: the continued one,
 // or the one session/new created (also after a continuation fell back).
 func (s *Session) ID() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.sessionID
+	s.id.mu.Lock()
+	defer s.id.mu.Unlock()
+	return s.id.id
 }
 
 // adopt makes id the session's identifier.
 func (s *Session) adopt(id string) {
-	s.mu.Lock()
-	s.sessionID = id
-	s.mu.Unlock()
+	s.id.mu.Lock()
+	s.id.id = id
+	s.id.mu.Unlock()
 	s.stream.adopt(id)
-	if s.seat != nil && s.seat.onID != nil {
-		s.seat.onID(id)
-	}
+	s.conn.route(id, s)
 }
 
 // PID is the local process acpdrive watches (the runtime, or on SSH the
 // local ssh relay), or 0 before one was started or when none exists.
-func (s *Session) PID() int { return s.rt.pid() }
+func (s *Session) PID() int { return s.conn.rt.pid() }
 
 // Identity names the runtime as the transport started it; the zero value
 // before a start.
-func (s *Session) Identity() ports.Identity { return s.rt.identity() }
+func (s *Session) Identity() ports.Identity { return s.conn.rt.identity() }
 
 // Remote reports whether the runtime runs on another host.
-func (s *Session) Remote() bool { return s.rt.target.Remote() }
+func (s *Session) Remote() bool { return s.conn.rt.target.Remote() }
 
 // Host is the host the runtime runs on, "" on this machine.
-func (s *Session) Host() string { return s.rt.target.Host }
+func (s *Session) Host() string { return s.conn.rt.target.Host }
 
 // Capabilities returns a copy of the session's capability record.
 func (s *Session) Capabilities() domain.Capabilities { return s.caps.snapshot() }
 
 // AgentInfo returns what the handshake reported about the runtime.
-func (s *Session) AgentInfo() domain.AgentInfo { return s.agent }
+func (s *Session) AgentInfo() domain.AgentInfo { return s.res.agent }
 
 // Route reports how the session was resolved: "session/new",
 // "session/load", "session/resume" or "session/fork".
-func (s *Session) Route() string { return s.route }
+func (s *Session) Route() string { return s.res.route }
 
 // LastMessage returns the latest completed agent message, cut to
 // domain.MessageCap runes. A turn's whole reply is its TurnResult.Reply.

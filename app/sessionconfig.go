@@ -121,7 +121,7 @@ func makeCall(ctx context.Context, client configClient, id string, c domain.Conf
 // prompt or additional directories the runtime did not advertise
 // (docs/behaviour.md#session-configuration).
 func (s *Session) admitSessionConfig() error {
-	adv := s.agent.Advertised
+	adv := s.res.agent.Advertised
 	return domain.CheckBeforeSession(s.opts.Settings.Session, adv.SystemPromptModes,
 		slices.Contains(adv.SessionMarkers, "additionalDirectories"))
 }
@@ -141,7 +141,7 @@ func (s *Session) configure(ctx context.Context, offer domain.SessionOffer) erro
 	state := offer
 	if cfg.Applies() {
 		var err error
-		state, err = applyConfig(ctx, s.rt.client, s.ID(), cfg, offer, proto.selectType(), s.opts.Settings.EffectiveReadTimeout(),
+		state, err = applyConfig(ctx, s.conn.rt.client, s.ID(), cfg, offer, proto.selectType(), s.opts.Settings.EffectiveReadTimeout(),
 			func(method string, err error) error { return s.startupError(ctx, method, err) })
 		if err != nil {
 			return err
@@ -149,10 +149,10 @@ func (s *Session) configure(ctx context.Context, offer domain.SessionOffer) erro
 	}
 	posture := state.Posture()
 	if !posture.IsZero() {
-		s.agent.Posture = &posture
+		s.res.agent.Posture = &posture
 		s.log.Info("session configuration", "mode", posture.Mode, "model", posture.Model, "config", posture.Text())
 	}
-	if s.created != nil && cfg.Applies() {
+	if s.res.created != nil && cfg.Applies() {
 		s.recordCreated(state)
 	}
 	return nil
@@ -161,7 +161,7 @@ func (s *Session) configure(ctx context.Context, offer domain.SessionOffer) erro
 // recordCreated writes the configured state back into session/new's
 // answer, which a probe reports.
 func (s *Session) recordCreated(state domain.SessionOffer) {
-	c := s.created
+	c := s.res.created
 	if c.Modes != nil {
 		c.Modes.CurrentModeID = state.Mode()
 	}
@@ -186,7 +186,7 @@ func (s *Session) recordCreated(state domain.SessionOffer) {
 // the zero posture when the runtime reports none. Changes during the
 // session arrive as mode_changed and config_options events.
 func (s *Session) Posture() domain.SessionPosture {
-	if p := s.agent.Posture; p != nil {
+	if p := s.res.agent.Posture; p != nil {
 		return *p
 	}
 	return domain.SessionPosture{}

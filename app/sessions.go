@@ -47,7 +47,7 @@ func notAdvertised(capability, method string) error {
 // agent_not_found; a page the runtime refuses is response_error, a cursor
 // that repeats (or more than 1000 pages) response_error too.
 func (s *Session) ListSessions(ctx context.Context, cwd string) ([]SessionEntry, error) {
-	if !s.agent.Advertised.List {
+	if !s.res.agent.Advertised.List {
 		return nil, notAdvertised("list", acpwire.MethodSessionList)
 	}
 	out := []SessionEntry{}
@@ -55,7 +55,7 @@ func (s *Session) ListSessions(ctx context.Context, cwd string) ([]SessionEntry,
 	req := acpwire.ListSessionsRequest{CWD: cwd}
 	for page := 1; ; page++ {
 		callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.EffectiveReadTimeout())
-		resp, err := s.rt.client.ListSessions(callCtx, req)
+		resp, err := s.conn.rt.client.ListSessions(callCtx, req)
 		cancel()
 		if err != nil {
 			return out, s.startupError(ctx, acpwire.MethodSessionList, err)
@@ -95,14 +95,14 @@ func sessionEntry(info acpwire.SessionInfo) SessionEntry {
 // Deleting the session this Session runs is the runtime's affair (the
 // schema leaves it implementation-defined).
 func (s *Session) DeleteSession(ctx context.Context, id string) error {
-	if !s.agent.Advertised.Delete {
+	if !s.res.agent.Advertised.Delete {
 		return notAdvertised("delete", acpwire.MethodSessionDelete)
 	}
 	if strings.TrimSpace(id) == "" {
 		return domain.NewError(domain.KindResponseError, "empty session id; session/delete was not sent")
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.EffectiveReadTimeout())
-	err := s.rt.client.DeleteSession(callCtx, id)
+	err := s.conn.rt.client.DeleteSession(callCtx, id)
 	cancel()
 	if err != nil {
 		return s.startupError(ctx, acpwire.MethodSessionDelete, err)
@@ -114,7 +114,7 @@ func (s *Session) DeleteSession(ctx context.Context, id string) error {
 // ForkedFrom is the session this one was forked from (Options.ForkSessionID)
 // when the start forked it, "" otherwise.
 func (s *Session) ForkedFrom() string {
-	if s.route != acpwire.MethodSessionFork {
+	if s.res.route != acpwire.MethodSessionFork {
 		return ""
 	}
 	return s.opts.ForkSessionID
@@ -126,11 +126,11 @@ func (s *Session) ForkedFrom() string {
 // fresh session would lose the history it was asked for.
 func (s *Session) forkSession(ctx context.Context) error {
 	from := s.opts.ForkSessionID
-	if !s.agent.Advertised.Fork {
+	if !s.res.agent.Advertised.Fork {
 		return notAdvertised("fork", acpwire.MethodSessionFork)
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.EffectiveReadTimeout())
-	resp, err := s.rt.client.ForkSession(callCtx, acpwire.ForkSessionRequest{
+	resp, err := s.conn.rt.client.ForkSession(callCtx, acpwire.ForkSessionRequest{
 		SessionID: from, CWD: s.opts.Workspace, MCPServers: s.encodeServers(),
 		AdditionalDirectories: s.opts.Settings.Session.AdditionalDirectories, SystemPrompt: s.systemPrompt(),
 	})
@@ -141,13 +141,13 @@ func (s *Session) forkSession(ctx context.Context) error {
 	if resp.SessionID == "" {
 		return domain.NewError(domain.KindResponseError, "session/fork answered no sessionId")
 	}
-	s.route = acpwire.MethodSessionFork
+	s.res.route = acpwire.MethodSessionFork
 	s.adopt(resp.SessionID)
-	s.created = &resp
+	s.res.created = &resp
 	// The fork starts with the history it copied: measured like a
 	// continued session, from what its record already holds.
-	s.meter.opened(resp.SessionID, true)
-	if s.agent.Advertised.LoadSession {
+	s.conn.meter.opened(resp.SessionID, true)
+	if s.res.agent.Advertised.LoadSession {
 		s.opts.Creations.Remember(resp.SessionID, s.clock.Now())
 	}
 	s.log.Info("agent session forked", "session_id", resp.SessionID, "forked_from", from, "agent_pid", s.PID())
@@ -172,8 +172,8 @@ func OpenSessionStore(ctx context.Context, opts Options) (*SessionStore, error) 
 	if err != nil {
 		return nil, refused(opts, err)
 	}
-	s := newSession(opts, &observation{plain: opts.Observers}) // no session: its events reach Observe
-	s.meter.plan = measurePlan{settled: true}                  // nothing to measure
+	s := newSession(newConnection(opts, false), opts, &observation{plain: opts.Observers}) // no session: its events reach Observe
+	s.conn.meter.plan = measurePlan{settled: true}                  // nothing to measure
 	if err := s.open(ctx, nil); err != nil {
 		s.fail(ctx, err)
 		return nil, err
@@ -192,7 +192,7 @@ func (st *SessionStore) Delete(ctx context.Context, id string) error {
 }
 
 // AgentInfo returns what the handshake reported about the runtime.
-func (st *SessionStore) AgentInfo() domain.AgentInfo { return st.s.agent }
+func (st *SessionStore) AgentInfo() domain.AgentInfo { return st.s.res.agent }
 
 // PID is the local process acpdrive watches, as Session.PID.
 func (st *SessionStore) PID() int { return st.s.PID() }

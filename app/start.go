@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/acpdrive/acpdrive/domain"
@@ -47,13 +45,14 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 	var unreachable []string
 	var lastErr error // the last unreachable host's own failure
 	for start := 1; ; {
-		s := newSession(opts, obs)
-		s.meter.plan = plan
+		c := newConnection(opts, false)
+		c.meter.plan = plan
+		s := newSession(c, opts, obs)
 		err := s.open(ctx, unreachable)
 		if err == nil {
-			st := s.meter.handshake(ctx, s.agent.Name, s.rt.target, start < maxStarts)
+			st := c.meter.handshake(ctx, c.agent.Name, c.rt.target, start < maxStarts)
 			if st.restart {
-				s.log.Info(st.why, "name", s.agent.Name, "start", start)
+				s.log.Info(st.why, "name", c.agent.Name, "start", start)
 				s.replace(ctx, ports.StepRestart)
 				plan, start = st.next, start+1
 				continue
@@ -62,33 +61,30 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 				s.caps.lower(domain.CapTokenCounts)
 			}
 			if st.armed {
-				s.caps.measuredInPlace(s.rt.target.Remote())
+				s.caps.measuredInPlace(c.rt.target.Remote())
 			}
 			err = s.resolve(ctx)
 		}
 		if err == nil {
 			err = s.confirmToolServers(ctx)
 		}
-		if host := s.rt.target.Host; err != nil && host != "" && ctx.Err() == nil && errors.Is(err, domain.ErrHostUnreachable) {
+		if host := c.rt.target.Host; err != nil && host != "" && ctx.Err() == nil && errors.Is(err, domain.ErrHostUnreachable) {
 			s.log.Warn("host unreachable; trying the next host", "host", host, "error", err)
 			s.replace(ctx, ports.StepFailover)
 			unreachable, lastErr = append(unreachable, host), err
 			continue
 		}
-		if err != nil && lastErr != nil && s.rt.proc == nil && errors.Is(err, domain.ErrHostUnreachable) {
+		if err != nil && lastErr != nil && c.rt.proc == nil && errors.Is(err, domain.ErrHostUnreachable) {
 			err = lastErr // no host left: the last host's own failure is the start's
 		}
 		if err != nil {
 			s.fail(ctx, err)
 			return nil, err
 		}
-		adv := s.agent.Advertised
-		s.log.Info("agent implementation", "agent_name", s.agent.Name, "agent_version", s.agent.Version,
+		adv := c.agent.Advertised
+		s.log.Info("agent implementation", "agent_name", c.agent.Name, "agent_version", c.agent.Version,
 			"load_session", adv.LoadSession, "close", adv.Close, "resume", adv.Resume, "delete", adv.Delete)
-		obs.start(ports.SessionInfo{
-			At: s.clock.Now(), SessionID: s.ID(), Agent: s.agent, Route: s.route,
-			Capabilities: s.Capabilities(), Remote: s.rt.target.Remote(),
-		})
+		s.opened(obs)
 		return s, nil
 	}
 }
@@ -97,7 +93,7 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 // the reason in the observation.
 func (s *Session) replace(ctx context.Context, step string) {
 	began := s.clock.Now()
-	s.replaced, s.within = true, step
+	s.life.replaced, s.life.within = true, step
 	if err := s.stopWithin(ctx); err != nil {
 		s.log.Warn("teardown of a replaced start reported", "step", step, "error", err)
 	}
@@ -106,7 +102,7 @@ func (s *Session) replace(ctx context.Context, step string) {
 
 // fail tears down a session that did not start, and reports it.
 func (s *Session) fail(ctx context.Context, err error) {
-	s.replaced = true
+	s.life.replaced = true
 	if serr := s.stopWithin(ctx); serr != nil {
 		s.log.Debug("teardown after a failed start reported", "error", serr)
 	}
@@ -145,35 +141,45 @@ func (s *Session) open(ctx context.Context, unreachable []string) error {
 		return err
 	}
 	began = s.clock.Now()
-	err = s.initialize(ctx)
+	err = s.conn.handshake(ctx)
 	s.obs.step(ports.StepInitialize, "", began, s.clock.Now(), err)
+	if err == nil {
+		s.speak()
+	}
 	return err
 }
 
-// launch runs start-up steps 1 to 4: the launcher prepares the command,
-// the MCP configuration is read (kept in s.servers until the handshake
-// decides what is deliverable), the measurement source is armed and the
-// process started.
+// launch runs start-up steps 1 to 4: the connection prepares the
+// command, the session's tool servers are read and armed (kept until the
+// handshake decides what is deliverable), the measurement source is armed
+// and the process started with the session as the router's one route.
 func (s *Session) launch(ctx context.Context, unreachable []string) error {
-	set := s.opts.Settings
-	if len(set.Command) == 0 || strings.TrimSpace(set.Command[0]) == "" {
-		return domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand).WithReason(domain.ReasonConfigurationInvalid)
-	}
-	plan, err := s.opts.Launcher.Prepare(ports.LaunchRequest{Command: set.Command, Workspace: s.opts.Workspace, Avoid: unreachable,
-		Sandbox: set.Sandbox, AddDirs: set.Session.AdditionalDirectories})
+	c := s.conn
+	plan, err := c.prepare(unreachable)
 	if err != nil {
-		return keepKind(err, msgStartFailed)
+		return err
 	}
-	target := plan.Target()
-	if err := remoteMismatch(set, target); err != nil {
+	servers, err := s.prepareServers(ctx)
+	var env []string
+	if err == nil {
+		env, err = c.meter.arm(ctx, s.opts.Settings.Command, c.rt.target)
+	}
+	if err != nil {
 		discard(plan)
 		return err
 	}
-	if slices.Contains(unreachable, target.Host) {
-		discard(plan)
-		return domain.WrapError(domain.KindPortExit, msgNoHostLeft, domain.ErrHostUnreachable)
+	s.caps.reset(c.rt.target.Remote(), c.meter.armed())
+	s.attach()
+	if err := c.launch(ctx, plan, env); err != nil {
+		return err
 	}
-	s.rt.target = target
+	s.res.servers = servers
+	return nil
+}
+
+// prepareServers reads the MCP configuration and arms the tool servers
+// acpdrive serves the session itself (the beacon, the result tool).
+func (s *Session) prepareServers(ctx context.Context) ([]domain.MCPServer, error) {
 	servers, err := s.loadMCPServers(ctx)
 	if err == nil {
 		servers, err = s.armBeacon(ctx, servers)
@@ -181,27 +187,27 @@ func (s *Session) launch(ctx context.Context, unreachable []string) error {
 	if err == nil {
 		servers, err = s.armResult(ctx, servers)
 	}
-	var env []string
-	if err == nil {
-		env, err = s.meter.arm(ctx, set.Command, target)
-	}
-	if err != nil {
-		discard(plan)
-		return err
-	}
-	s.caps.reset(target.Remote(), s.meter.armed())
+	return servers, err
+}
+
+// attach gives the session its place on its connection's router: every
+// message on a connection of its own, the messages naming it on a shared
+// one.
+func (s *Session) attach() {
 	h := &connHandler{
-		log: s.log, rt: s.rt, stream: s.stream, turns: s.turns,
-		readTimeout: set.EffectiveReadTimeout(), onIdle: s.opts.OnReadIdle, sessionID: s.ID,
-		perm: newPermissionJudge(s.opts, target.Remote(), s.stream.announcedTitle),
+		log: s.log, rt: s.conn.rt, stream: s.stream, turns: s.turns,
+		readTimeout: s.opts.Settings.EffectiveReadTimeout(), onIdle: s.opts.OnReadIdle, sessionID: s.ID,
+		perm: newPermissionJudge(s.opts, s.conn.rt.target.Remote(), s.stream.announcedTitle),
 	}
-	if err := s.rt.start(ctx, plan, env, h, func() { s.turns.betweenTurns(s.stream.flush) }); err != nil {
-		return err
-	}
-	id := s.rt.identity()
-	s.log.Info("agent process started", "agent_pid", id.PID, "host", id.Host, "command", set.Command[0])
-	s.servers = servers
-	return nil
+	s.conn.router.attach(s, h)
+}
+
+// opened tells the observers the session started.
+func (s *Session) opened(obs *observation) {
+	obs.start(ports.SessionInfo{
+		At: s.clock.Now(), SessionID: s.ID(), Agent: s.res.agent, Route: s.res.route,
+		Capabilities: s.Capabilities(), Remote: s.conn.rt.target.Remote(),
+	})
 }
 
 // discard gives back what a prepared plan holds when it will not be
@@ -224,8 +230,8 @@ func (s *Session) loadMCPServers(ctx context.Context) ([]domain.MCPServer, error
 	if path == "" {
 		return nil, nil
 	}
-	if s.rt.target.Remote() {
-		s.log.Info("a remote launch delivers no MCP servers; the configuration is not read", "host", s.rt.target.Host)
+	if s.conn.rt.target.Remote() {
+		s.log.Info("a remote launch delivers no MCP servers; the configuration is not read", "host", s.conn.rt.target.Host)
 		return nil, nil
 	}
 	servers, err := s.opts.MCPSource.Load(ctx, path)
@@ -258,22 +264,19 @@ func (s *Session) reservedFor(name string) string {
 	return ""
 }
 
-// handshake records what an accepted initialize answer advertised.
-func (s *Session) handshake(resp acpwire.InitializeResponse) { s.handshakeInfo(agentInfo(resp)) }
-
 // handshakeInfo records what the handshake advertised, also for a session
 // on a shared process (docs/behaviour.md#runtime-host).
 func (s *Session) handshakeInfo(info domain.AgentInfo) {
-	s.agent = info
-	adv := s.agent.Advertised
-	if !s.agent.Reported {
+	s.res.agent = info
+	adv := info.Advertised
+	if !info.Reported {
 		s.caps.lower(domain.CapAgentVersion)
 	}
 	if !adv.LoadSession && !adv.Resume {
 		s.caps.lower(domain.CapSessionContinuation)
 	}
-	if s.endWith == "" && adv.Close {
-		s.endWith = acpwire.MethodSessionClose
+	if s.res.endWith == "" && adv.Close {
+		s.res.endWith = acpwire.MethodSessionClose
 	}
 	s.deliverable()
 }
@@ -300,9 +303,9 @@ func versionRefusedFor(err error, want int) error {
 // stdio server, HTTP and SSE servers only when advertised. Withholding
 // one lowers "tool servers".
 func (s *Session) deliverable() {
-	adv := s.agent.Advertised
-	kept := make([]domain.MCPServer, 0, len(s.servers))
-	for _, srv := range s.servers {
+	adv := s.res.agent.Advertised
+	kept := make([]domain.MCPServer, 0, len(s.res.servers))
+	for _, srv := range s.res.servers {
 		if srv.Deliverable(adv.MCPHTTP, adv.MCPSSE) {
 			kept = append(kept, srv)
 			continue
@@ -310,12 +313,12 @@ func (s *Session) deliverable() {
 		s.log.Info("withheld an MCP server whose transport the agent did not advertise",
 			"server", srv.Name, "transport", string(srv.Transport), "http", adv.MCPHTTP, "sse", adv.MCPSSE)
 	}
-	if len(kept) < len(s.servers) {
+	if len(kept) < len(s.res.servers) {
 		s.caps.lower(domain.CapToolServers)
 	}
-	s.servers = kept
+	s.res.servers = kept
 	operators := len(kept)
-	if s.beacon != nil {
+	if s.tools.beacon != nil {
 		operators-- // the beacon serves no tool
 	}
 	s.stream.serveTools(operators > 0)
@@ -380,29 +383,29 @@ func (s *Session) resolve(ctx context.Context) error {
 		return err
 	}
 	id := s.opts.ResumeSessionID
-	route := ContinuationRoute(s.agent.Advertised)
+	route := ContinuationRoute(s.res.agent.Advertised)
 	if id != "" {
-		s.continuation = &Continuation{Requested: id, Route: route}
+		s.res.continuation = &Continuation{Requested: id, Route: route}
 	}
 	if id != "" && route == "" {
-		s.continuation.Reason = msgNoContinuationRoute
+		s.res.continuation.Reason = msgNoContinuationRoute
 		s.log.Info("the runtime advertises no continuation method; creating a new session", "session_id", id)
 	}
 	if id != "" && route != "" {
 		c := &continuation{
-			client: s.rt.client, clock: s.clock, log: s.log, creations: s.opts.Creations,
+			client: s.conn.rt.client, clock: s.clock, log: s.log, creations: s.opts.Creations,
 			stream: s.stream, readTimeout: s.opts.Settings.EffectiveReadTimeout(), proto: s.protocol(),
 		}
 		began := s.clock.Now()
 		err := c.continueSession(ctx, route, acpwire.LoadSessionRequest{SessionID: id, CWD: s.opts.Workspace, MCPServers: s.encodeServers(),
 			AdditionalDirectories: s.opts.Settings.Session.AdditionalDirectories, SystemPrompt: s.systemPrompt()})
 		s.obs.step(route, "", began, s.clock.Now(), err)
-		s.control = c.control
+		s.res.control = c.control
 		if err == nil {
-			s.route = route
-			s.continuation.Continued = true
+			s.res.route = route
+			s.res.continuation.Continued = true
 			s.adopt(id)
-			s.meter.opened(id, true)
+			s.conn.meter.opened(id, true)
 			s.log.Info("agent session continued", "route", route, "session_id", id, "agent_pid", s.PID())
 			s.protocol().continued(ctx, id)
 			a := c.answer
@@ -412,7 +415,7 @@ func (s *Session) resolve(ctx context.Context) error {
 			return domain.WrapError(domain.KindTurnCancelled, msgStartCancelled, ctx.Err())
 		}
 		s.caps.lower(domain.CapSessionContinuation)
-		s.continuation.Reason = err.Error()
+		s.res.continuation.Reason = err.Error()
 		s.log.Warn("session continuation not confirmed; falling back to session/new",
 			"route", route, "session_id", id, "reason", err.Error())
 	}
@@ -424,9 +427,9 @@ func (s *Session) resolve(ctx context.Context) error {
 
 // createSession sends session/new and records the session it created.
 func (s *Session) createSession(ctx context.Context) error {
-	s.route = acpwire.MethodSessionNew
+	s.res.route = acpwire.MethodSessionNew
 	callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.EffectiveReadTimeout())
-	resp, err := s.rt.client.NewSession(callCtx, acpwire.NewSessionRequest{CWD: s.opts.Workspace, MCPServers: s.encodeServers(),
+	resp, err := s.conn.rt.client.NewSession(callCtx, acpwire.NewSessionRequest{CWD: s.opts.Workspace, MCPServers: s.encodeServers(),
 		AdditionalDirectories: s.opts.Settings.Session.AdditionalDirectories, SystemPrompt: s.systemPrompt()})
 	cancel()
 	if err != nil {
@@ -436,9 +439,9 @@ func (s *Session) createSession(ctx context.Context) error {
 		return domain.NewError(domain.KindResponseError, "session/new answered no sessionId")
 	}
 	s.adopt(resp.SessionID)
-	s.created = &resp
-	s.meter.opened(resp.SessionID, false)
-	if s.agent.Advertised.LoadSession {
+	s.res.created = &resp
+	s.conn.meter.opened(resp.SessionID, false)
+	if s.res.agent.Advertised.LoadSession {
 		// Only a runtime that advertises loadSession can be asked to load
 		// it, the one route the hold is for (docs/behaviour.md#continuation).
 		s.opts.Creations.Remember(resp.SessionID, s.clock.Now())

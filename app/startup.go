@@ -26,6 +26,12 @@ const (
 // connection port_exit (with the early exit report when the process
 // exited).
 func (s *Session) startupError(ctx context.Context, method string, err error) error {
+	return s.conn.startupError(ctx, method, err)
+}
+
+// startupError is Session.startupError for a call of the connection's own
+// (initialize).
+func (c *connection) startupError(ctx context.Context, method string, err error) error {
 	var callErr *acpclient.CallError
 	var decodeErr *acpclient.DecodeError
 	switch {
@@ -44,17 +50,17 @@ func (s *Session) startupError(ctx context.Context, method string, err error) er
 	case errors.Is(err, context.DeadlineExceeded):
 		return domain.WrapError(domain.KindResponseTimeout, domain.MsgTimedOut, errors.Join(errors.New(method), err))
 	default:
-		return s.connectionLostError(err)
+		return c.connectionLostError(err)
 	}
 }
 
 // connectionLostError builds the early exit report when the process has
 // exited, and the plain message when it is still alive.
-func (s *Session) connectionLostError(cause error) error {
-	proc := s.rt.proc
+func (c *connection) connectionLostError(cause error) error {
+	proc := c.rt.proc
 	select {
 	case <-proc.Exited():
-	case <-s.clock.After(exitSettle):
+	case <-c.clock.After(exitSettle):
 		return domain.WrapError(domain.KindPortExit, domain.MsgConnEndedBeforeResponding, cause)
 	}
 	tail, truncated := proc.StderrTail()

@@ -77,10 +77,10 @@ func (e *turnEngine) steerable() bool {
 // the next turn's prompt. A
 // runtime's refusal of the request is response_error.
 func (s *Session) Steer(ctx context.Context, text string, mode ...SteerMode) error {
-	if s.stopped.Load() {
+	if s.life.stopped.Load() {
 		return domain.NewError(domain.KindTurnCancelled, domain.MsgSessionStopped)
 	}
-	if !s.agent.Advertised.Steering {
+	if !s.res.agent.Advertised.Steering {
 		if len(mode) > 0 && mode[0] == SteerOrQueue {
 			s.queued.add(text)
 			return domain.WrapError(domain.KindAgentNotFound, domain.MsgSteerNotOffered, domain.ErrSteerQueued).
@@ -93,7 +93,7 @@ func (s *Session) Steer(ctx context.Context, text string, mode ...SteerMode) err
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.EffectiveReadTimeout())
 	defer cancel()
-	resp, err := s.rt.client.Steer(callCtx, acpwire.NewSteerRequest(s.ID(), text))
+	resp, err := s.conn.rt.client.Steer(callCtx, acpwire.NewSteerRequest(s.ID(), text))
 	if err != nil {
 		return domain.WrapError(domain.KindResponseError, "the runtime refused _session/steering", err)
 	}

@@ -16,15 +16,15 @@ func (s *Session) armBeacon(ctx context.Context, servers []domain.MCPServer) ([]
 	if !s.opts.Settings.ConfirmToolServers {
 		return servers, nil
 	}
-	if s.rt.target.Remote() {
-		s.log.Info("a remote launch delivers no MCP servers; no tool-server beacon is declared", "host", s.rt.target.Host)
+	if s.conn.rt.target.Remote() {
+		s.log.Info("a remote launch delivers no MCP servers; no tool-server beacon is declared", "host", s.conn.rt.target.Host)
 		return servers, nil
 	}
 	b, err := s.opts.ToolServerBeacon.Arm(ctx)
 	if err != nil {
 		return nil, keepKind(err, msgBeaconArm+": "+err.Error())
 	}
-	s.beacon = b
+	s.tools.beacon = b
 	return append(append([]domain.MCPServer{}, servers...), b.Server()), nil
 }
 
@@ -38,17 +38,17 @@ const msgBeaconArm = "could not arm the tool-server beacon"
 // and the first turn carries the notice saying why. Only a cancelled ctx
 // fails the start.
 func (s *Session) confirmToolServers(ctx context.Context) error {
-	if s.beacon == nil {
+	if s.tools.beacon == nil {
 		return nil
 	}
 	bound := s.opts.Settings.EffectiveConfirmToolServersTimeout()
 	check := &domain.ToolServerCheck{BoundMS: bound.Milliseconds()}
 	began := s.clock.Now()
-	initialized := s.beacon.Initialized()
+	initialized := s.tools.beacon.Initialized()
 	select {
 	case <-initialized:
 	case <-s.clock.After(bound):
-	case <-s.rt.conn.Done(): // the runtime is gone: nothing will start the beacon now
+	case <-s.conn.rt.conn.Done(): // the runtime is gone: nothing will start the beacon now
 	case <-ctx.Done():
 		return domain.WrapError(domain.KindTurnCancelled, msgStartCancelled, ctx.Err())
 	}
@@ -60,7 +60,7 @@ func (s *Session) confirmToolServers(ctx context.Context) error {
 	}
 	if confirmed {
 		check.Confirmed = true
-		check.MCPClient = s.beacon.MCPClient()
+		check.MCPClient = s.tools.beacon.MCPClient()
 		s.caps.confirm(domain.CapToolServers)
 		s.log.Info("tool servers confirmed", "mcp_client", check.MCPClient, "bound", bound, "waited", s.clock.Now().Sub(began))
 	} else {
@@ -68,7 +68,7 @@ func (s *Session) confirmToolServers(ctx context.Context) error {
 		s.caps.lower(domain.CapToolServers)
 		s.log.Warn("tool servers not confirmed", "bound", bound)
 	}
-	s.agent.ToolServers = check
+	s.res.agent.ToolServers = check
 	return nil
 }
 
@@ -76,13 +76,13 @@ func (s *Session) confirmToolServers(ctx context.Context) error {
 // only after the bound is logged: the verdict stands (a capability is never
 // raised).
 func (s *Session) releaseBeacon() {
-	if s.beacon == nil {
+	if s.tools.beacon == nil {
 		return
 	}
-	if c := s.agent.ToolServers; c != nil && !c.Confirmed && isDone(s.beacon.Initialized()) {
-		s.log.Info("the tool-server beacon was initialized after the bound; the verdict stands", "mcp_client", s.beacon.MCPClient())
+	if c := s.res.agent.ToolServers; c != nil && !c.Confirmed && isDone(s.tools.beacon.Initialized()) {
+		s.log.Info("the tool-server beacon was initialized after the bound; the verdict stands", "mcp_client", s.tools.beacon.MCPClient())
 	}
-	if err := s.beacon.Release(); err != nil {
+	if err := s.tools.beacon.Release(); err != nil {
 		s.log.Debug("could not release the tool-server beacon", "error", err)
 	}
 }

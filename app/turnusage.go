@@ -33,20 +33,20 @@ func (s *Session) measure(ctx context.Context, res *domain.TurnResult) {
 	if wire && s.wireUsageIsRunningTotal() {
 		// docs/behaviour.md#token-accounting: this runtime's prompt result
 		// carries the session's running total.
-		u, ok := s.ledger.turnOfRunningTotal(*res.Usage)
+		u, ok := s.stream.ledger.turnOfRunningTotal(*res.Usage)
 		if !ok {
-			s.log.Debug(msgRunningTotalFell, "agent_name", s.agent.Name)
+			s.log.Debug(msgRunningTotalFell, "agent_name", s.res.agent.Name)
 			u = *res.Usage
 		}
 		res.Usage = &u
 	}
 	if wire {
-		if s.ledger.measuredFromWire() {
+		if s.stream.ledger.measuredFromWire() {
 			s.caps.measuredByProtocol()
 		}
 	}
-	f := s.meter.turnEnded(ctx, s.ID(), s.opts.Settings.EffectiveReadTimeout(), *res)
-	if f.dropped && !s.ledger.wireMeasured() {
+	f := s.conn.meter.turnEnded(ctx, s.ID(), s.opts.Settings.EffectiveReadTimeout(), *res)
+	if f.dropped && !s.stream.ledger.wireMeasured() {
 		s.caps.lower(domain.CapTokenCounts)
 	}
 	switch {
@@ -58,7 +58,7 @@ func (s *Session) measure(ctx context.Context, res *domain.TurnResult) {
 	case f.usage != nil:
 		res.Usage, res.Model, res.Source = f.usage, f.model, f.source
 	}
-	cost, used, changed := s.ledger.end()
+	cost, used, changed := s.stream.ledger.end()
 	if changed {
 		s.log.Warn(msgCostCurrency)
 	}
@@ -74,7 +74,7 @@ func (s *Session) measure(ctx context.Context, res *domain.TurnResult) {
 // (ports.WireUsageReader; docs/behaviour.md#token-accounting).
 func (s *Session) wireUsageIsRunningTotal() bool {
 	for _, src := range s.opts.MeasurementSources {
-		if r, ok := src.(ports.WireUsageReader); ok && r.WireUsageIsRunningTotal(s.agent.Name) {
+		if r, ok := src.(ports.WireUsageReader); ok && r.WireUsageIsRunningTotal(s.res.agent.Name) {
 			return true
 		}
 	}

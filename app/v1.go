@@ -23,11 +23,11 @@ func v1Part() protocolPart {
 // acpdrive presents notice updates as runtime notices, so it says so
 // (docs/behaviour.md#runtime-notices); it follows subagents when the
 // settings ask for them.
-func v1Capabilities(s *Session) acpwire.ClientCapabilities {
+func v1Capabilities(c *connection) acpwire.ClientCapabilities {
 	caps := acpwire.ClientCapabilities{Session: acpwire.NoticesOffered()}
-	if s.opts.Settings.Subagents {
+	if c.opts.Settings.Subagents {
 		caps.Subagents = &acpwire.SubagentCapability{}
-	} else if s.opts.Settings.FailureChannel {
+	} else if c.opts.Settings.FailureChannel {
 		caps.Meta = acpwire.SessionFailureOffered()
 	}
 	return caps
@@ -35,20 +35,20 @@ func v1Capabilities(s *Session) acpwire.ClientCapabilities {
 
 // askV1 performs the handshake under "1": it asks for version 1 and
 // accepts only 1.
-func askV1(ctx context.Context, s *Session) (acpwire.InitializeResponse, error) {
+func askV1(ctx context.Context, c *connection) (acpwire.InitializeResponse, error) {
 	req := acpwire.InitializeRequest{
 		ProtocolVersion:    acpwire.ProtocolVersion,
-		ClientCapabilities: v1Capabilities(s),
-		ClientInfo:         &acpwire.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion},
+		ClientCapabilities: v1Capabilities(c),
+		ClientInfo:         &acpwire.Implementation{Name: c.opts.ClientName, Version: c.opts.ClientVersion},
 	}
-	callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.InitializeTimeout())
-	resp, err := s.rt.client.Initialize(callCtx, req)
+	callCtx, cancel := context.WithTimeout(ctx, c.opts.Settings.InitializeTimeout())
+	resp, err := c.rt.client.Initialize(callCtx, req)
 	cancel()
 	if err != nil {
 		if verr := versionRefusedFor(err, acpwire.ProtocolVersion); verr != nil {
 			return resp, verr
 		}
-		return resp, s.startupError(ctx, acpwire.MethodInitialize, err)
+		return resp, c.startupError(ctx, acpwire.MethodInitialize, err)
 	}
 	if resp.ProtocolVersion != acpwire.ProtocolVersion {
 		// Another version is no transient failure: the same runtime gives

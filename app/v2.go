@@ -46,22 +46,22 @@ func v2Part() protocolPart {
 // naming the versions. A choice that also accepts 1 declares v1's client
 // capabilities in v1's shape beside v2's, since a runtime that answers 1
 // reads that shape (docs/behaviour.md#protocol-v2).
-func askV2(ctx context.Context, s *Session) (acpwire.InitializeResponse, error) {
-	choice := s.opts.Settings.Protocol
-	info := &acpwire.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion}
+func askV2(ctx context.Context, c *connection) (acpwire.InitializeResponse, error) {
+	choice := c.opts.Settings.Protocol
+	info := &acpwire.Implementation{Name: c.opts.ClientName, Version: c.opts.ClientVersion}
 	req := acpwire.InitializeRequestV2{ProtocolVersion: acpwire.ProtocolVersion2, Info: info}
 	if choice.Accepts(acpwire.ProtocolVersion) {
-		caps := v1Capabilities(s)
+		caps := v1Capabilities(c)
 		req.ClientInfo, req.ClientCapabilities = info, &caps
 	}
-	callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.InitializeTimeout())
-	resp, err := s.rt.client.InitializeV2(callCtx, req)
+	callCtx, cancel := context.WithTimeout(ctx, c.opts.Settings.InitializeTimeout())
+	resp, err := c.rt.client.InitializeV2(callCtx, req)
 	cancel()
 	if err != nil {
 		if verr := versionRefusedFor(err, acpwire.ProtocolVersion2); verr != nil {
 			return resp, verr
 		}
-		return resp, s.startupError(ctx, acpwire.MethodInitialize, err)
+		return resp, c.startupError(ctx, acpwire.MethodInitialize, err)
 	}
 	if v := resp.ProtocolVersion; !choice.Accepts(v) {
 		if v <= 0 {
@@ -102,7 +102,7 @@ type v2Protocol struct {
 }
 
 func newV2Protocol(s *Session) protocol {
-	return &v2Protocol{log: s.log, stream: s.stream, turns: s.turns, rt: s.rt, clock: s.clock,
+	return &v2Protocol{log: s.log, stream: s.stream, turns: s.turns, rt: s.conn.rt, clock: s.clock,
 		readTimeout: s.opts.Settings.EffectiveReadTimeout(), sessionID: s.ID, changed: make(chan struct{})}
 }
 

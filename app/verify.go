@@ -74,7 +74,7 @@ func verify(ctx context.Context, opts Options) error {
 	vo.Settings.MCPConfigPath, vo.Settings.ConfirmToolServers = "", false
 	vo.Settings.Session = domain.SessionConfig{} // a verification configures nothing
 	vo.Logger = opts.Logger.With("session_kind", "credential_verification")
-	s := newSession(vo, nil)
+	s := newSession(newConnection(vo, false), vo, nil)
 
 	err := s.open(vctx, nil)
 	if err == nil {
@@ -96,10 +96,10 @@ func verify(ctx context.Context, opts Options) error {
 	if err != nil && errors.Is(context.Cause(vctx), bound) {
 		err = bound
 	}
-	if s.agent.Advertised.Delete {
+	if s.res.agent.Advertised.Delete {
 		// The verification conversation is deleted where the runtime can,
 		// closed otherwise (docs/behaviour.md#teardown).
-		s.endWith = acpwire.MethodSessionDelete
+		s.res.endWith = acpwire.MethodSessionDelete
 	}
 	if serr := s.stopWithin(ctx); serr != nil {
 		s.log.Debug("verification session teardown reported", "error", serr)
