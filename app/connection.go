@@ -35,6 +35,9 @@ type connection struct {
 	rt     *runtime
 	router *router
 	meter  *meter
+	// backlog bounds each session's undelivered events on a shared
+	// connection (HostOptions.EventBacklog).
+	backlog int
 	// keeper decides what becomes of the connection when a session leaves
 	// it; nil: torn down with its last session.
 	keeper keeper

@@ -43,6 +43,12 @@ type HostOptions struct {
 	// KeepWarm is how long a process that carries no session is kept
 	// running for the next one; 0 stops it when its last session stops.
 	KeepWarm time.Duration
+	// EventBacklog bounds the deliveries one session may have waiting for
+	// its consumers while the process's reader goes on for the others; 0
+	// means DefaultEventBacklog. Past it, the session's running turn ends
+	// turn_outcome_unknown and the rest of that turn's events are dropped
+	// (docs/behaviour.md#runtime-host).
+	EventBacklog int
 }
 
 // Host runs runtime processes on which many sessions share one process and
@@ -77,6 +83,9 @@ func NewHost(opts Options, hopts HostOptions) (*Host, error) {
 	}
 	if hopts.SessionsPerProcess <= 0 {
 		hopts.SessionsPerProcess = DefaultSessionsPerProcess
+	}
+	if hopts.EventBacklog <= 0 {
+		hopts.EventBacklog = DefaultEventBacklog
 	}
 	return &Host{opts: o, hopts: hopts, log: o.Logger.With("component", "acp_host")}, nil
 }
@@ -297,7 +306,7 @@ func (h *Host) drop(p *hostProc) {
 // session/close is stopped and refused.
 func (h *Host) launch(ctx context.Context, p *hostProc) error {
 	c := newConnection(h.opts, true)
-	c.keeper = hostKeeper{h: h, p: p}
+	c.keeper, c.backlog = hostKeeper{h: h, p: p}, h.hopts.EventBacklog
 	p.conn = c
 	plan, err := c.prepare(nil)
 	if err != nil {

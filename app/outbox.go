@@ -6,9 +6,10 @@ import (
 	"sync"
 )
 
-// DefaultEventBacklog is how many events a session on a shared process
-// may have waiting for its consumers (Options.OnEvent, OnAgentText,
-// OnToolStart and the observers) before its running turn is ended
+// DefaultEventBacklog is how many deliveries a session on a shared
+// process may have waiting for its consumers (Options.OnEvent,
+// OnAgentText, OnToolStart and the observers) before its running turn is
+// ended, when HostOptions.EventBacklog is 0
 // (docs/behaviour.md#runtime-host).
 const DefaultEventBacklog = 4096
 

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"fmt"
 	"context"
 	"log/slog"
 	"sync"
@@ -94,7 +93,7 @@ func newSession(c *connection, opts Options, obs *observation) *Session {
 		caps:  newCapRecord(log),
 	}
 	s.life.done = make(chan struct{})
-	s.out = newOutbox(log, c.shared(), DefaultEventBacklog, func() {
+	s.out = newOutbox(log, c.shared(), c.backlog, func() {
 		s.turns.endRunning(ending{err: domain.NewError(domain.KindTurnOutcomeUnknown, msgConsumerBehind)})
 	})
 	sink := func(ev domain.Event) {
@@ -127,9 +126,9 @@ func newSession(c *connection, opts Options, obs *observation) *Session {
 }
 
 // msgConsumerBehind ends the turn of a session whose consumers fell
-// DefaultEventBacklog deliveries behind on a shared process
+// HostOptions.EventBacklog deliveries behind on a shared process
 // (docs/behaviour.md#runtime-host).
-var msgConsumerBehind = fmt.Sprintf("the session's event consumer fell %d events behind on a shared process; the rest of the turn's events were dropped", DefaultEventBacklog)
+const msgConsumerBehind = "the session's event consumer fell behind its shared process by more than the event backlog (HostOptions.EventBacklog); the rest of the turn's events were dropped"
 
 // turn runs one prompt as a turn; asks says whether it asks for the
 // structured result (docs/behaviour.md#structured-results): the result
