@@ -46,7 +46,7 @@ func turnUsage(t *testing.T, s *app.Session, usage string) domain.Usage {
 	res := s.Turn(context.Background(), usageTurn(usage))
 	require.Nil(t, res.Err)
 	require.NotNil(t, res.Usage)
-	assert.Equal(t, domain.SourcePromptResult, res.Source)
+	assert.Contains(t, []string{domain.SourcePromptResult, domain.SourceStateUpdate}, res.Source, "measured from the wire")
 	return *res.Usage
 }
 
@@ -56,42 +56,59 @@ func turnUsage(t *testing.T, s *app.Session, usage string) domain.Usage {
 // reference agent announcing Copilot CLI's — so it holds for the sessions
 // of a Host, which arms no measurement source: each turn's usage is the
 // turn's own figure, never the session's total, and each session's total
-// is its own (docs/behaviour.md#token-accounting, #runtime-host).
+// is its own (docs/behaviour.md#token-accounting, #runtime-host). On both
+// protocol versions: v1's prompt result, v2's ending state_update.
 func TestRunningTotalOnASharedProcess(t *testing.T) {
 	t.Parallel()
-	o, _, logs, _ := agentOptions(t, runningTotalAgent("Copilot"))
-	h, err := app.NewHost(o, app.HostOptions{})
-	require.NoError(t, err)
-	defer func() { assert.NoError(t, h.Close(context.Background())) }()
-	sessions, _ := hostSessions(t, h, o, 2)
-	require.Len(t, h.Processes(), 1, "both sessions share one process")
-	a, b := sessions[0], sessions[1]
-	assert.Equal(t, "Copilot", a.AgentInfo().Name)
+	for _, v := range versions {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			o, _, logs, _ := agentOptions(t, append(runningTotalAgent("Copilot"), "--protocol", v.agent),
+				withConfig(func(s *domain.SessionSettings) { s.Protocol = v.client }))
+			h, err := app.NewHost(o, app.HostOptions{})
+			require.NoError(t, err)
+			defer func() { assert.NoError(t, h.Close(context.Background())) }()
+			sessions, _ := hostSessions(t, h, o, 2)
+			require.Len(t, h.Processes(), 1, "both sessions share one process")
+			a, b := sessions[0], sessions[1]
+			assert.Equal(t, "Copilot", a.AgentInfo().Name)
+			assert.Equal(t, v.want, a.AgentInfo().ProtocolVersion)
 
-	assert.Equal(t, firstFigure, turnUsage(t, a, firstUsage), logs.String())
-	assert.Equal(t, secondFigure, turnUsage(t, a, secondUsage), "the second turn's own figure, not the session's total")
-	assert.Equal(t, secondFigure, turnUsage(t, b, secondUsage), "another session's first turn: its own total only")
-	assert.Equal(t, firstFigure, turnUsage(t, b, firstUsage), "that session's second turn")
-	assert.Equal(t, bothFigures, a.Totals().Usage, "the session's totals sum the turns' own figures")
-	assert.Equal(t, bothFigures, b.Totals().Usage)
+			assert.Equal(t, firstFigure, turnUsage(t, a, firstUsage), logs.String())
+			assert.Equal(t, secondFigure, turnUsage(t, a, secondUsage), "the second turn's own figure, not the session's total")
+			assert.Equal(t, secondFigure, turnUsage(t, b, secondUsage), "another session's first turn: its own total only")
+			assert.Equal(t, firstFigure, turnUsage(t, b, firstUsage), "that session's second turn")
+			assert.Equal(t, bothFigures, a.Totals().Usage, "the session's totals sum the turns' own figures")
+			assert.Equal(t, bothFigures, b.Totals().Usage)
+		})
+	}
 }
 
 // TestRunningTotalWithoutMeasurement: the fact holds on a session of its
 // own given no measurement source at all (a library session, the CLI's
 // --no-measure), and only for the runtime the table names: another
-// runtime's usage is the turn's own as the protocol says.
+// runtime's usage is the turn's own as the protocol says. On both protocol
+// versions.
 func TestRunningTotalWithoutMeasurement(t *testing.T) {
 	t.Parallel()
-	t.Run("the runtime the table names", func(t *testing.T) {
-		t.Parallel()
-		h := start(t, runningTotalAgent("copilot"), func(o *app.Options) { o.MeasurementSources = nil })
-		assert.Equal(t, firstFigure, turnUsage(t, h.sess, firstUsage))
-		assert.Equal(t, secondFigure, turnUsage(t, h.sess, secondUsage), "the name is compared regardless of case")
-	})
-	t.Run("a runtime the table does not name", func(t *testing.T) {
-		t.Parallel()
-		h := start(t, runningTotalAgent(""), func(o *app.Options) { o.MeasurementSources = nil })
-		assert.Equal(t, firstFigure, turnUsage(t, h.sess, firstUsage))
-		assert.Equal(t, bothFigures, turnUsage(t, h.sess, secondUsage), "taken as the turn's own")
-	})
+	for _, v := range versions {
+		run := func(name string) *harness {
+			return start(t, append(runningTotalAgent(name), "--protocol", v.agent), func(o *app.Options) {
+				o.MeasurementSources = nil
+				o.Settings.Protocol = v.client
+			})
+		}
+		t.Run(v.name+"/the runtime the table names", func(t *testing.T) {
+			t.Parallel()
+			h := run("copilot")
+			assert.Equal(t, firstFigure, turnUsage(t, h.sess, firstUsage))
+			assert.Equal(t, secondFigure, turnUsage(t, h.sess, secondUsage), "the name is compared regardless of case")
+		})
+		t.Run(v.name+"/a runtime the table does not name", func(t *testing.T) {
+			t.Parallel()
+			h := run("")
+			assert.Equal(t, firstFigure, turnUsage(t, h.sess, firstUsage))
+			assert.Equal(t, bothFigures, turnUsage(t, h.sess, secondUsage), "taken as the turn's own")
+		})
+	}
 }
