@@ -163,7 +163,7 @@ func Probe(ctx context.Context, opts Options, po ...ProbeOptions) (ProbeReport, 
 		}
 	}
 	s := newSession(newConnection(opts, false), opts, &observation{plain: opts.Observers}) // a probe is no session: its events reach Observe
-	s.conn.meter.plan = measurePlan{settled: true}                  // a probe measures nothing
+	s.conn.meter.plan = measurePlan{settled: true}                                         // a probe measures nothing
 	if err := s.open(ctx, nil); err != nil {
 		s.fail(ctx, err)
 		return ProbeReport{}, err

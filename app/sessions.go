@@ -173,7 +173,7 @@ func OpenSessionStore(ctx context.Context, opts Options) (*SessionStore, error) 
 		return nil, refused(opts, err)
 	}
 	s := newSession(newConnection(opts, false), opts, &observation{plain: opts.Observers}) // no session: its events reach Observe
-	s.conn.meter.plan = measurePlan{settled: true}                  // nothing to measure
+	s.conn.meter.plan = measurePlan{settled: true}                                         // nothing to measure
 	if err := s.open(ctx, nil); err != nil {
 		s.fail(ctx, err)
 		return nil, err

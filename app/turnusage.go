@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/ports"
 )
 
 // crossCheckTolerance is how far, as a fraction of the protocol's total,
@@ -30,9 +29,10 @@ const (
 // usage_update and emits one token_usage event for a measured turn.
 func (s *Session) measure(ctx context.Context, res *domain.TurnResult) {
 	wire := res.Usage != nil
-	if wire && s.wireUsageIsRunningTotal() {
+	if wire && runtimeFacts().Lookup(s.res.agent.Name).UsageIsRunningTotal {
 		// docs/behaviour.md#token-accounting: this runtime's prompt result
-		// carries the session's running total.
+		// carries the session's running total (the table of runtime facts,
+		// by the handshake's agent name, whatever the connection).
 		u, ok := s.stream.ledger.turnOfRunningTotal(*res.Usage)
 		if !ok {
 			s.log.Debug(msgRunningTotalFell, "agent_name", s.res.agent.Name)
@@ -67,18 +67,6 @@ func (s *Session) measure(ctx context.Context, res *domain.TurnResult) {
 		s.stream.emit(domain.Event{Type: domain.EventTokenUsage, Usage: res.Usage, Model: res.Model,
 			Source: res.Source, Cost: res.Cost, Breakdown: res.Breakdown})
 	}
-}
-
-// wireUsageIsRunningTotal asks the measurement sources whether the
-// runtime's prompt result carries the session's running total
-// (ports.WireUsageReader; docs/behaviour.md#token-accounting).
-func (s *Session) wireUsageIsRunningTotal() bool {
-	for _, src := range s.opts.MeasurementSources {
-		if r, ok := src.(ports.WireUsageReader); ok && r.WireUsageIsRunningTotal(s.res.agent.Name) {
-			return true
-		}
-	}
-	return false
 }
 
 // crossCheck compares the protocol's figure on res with the journal's:

@@ -8,10 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/acpdrive/acpdrive/adapters/copilot_measure"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/refagent"
 )
 
@@ -116,11 +114,9 @@ func TestWireUsageContextAndCost(t *testing.T) {
 // turn measured as the difference from the previous one, its cached input
 // taken out of the input as its total shows.
 func TestWireUsageRunningTotal(t *testing.T) {
-	// The fact is the measurement adapter's (ports.WireUsageReader): the
-	// session is given Copilot's source, which never claims this launch.
-	h := start(t, script(t, "running-total.json"), func(o *app.Options) {
-		o.MeasurementSources = []ports.MeasurementSource{copilot_measure.New(copilot_measure.Options{})}
-	})
+	// The fact is the runtime's (the table of runtime facts): the session
+	// is given no measurement source.
+	h := start(t, script(t, "running-total.json"), func(o *app.Options) { o.MeasurementSources = nil })
 	res := h.sess.Turn(context.Background(), "#first")
 	require.NotNil(t, res.Usage)
 	assert.Equal(t, domain.Usage{InputTokens: 70, OutputTokens: 10, CacheReadTokens: 30, TotalTokens: 110}, *res.Usage)

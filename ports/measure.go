@@ -54,16 +54,3 @@ type Measurement interface {
 type RuntimeRecognizer interface {
 	Recognizes(agentName string) bool
 }
-
-// WireUsageReader is an optional interface of a MeasurementSource that
-// knows how its runtime's usage on the ACP wire (the session/prompt
-// result's usage) is to be read: WireUsageIsRunningTotal reports whether
-// the runtime named agentName (the handshake's agentInfo.name) reports the
-// session's running total there, so that the turn's figure is the
-// difference from the previous turn's (docs/behaviour.md#token-accounting).
-// The application asks every source it was given, claimed or not, so the
-// fact holds for a remote launch too. Without such a source, a prompt
-// result's usage is the turn's own.
-type WireUsageReader interface {
-	WireUsageIsRunningTotal(agentName string) bool
-}

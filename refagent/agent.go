@@ -33,8 +33,9 @@ type capabilities struct {
 }
 
 type session struct {
-	id   string
-	turn *turnRun // the turn still waiting for its response, if any
+	id    string
+	turn  *turnRun         // the turn still waiting for its response, if any
+	usage map[string]int64 // the running total of its usage (Script.UsageRunningTotal)
 }
 
 type pendingCall struct {

@@ -28,6 +28,7 @@ const (
 //
 //	--scenario NAME     a built-in script (default "echo"); see ScenarioNames
 //	--script FILE       a JSON script file (see Script)
+//	--agent-name NAME   answer initialize with agentInfo.name NAME
 //	--log FILE          append one JSON line (LogRecord) per message received
 //	--ignore-sigterm    survive SIGTERM
 //	--protocol 1|2|auto the ACP version served (default 1; see docs/behaviour.md#protocol-v2)

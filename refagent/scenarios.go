@@ -356,6 +356,11 @@ var startupScenarios = map[string]scenario{
 		s.Initialize = &Initialize{AgentCapabilities: json.RawMessage(`{"loadSession":false,"promptCapabilities":{},"mcpCapabilities":{"http":false,"sse":false},"sessionCapabilities":{"close":{}}}`)}
 		s.Methods = map[string][]Reply{"session/new": {{After: []Step{{Step: StepAvailableCommands, AvailableCommands: json.RawMessage(`[{"name":"compact"}]`)}}}}}
 	}},
+	"usage-running-total": {"As multi-session, and every usage a turn ends with is the session's running total (usageRunningTotal): each session adds its turn's counters to its own total and reports the sums. The default turn is usage-wire; name the runtime with --agent-name.", func(s *Script) {
+		s.Initialize = &Initialize{AgentCapabilities: json.RawMessage(`{"loadSession":false,"promptCapabilities":{},"mcpCapabilities":{"http":false,"sse":false},"sessionCapabilities":{"close":{}}}`)}
+		s.UsageRunningTotal = true
+		s.DefaultTurn = "usage-wire"
+	}},
 	"multi-session-early-requests": {"As multi-session, and session/new sends a request naming the new session before its answer (_test/early, waited for) and a session/request_permission naming it right after (not waited for).", func(s *Script) {
 		s.Initialize = &Initialize{AgentCapabilities: json.RawMessage(`{"loadSession":false,"promptCapabilities":{},"mcpCapabilities":{"http":false,"sse":false},"sessionCapabilities":{"close":{}}}`)}
 		s.Methods = map[string][]Reply{"session/new": {{

@@ -72,6 +72,14 @@ type Script struct {
 	// {"outcome":"injected"}; otherwise {"outcome":"promptRequired",
 	// "reason":"noRunningTurn"}. Without it the method is unknown.
 	Steering bool `json:"steering,omitempty"`
+
+	// UsageRunningTotal makes every usage a turn ends with (a stop step's,
+	// the "usage-wire" turn's argument's) the session's running total, as
+	// some runtimes report it: the agent adds the turn's counters to what
+	// the session reported before and answers the sums. Each session keeps
+	// its own total; a usage that is not an object of numbers is answered
+	// as it is, and counts for nothing.
+	UsageRunningTotal bool `json:"usageRunningTotal,omitempty"`
 }
 
 // Cancel modes of [Script.Cancel] and [Turn.Cancel].
@@ -647,4 +655,21 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// nameAgent makes the initialize answer report agentInfo.name name
+// (--agent-name): the script's agentInfo, or the default one, with its
+// name replaced. A script that omits agentInfo still omits it.
+func (s *Script) nameAgent(name string) {
+	if s.Initialize == nil {
+		s.Initialize = &Initialize{}
+	}
+	info := map[string]json.RawMessage{}
+	if raw := s.Initialize.AgentInfo; raw == nil || json.Unmarshal(raw, &info) != nil || info == nil {
+		info = map[string]json.RawMessage{}
+		info["title"], _ = json.Marshal(AgentTitle)
+		info["version"], _ = json.Marshal(Version)
+	}
+	info["name"], _ = json.Marshal(name)
+	s.Initialize.AgentInfo, _ = json.Marshal(info)
 }

@@ -165,11 +165,12 @@ func parseServeFlags(args []string, stdout, stderr io.Writer) (cfg serveConfig, 
 	scriptPath := fs.String("script", "", "JSON script `FILE`")
 	logPath := fs.String("log", "", "append one JSON line per received message to `FILE`")
 	ignoreSigterm := fs.Bool("ignore-sigterm", false, "survive SIGTERM (in-process: the Terminate channel)")
+	agentName := fs.String("agent-name", "", "answer initialize with agentInfo.name `NAME` (the rest of agentInfo as the script says)")
 	protocol := fs.String("protocol", protocolV1, "the ACP version served: 1, 2 (the v2 draft; a v1 initialize is refused with -32022) or auto (what the client asks for)")
 	list := fs.Bool("list-scenarios", false, "print the built-in scenarios and exit")
 	printScript := fs.Bool("print-script", false, "print the selected script as JSON and exit")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: acpdrive agent [--scenario NAME | --script FILE] [--log FILE] [--ignore-sigterm] [--protocol 1|2|auto]")
+		fmt.Fprintln(stderr, "usage: acpdrive agent [--scenario NAME | --script FILE] [--agent-name NAME] [--log FILE] [--ignore-sigterm] [--protocol 1|2|auto]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -212,6 +213,9 @@ func parseServeFlags(args []string, stdout, stderr io.Writer) (cfg serveConfig, 
 			return cfg, 2, false
 		}
 		cfg.script = s
+	}
+	if *agentName != "" {
+		cfg.script.nameAgent(*agentName)
 	}
 	if *printScript {
 		out, err := cfg.script.Marshal()

@@ -433,6 +433,9 @@ func (a *agent) runStep(ctx context.Context, sc *stepCtx, st *Step) error {
 				res.Meta = rep.Meta
 			}
 		}
+		if a.script.UsageRunningTotal {
+			res.Usage = a.runningTotal(sc.session, res.Usage)
+		}
 		return a.respondStep(sc, res, nil, true)
 	case StepError:
 		e := st.Error

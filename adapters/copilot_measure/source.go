@@ -3,7 +3,6 @@ package copilot_measure
 import (
 	"log/slog"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/acpdrive/acpdrive/adapters/internal/journaltail"
@@ -37,18 +36,7 @@ type Options struct {
 // state directory; the measurement carries no environment.
 type Source struct{ journaltail.Source }
 
-var (
-	_ ports.MeasurementSource = (*Source)(nil)
-	_ ports.WireUsageReader   = (*Source)(nil)
-)
-
-// WireUsageIsRunningTotal reports whether agentName is Copilot CLI's
-// (RuntimeName, any case): its session/prompt result carries the
-// session's running total, so its second turn's result carries both
-// turns' figures (docs/behaviour.md#token-accounting).
-func (*Source) WireUsageIsRunningTotal(agentName string) bool {
-	return strings.EqualFold(agentName, RuntimeName)
-}
+var _ ports.MeasurementSource = (*Source)(nil)
 
 // New returns the Copilot CLI session-state source.
 func New(o Options) *Source {

@@ -283,14 +283,3 @@ func ExampleNew() {
 // rawMeaning converts the fixtures' raw figures into the one meaning the
 // source reports (docs/behaviour.md#token-accounting).
 var rawMeaning = domain.UsageMeaning{InputIncludesCache: true}
-
-// TestWireUsageIsRunningTotal: the fact that Copilot CLI's prompt result
-// carries the session's running total is this adapter's
-// (ports.WireUsageReader), by the handshake's agentInfo.name.
-func TestWireUsageIsRunningTotal(t *testing.T) {
-	var r ports.WireUsageReader = New(Options{})
-	assert.True(t, r.WireUsageIsRunningTotal("Copilot"))
-	assert.True(t, r.WireUsageIsRunningTotal("copilot"))
-	assert.False(t, r.WireUsageIsRunningTotal("@agentclientprotocol/claude-agent-acp"))
-	assert.False(t, r.WireUsageIsRunningTotal(""))
-}

@@ -184,7 +184,9 @@ func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	base := app.Options{Settings: f.settings(cfg), Workspace: workspace}
 	deps.Apply(&base)
 	if f.noMeasure {
-		base.MeasurementSources = wireUsageOnly(base.MeasurementSources)
+		// The runtime's facts (its usage a running total) still hold:
+		// they are the table of runtime facts, not a source's (docs/behaviour.md#token-accounting).
+		base.MeasurementSources = nil
 	}
 
 	ctx, cancel := context.WithCancel(ctx)

@@ -422,7 +422,9 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	deps.Apply(&opts)
 	f.applyLauncher(&opts, cfg, logger)
 	if f.noMeasure {
-		opts.MeasurementSources = wireUsageOnly(opts.MeasurementSources)
+		// The runtime's facts (its usage a running total) still hold:
+		// they are the table of runtime facts, not a source's (docs/behaviour.md#token-accounting).
+		opts.MeasurementSources = nil
 	}
 	err = checkAdditionalDirectories(cfg)
 	var sess *app.Session
