@@ -42,9 +42,13 @@ type Options struct {
 	// Logger defaults to a logger that discards everything.
 	Logger *slog.Logger
 	// OnEvent receives every normalized event, one at a time, in order.
-	// It is called synchronously from the session's reader: a slow
-	// callback slows the runtime down (backpressure) and loses nothing.
-	// It must not call back into the Session.
+	// On a session of its own it is called synchronously from the
+	// session's reader: a slow callback slows the runtime down
+	// (backpressure) and loses nothing. On a Host's shared process it is
+	// called on a goroutine of the session's own, so that it stalls no
+	// other session, within HostOptions.EventBacklog
+	// (docs/behaviour.md#runtime-host); a turn returns once its events
+	// were delivered. It must not call back into the Session.
 	OnEvent func(domain.Event)
 	// Observers receive every event after OnEvent, under the same rules.
 	Observers []ports.Observer

@@ -215,8 +215,12 @@ func (s *Session) firstTurnNotices() {
 // (docs/behaviour.md#turn-disposition).
 func outcomeEvent(res domain.TurnResult) domain.Event { return res.Event() }
 
-// Stop tears the session down in the fixed order of
-// docs/behaviour.md#teardown, however far the start got.
+// Stop ends the session through its connection's one stop path
+// (docs/behaviour.md#connections): the last session of a connection tears
+// it down in the fixed order of docs/behaviour.md#teardown, however far
+// the start got; a session that leaves a Host's process others still use
+// (or that the host keeps warm) has its running turn cancelled and is
+// closed through the protocol alone.
 //
 // Stop returns by ctx's deadline whatever the runtime does: when ctx ends
 // first, Stop returns its error while the teardown goes on, on schedule,

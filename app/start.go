@@ -449,3 +449,30 @@ func (s *Session) createSession(ctx context.Context) error {
 	s.log.Info("agent session created", "session_id", resp.SessionID, "agent_pid", s.PID())
 	return s.configure(ctx, sessionOffer(resp.Modes, resp.ConfigOptions, resp.Models))
 }
+
+// seat runs the start-up steps a session has of its own on a running
+// connection: its tool servers, the handshake's record, the session itself
+// (created or continued) and the confirmation of its tools.
+func (s *Session) seat(ctx context.Context) error {
+	c := s.conn
+	s.caps.reset(c.rt.target.Remote(), false)
+	servers, err := s.prepareServers(ctx)
+	if err != nil {
+		return err
+	}
+	s.res.servers = servers
+	s.speak()
+	c.router.begin()
+	defer c.router.end()
+	s.attach()
+	err = s.resolve(ctx)
+	if resumed := s.opts.ResumeSessionID; resumed != "" && s.ID() != "" && s.ID() != resumed {
+		// The continuation fell back to a new session, whose route adopt
+		// took: the old id routes nothing.
+		c.router.remove(resumed)
+	}
+	if err == nil {
+		err = s.confirmToolServers(ctx)
+	}
+	return err
+}
