@@ -71,4 +71,3 @@ func sameSources(a, b []ports.MeasurementSource) bool {
 		return !sameValue(b[i], src)
 	})
 }
-
