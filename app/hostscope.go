@@ -64,10 +64,15 @@ func sameValue(a, b any) (same bool) {
 	return a == b
 }
 
-// sameSources reports whether a and b list the same sources.
+// sameSources reports whether a and b list the same sources, in order.
 func sameSources(a, b []ports.MeasurementSource) bool {
-	return len(a) == len(b) && !slices.ContainsFunc(a, func(src ports.MeasurementSource) bool {
-		i := slices.IndexFunc(a, func(x ports.MeasurementSource) bool { return sameValue(x, src) })
-		return !sameValue(b[i], src)
-	})
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !sameValue(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+
+	"github.com/acpdrive/acpdrive/domain"
 )
 
 // DefaultEventBacklog is how many deliveries a session on a shared
@@ -43,8 +45,28 @@ func newOutbox(log *slog.Logger, queued bool, bound int, overflow func()) *outbo
 	return o
 }
 
-// push delivers f: at once on a connection of its own, else after what
-// is queued, on the delivery goroutine.
+// event delivers ev to consume: at once on a connection of its own (no
+// allocation on that path), else queued.
+func (o *outbox) event(ev domain.Event, consume func(domain.Event)) {
+	if !o.queued {
+		consume(ev)
+		return
+	}
+	e := ev
+	o.push(func() { consume(e) })
+}
+
+// text delivers one chunk's text to consume, as event does.
+func (o *outbox) text(messageID, text string, consume func(string, string)) {
+	if !o.queued {
+		consume(messageID, text)
+		return
+	}
+	o.push(func() { consume(messageID, text) })
+}
+
+// push delivers f after what is queued, on the delivery goroutine; on a
+// connection of its own, at once.
 func (o *outbox) push(f func()) {
 	if !o.queued {
 		f()

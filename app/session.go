@@ -96,16 +96,17 @@ func newSession(c *connection, opts Options, obs *observation) *Session {
 	s.out = newOutbox(log, c.shared(), c.backlog, func() {
 		s.turns.endRunning(ending{err: domain.NewError(domain.KindTurnOutcomeUnknown, msgConsumerBehind)})
 	})
+	consume := func(ev domain.Event) {
+		opts.OnEvent(ev)
+		obs.event(ev)
+	}
 	sink := func(ev domain.Event) {
 		s.reply.observe(ev)
-		s.out.push(func() {
-			opts.OnEvent(ev)
-			obs.event(ev)
-		})
+		s.out.event(ev, consume)
 	}
 	var onText func(string, string)
 	if opts.OnAgentText != nil {
-		onText = func(id, text string) { s.out.push(func() { opts.OnAgentText(id, text) }) }
+		onText = func(id, text string) { s.out.text(id, text, opts.OnAgentText) }
 	}
 	s.stream = newEventStream(opts.Clock, log, sink, onText, c.rt.pid)
 	s.stream.activity = s.turns.touch
