@@ -52,7 +52,8 @@ type Retrier struct {
 	// Options start the resumed session when the process is gone; its
 	// ResumeSessionID is set to the failed session's id.
 	Options Options
-	// Clock measures the waits; nil uses Options.Clock.
+	// Clock measures the waits; nil uses Options.Clock, and the system
+	// clock when that is nil too.
 	Clock ports.Clock
 	// OnWait, when set, is told of each wait before it begins.
 	OnWait func(Retry)
@@ -85,6 +86,9 @@ func (r Retrier) retry(ctx context.Context, sess *Session, turn func(*Session) d
 	clock := r.Clock
 	if clock == nil {
 		clock = r.Options.Clock
+	}
+	if clock == nil {
+		clock = systemClock{}
 	}
 	var waited time.Duration
 	res := turn(sess)
@@ -138,8 +142,25 @@ func (r Retrier) resume(ctx context.Context, sess *Session) (*Session, error) {
 	}
 	opts := r.Options
 	opts.ResumeSessionID, opts.ForkSessionID = id, ""
-	return Start(ctx, opts)
+	next, err := Start(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := next.Continuation(); ok && !c.Continued {
+		// Never silently: the retry runs without the turns before it
+		// (docs/behaviour.md#retrying).
+		msg := MsgRetryFreshSession + c.Reason
+		next.log.Warn("the retry could not resume the session; it runs on a new one", "session_id", id, "reason", c.Reason)
+		next.stream.emit(domain.Event{Type: domain.EventNotification, Message: msg, Origin: domain.OriginAcpdrive})
+	}
+	return next, nil
 }
+
+// MsgRetryFreshSession begins the notification of a retry whose session
+// could not be resumed on a new process: the retry runs on a new session,
+// without the earlier turns; the reason follows
+// (docs/behaviour.md#retrying).
+const MsgRetryFreshSession = "the session could not be resumed on a new process; the retry runs on a new session without the earlier turns: "
 
 // processGone reports whether the runtime's process is gone after res:
 // a retry then needs a new process (docs/behaviour.md#retrying).

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,4 +130,47 @@ func TestRetrierResumesWhenTheProcessIsGone(t *testing.T) {
 	assert.Equal(t, []*app.Session{out.sess}, told, "the resumed session is told before its turn")
 	assert.Equal(t, id, out.sess.ID())
 	require.NoError(t, out.sess.Stop(context.Background()))
+}
+
+// TestRetrierWithoutAClock: a Retrier given no Clock, with options that
+// name none either, waits on the system clock (before, its first wait
+// dereferenced a nil clock).
+func TestRetrierWithoutAClock(t *testing.T) {
+	t.Parallel()
+	h := start(t, script(t, "retry-429.json"))
+	opts := h.opts
+	opts.Clock = nil
+	r := app.Retrier{Policy: app.RetryPolicy{MaxRetries: 2, MaxBackoff: time.Millisecond}, Options: opts}
+	res, sess, err := r.Turn(context.Background(), h.sess, "go")
+	require.NoError(t, err)
+	assert.Same(t, h.sess, sess)
+	assert.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+}
+
+// TestRetrierSaysWhenItCouldNotResume: a retry whose runtime cannot
+// resume the session runs on a new session, and says so: a notification
+// on the new session before its turn, with the reason
+// (docs/behaviour.md#retrying).
+func TestRetrierSaysWhenItCouldNotResume(t *testing.T) {
+	t.Parallel()
+	h := start(t, script(t, "retry-429.json"))
+	next, rec, _, _ := agentOptions(t, []string{"--scenario", "echo"})
+	out := retryTurn(t, h, app.Retrier{Policy: app.RetryPolicy{MaxRetries: 1, MaxBackoff: time.Second}, Options: next}, "#crash")
+	require.NoError(t, out.err)
+	require.Len(t, out.waits, 1)
+	assert.True(t, out.waits[0].Resume)
+	require.NotSame(t, h.sess, out.sess)
+	defer func() { assert.NoError(t, out.sess.Stop(context.Background())) }()
+	c, ok := out.sess.Continuation()
+	require.True(t, ok)
+	assert.False(t, c.Continued)
+	var told []domain.Event
+	for _, ev := range rec.OfType(domain.EventNotification) {
+		if strings.HasPrefix(ev.Message, app.MsgRetryFreshSession) {
+			told = append(told, ev)
+		}
+	}
+	require.Len(t, told, 1, "the fresh session is said once")
+	assert.Equal(t, app.MsgRetryFreshSession+c.Reason, told[0].Message)
+	assert.Equal(t, domain.OriginAcpdrive, told[0].Origin)
 }
