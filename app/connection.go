@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
@@ -110,6 +111,35 @@ func (c *connection) prepare(unreachable []string) (ports.Plan, error) {
 	}
 	c.rt.target = target
 	return plan, nil
+}
+
+// open runs start-up steps 1 to 5 for a connection that starts with no
+// session on it (a session store): the workspace is checked, the command
+// prepared, the process started and the handshake performed.
+func (c *connection) open(ctx context.Context) error {
+	if err := c.admit(ctx); err != nil {
+		return err
+	}
+	plan, err := c.prepare(nil)
+	if err == nil {
+		err = c.launch(ctx, plan, nil)
+	}
+	if err == nil {
+		err = c.handshake(ctx)
+	}
+	return err
+}
+
+// admit refuses a start whose context already ended or whose workspace is
+// not UTF-8, before anything is prepared.
+func (c *connection) admit(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return domain.WrapError(domain.KindTurnCancelled, msgStartCancelled, err)
+	}
+	if !utf8.ValidString(c.opts.Workspace) {
+		return domain.NewError(domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceNotUTF8)
+	}
+	return nil
 }
 
 // launch starts the prepared plan with env (what the armed measurement

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/protocol/acpwire"
@@ -47,24 +48,29 @@ func notAdvertised(capability, method string) error {
 // agent_not_found; a page the runtime refuses is response_error, a cursor
 // that repeats (or more than 1000 pages) response_error too.
 func (s *Session) ListSessions(ctx context.Context, cwd string) ([]SessionEntry, error) {
-	if !s.res.agent.Advertised.List {
+	return s.conn.listSessions(ctx, cwd)
+}
+
+// listSessions is ListSessions over the connection.
+func (c *connection) listSessions(ctx context.Context, cwd string) ([]SessionEntry, error) {
+	if !c.agent.Advertised.List {
 		return nil, notAdvertised("list", acpwire.MethodSessionList)
 	}
 	out := []SessionEntry{}
 	seen := map[string]bool{}
 	req := acpwire.ListSessionsRequest{CWD: cwd}
 	for page := 1; ; page++ {
-		callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.EffectiveReadTimeout())
-		resp, err := s.conn.rt.client.ListSessions(callCtx, req)
+		callCtx, cancel := context.WithTimeout(ctx, c.opts.Settings.EffectiveReadTimeout())
+		resp, err := c.rt.client.ListSessions(callCtx, req)
 		cancel()
 		if err != nil {
-			return out, s.startupError(ctx, acpwire.MethodSessionList, err)
+			return out, c.startupError(ctx, acpwire.MethodSessionList, err)
 		}
 		for _, info := range resp.Sessions {
 			out = append(out, sessionEntry(info))
 		}
 		if resp.NextCursor == nil || *resp.NextCursor == "" {
-			s.log.Debug("sessions listed", "pages", page, "sessions", len(out))
+			c.log.Debug("sessions listed", "pages", page, "sessions", len(out))
 			return out, nil
 		}
 		next := *resp.NextCursor
@@ -95,19 +101,24 @@ func sessionEntry(info acpwire.SessionInfo) SessionEntry {
 // Deleting the session this Session runs is the runtime's affair (the
 // schema leaves it implementation-defined).
 func (s *Session) DeleteSession(ctx context.Context, id string) error {
-	if !s.res.agent.Advertised.Delete {
+	return s.conn.deleteSession(ctx, id)
+}
+
+// deleteSession is DeleteSession over the connection.
+func (c *connection) deleteSession(ctx context.Context, id string) error {
+	if !c.agent.Advertised.Delete {
 		return notAdvertised("delete", acpwire.MethodSessionDelete)
 	}
 	if strings.TrimSpace(id) == "" {
 		return domain.NewError(domain.KindResponseError, "empty session id; session/delete was not sent")
 	}
-	callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.EffectiveReadTimeout())
-	err := s.conn.rt.client.DeleteSession(callCtx, id)
+	callCtx, cancel := context.WithTimeout(ctx, c.opts.Settings.EffectiveReadTimeout())
+	err := c.rt.client.DeleteSession(callCtx, id)
 	cancel()
 	if err != nil {
-		return s.startupError(ctx, acpwire.MethodSessionDelete, err)
+		return c.startupError(ctx, acpwire.MethodSessionDelete, err)
 	}
-	s.log.Info("agent session deleted", "session_id", id, "agent_pid", s.PID())
+	c.log.Info("agent session deleted", "session_id", id, "agent_pid", c.rt.pid())
 	return nil
 }
 
@@ -158,45 +169,65 @@ func (s *Session) forkSession(ctx context.Context) error {
 
 // SessionStore is a started runtime without a session of its own, for
 // the calls over the sessions it keeps: listing and deleting them
-// (docs/behaviour.md#sessions-as-resources-and-child-sessions). It
-// creates no session, so nothing is added to what it lists.
+// (docs/behaviour.md#sessions-as-resources-and-child-sessions). It is a
+// connection with no session on it, so nothing is added to what it lists.
 type SessionStore struct {
-	s *Session
+	c    *connection
+	once sync.Once
+	done chan struct{}
+	err  error
 }
 
 // OpenSessionStore starts the runtime and performs the handshake, as Start
 // does, but creates no session. Failures are those of Start's first steps
-// (docs/behaviour.md#start-up); whatever was started is torn down.
+// (docs/behaviour.md#start-up), reported as a startup_failed event to
+// OnEvent and the observers; whatever was started is torn down.
 func OpenSessionStore(ctx context.Context, opts Options) (*SessionStore, error) {
 	opts, err := opts.resolved()
 	if err != nil {
 		return nil, refused(opts, err)
 	}
-	s := newSession(newConnection(opts, false), opts, &observation{plain: opts.Observers}) // no session: its events reach Observe
-	s.conn.meter.plan = measurePlan{settled: true}                                         // nothing to measure
-	if err := s.open(ctx, nil); err != nil {
-		s.fail(ctx, err)
-		return nil, err
+	opts.MeasurementSources = nil // nothing to measure
+	c := newConnection(opts, false)
+	if err := c.open(ctx); err != nil {
+		if serr := c.shutdown(); serr != nil {
+			c.log.Debug("teardown after a failed start reported", "error", serr)
+		}
+		return nil, refused(opts, err)
 	}
-	return &SessionStore{s: s}, nil
+	return &SessionStore{c: c, done: make(chan struct{})}, nil
 }
 
 // List is Session.ListSessions on the store's runtime.
 func (st *SessionStore) List(ctx context.Context, cwd string) ([]SessionEntry, error) {
-	return st.s.ListSessions(ctx, cwd)
+	return st.c.listSessions(ctx, cwd)
 }
 
 // Delete is Session.DeleteSession on the store's runtime.
 func (st *SessionStore) Delete(ctx context.Context, id string) error {
-	return st.s.DeleteSession(ctx, id)
+	return st.c.deleteSession(ctx, id)
 }
 
 // AgentInfo returns what the handshake reported about the runtime.
-func (st *SessionStore) AgentInfo() domain.AgentInfo { return st.s.res.agent }
+func (st *SessionStore) AgentInfo() domain.AgentInfo { return st.c.agent }
 
 // PID is the local process acpdrive watches, as Session.PID.
-func (st *SessionStore) PID() int { return st.s.PID() }
+func (st *SessionStore) PID() int { return st.c.rt.pid() }
 
 // Stop tears the runtime down in the fixed order, as Session.Stop (no
-// session is closed: the store has none).
-func (st *SessionStore) Stop(ctx context.Context) error { return st.s.Stop(ctx) }
+// session is closed: the store has none), returning by ctx's deadline
+// while the teardown goes on.
+func (st *SessionStore) Stop(ctx context.Context) error {
+	st.once.Do(func() {
+		go func() {
+			defer close(st.done)
+			st.err = st.c.shutdown()
+		}()
+	})
+	select {
+	case <-st.done:
+		return st.err
+	case <-ctx.Done():
+		return fmt.Errorf("app: stop did not finish before its context ended; teardown goes on: %w", ctx.Err())
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
@@ -128,11 +127,8 @@ func failureMessage(err error) string {
 // configuration is parsed, then the runtime is started and the handshake
 // performed.
 func (s *Session) open(ctx context.Context, unreachable []string) error {
-	if err := ctx.Err(); err != nil {
-		return domain.WrapError(domain.KindTurnCancelled, msgStartCancelled, err)
-	}
-	if !utf8.ValidString(s.opts.Workspace) {
-		return domain.NewError(domain.KindInvalidWorkspaceCWD, domain.MsgWorkspaceNotUTF8)
+	if err := s.conn.admit(ctx); err != nil {
+		return err
 	}
 	began := s.clock.Now()
 	err := s.launch(ctx, unreachable)
