@@ -47,6 +47,11 @@ const (
 	// starts nodes 2i+1 and 2i+2) that all ignore SIGTERM; every node
 	// numbered 2 mod 3 calls setsid.
 	modeTree = "tree"
+	// modeClient plays the process that starts a runtime (acpdrive): it
+	// starts a contained 6-process tree ignoring SIGTERM through a
+	// Launcher, announces itself and sleeps until it is killed
+	// (warden_linux_test.go).
+	modeClient = "client"
 )
 
 // runHelper plays mode and returns the exit code (it returns only on a
@@ -102,6 +107,8 @@ func runHelper(mode string) int {
 			return fail(err)
 		}
 		return ready("grandchild")
+	case modeClient:
+		return runClient()
 	case modeTree:
 		signal.Ignore(syscall.SIGTERM)
 		node, _ := strconv.Atoi(os.Getenv(helperNodeEnv))

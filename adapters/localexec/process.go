@@ -69,6 +69,9 @@ type process struct {
 	spare          func(pid int) bool // tests only: PIDs never signalled by PID
 
 	reaperDone chan struct{} // closed when the reaper goroutine returns
+	// unguard takes the runtime off the warden's list once the teardown
+	// killed its tree (warden_unix.go).
+	unguard func()
 
 	releaseOnce sync.Once
 	releaseErr  error
@@ -144,6 +147,13 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 		return nil, err
 	}
 	noteLeader(ld.pid)
+	entry := ""
+	if tr != nil {
+		entry = tr.envEntry()
+	}
+	// From here on the runtime's group (and tagged tree) goes when this
+	// process goes, however it goes (docs/behaviour.md#containment).
+	unguard := guard(l.logger, ld.pid, entry)
 	// The child holds its own copies now; keeping ours would stop standard
 	// output and error from ever reaching end of file.
 	pipes.CloseChildEnds()
@@ -165,6 +175,7 @@ func start(ctx context.Context, l *Launcher, pl *plan, env []string) (*process, 
 		resendInterval: l.resendInterval,
 		spare:          l.spare,
 		reaperDone:     make(chan struct{}),
+		unguard:        unguard,
 	}
 	p.Streams = pipes.Streams(p.stderrSink)
 	go p.reap()
@@ -330,6 +341,7 @@ func (p *process) Release() error {
 			p.logger.Warn("agent process not reaped at release", slog.Int("pid", p.pid))
 		}
 		p.plat.release()
+		p.unguard()
 		if err != nil {
 			err = fmt.Errorf("localexec: %w", err)
 		}
