@@ -414,6 +414,9 @@ func TestUnansweredCancelIsBoundedByReadTimeout(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := h.turnAsync(ctx, "#no-response")
 	h.waitReceived("session/prompt", 1)
+	// The chunk follows the agent's decision never to answer: a cancel
+	// that overtook it would be answered (the agent's timing, not ours).
+	h.waitText("I will never answer.")
 	cancel()
 	h.waitReceived("session/cancel", 1)
 	require.NoError(t, clock.WaitForTimers(context.Background(), 1))
