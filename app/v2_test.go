@@ -288,8 +288,13 @@ func TestCloseDuringATurn(t *testing.T) {
 			if v.want == 1 {
 				// v1 promises no order between the prompt's answer and the
 				// close's: either the cancelled answer or the connection's
-				// end comes first.
-				assert.Contains(t, []domain.ErrorKind{domain.KindTurnCancelled, domain.KindPortExit}, kindOf(res), res.Message())
+				// end comes first; and the runtime may answer the prompt
+				// "cancelled" on the close alone, before acpdrive decided
+				// any ending of its own (turn_failed: a cancelled stop
+				// reason with no cancellation on either side). The
+				// runtime's interleaving, not acpdrive's: the turn ends,
+				// one of these three.
+				assert.Contains(t, []domain.ErrorKind{domain.KindTurnCancelled, domain.KindPortExit, domain.KindTurnFailed}, kindOf(res), res.Message())
 				return
 			}
 			// v2 settles the session's turns before the close's response.
