@@ -424,8 +424,8 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 		p.unanswered = ""
 		return
 	}
-	summary := fmt.Sprintf("turn %d: ", n)
-	summary += p.turnText(res, exit)
+	text := p.turnText(res, exit)
+	summary := fmt.Sprintf("turn %d: ", n) + text
 	p.unanswered = ""
 	if p.status != nil {
 		summary += fmt.Sprintf(" in %s, %s", p.status.elapsed().Round(time.Millisecond), plural(p.tools, "tool call", "tool calls"))
@@ -450,6 +450,12 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 	}
 	if res.Failure != nil && res.Failure.Class != domain.FailureUnknown {
 		fmt.Fprintln(p.out, p.colour.paint(colour, "── failure: "+res.Failure.Text()))
+	}
+	if res.Outcome != domain.OutcomeCompleted {
+		// Errors go to standard error (docs/behaviour.md#cli): the turn
+		// that did not complete is one line there too, as under --quiet.
+		p.buf.flush()
+		fmt.Fprintf(p.errw, "acpdrive: turn %d: %s\n", n, text)
 	}
 }
 

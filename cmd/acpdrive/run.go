@@ -145,6 +145,10 @@ func parseRunFlags(args []string, stdin io.Reader, stdout io.Writer) (runFlags, 
 	if err := checkSteerStdin(f.steerStdin, f.promptFiles); err != nil {
 		return f, nil, err
 	}
+	prompts, err := readDashPrompt(prompts, f, stdin)
+	if err != nil {
+		return f, nil, err
+	}
 	fromFiles, err := readPromptFiles(f.promptFiles, stdin)
 	if err != nil {
 		return f, nil, err
