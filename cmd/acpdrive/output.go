@@ -535,7 +535,7 @@ func (p *printer) startupFailed(err error, settings domain.SessionSettings) {
 		kind, msg = string(ae.Kind), ae.Message
 	}
 	if p.json {
-		_ = p.enc.Encode(startupFailedLine{Type: "startup_failed", Time: time.Now().UTC(), ErrorKind: kind, Message: msg, Reason: string(notFoundReason(err))})
+		_ = p.enc.Encode(startupFailedLine{Type: "startup_failed", Time: time.Now().UTC(), ErrorKind: kind, Message: msg, Reason: string(startReason(err))})
 		return
 	}
 	p.clearStatus()

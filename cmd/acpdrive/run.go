@@ -407,7 +407,9 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 
 	settings, err := withOutputSchema(f.settings(cfg), cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
+		// A schema file that cannot be read is the person's mistake, as
+		// one that does not compile is (docs/behaviour.md#cli).
+		out.startupFailed(configInvalid(err), f.settings(cfg))
 		return exitUsage
 	}
 	out.schema = settings.OutputSchema != nil
@@ -437,7 +439,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	if err != nil {
 		out.startupFailed(err, opts.Settings)
-		return exitNoSession
+		return startExit(err)
 	}
 	out.host = sess.Host()
 	out.resumed(resumeOutcome(sess), sess.ID())
