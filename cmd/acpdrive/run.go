@@ -446,6 +446,9 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 
 	interrupts := newInterrupter(sigs, sess, cfg.StopGrace+stopMargin, out.interrupted)
 	defer interrupts.close()
+	if f.steerStdin && !sess.AgentInfo().Advertised.Steering {
+		out.warnSteerNotOffered()
+	}
 	steers := newStdinSteerer(ctx, f.steerStdin, stdin, sess, out.steerNotice)
 	defer steers.close()
 	setSession := func(s *app.Session) { interrupts.setSession(s); steers.setSession(s) }
