@@ -451,9 +451,10 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 	if res.Failure != nil && res.Failure.Class != domain.FailureUnknown {
 		fmt.Fprintln(p.out, p.colour.paint(colour, "── failure: "+res.Failure.Text()))
 	}
-	if res.Outcome != domain.OutcomeCompleted {
+	if res.Outcome != domain.OutcomeCompleted && res.Outcome != domain.OutcomeCancelled {
 		// Errors go to standard error (docs/behaviour.md#cli): the turn
-		// that did not complete is one line there too, as under --quiet.
+		// that did not complete is one line there too, as under --quiet;
+		// a cancelled one was asked for, and its answer is already there.
 		p.buf.flush()
 		fmt.Fprintf(p.errw, "acpdrive: turn %d: %s\n", n, text)
 	}
