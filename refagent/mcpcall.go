@@ -3,6 +3,7 @@ package refagent
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -48,6 +49,20 @@ func (a *agent) mcpCall(ctx context.Context, st *Step) string {
 		}
 		defer cs.Close()
 		var args any
+		if len(st.MCPArguments) == 0 && st.MCPArgumentsFromSchema {
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				return report("error", "tools/list: "+err.Error())
+			}
+			for _, tool := range tools.Tools {
+				if tool.Name == st.MCPTool {
+					raw, _ := json.Marshal(tool.InputSchema)
+					var schema map[string]any
+					_ = json.Unmarshal(raw, &schema)
+					args = instanceOf(schema)
+				}
+			}
+		}
 		if len(st.MCPArguments) > 0 {
 			if err := json.Unmarshal(st.MCPArguments, &args); err != nil {
 				return report("error", "arguments: "+err.Error())
@@ -69,4 +84,61 @@ func (a *agent) mcpCall(ctx context.Context, st *Step) string {
 		return report("ok", b.String())
 	}
 	return report("error", "no stdio MCP server named "+st.MCPServer+" was declared")
+}
+
+// instanceOf is a small value a JSON Schema accepts: an object with each
+// required property, a string of the shortest length allowed, the
+// smallest number allowed, the first enum value, the const. It reads the
+// common keywords only (a scripted agent's stand-in for a model).
+func instanceOf(schema map[string]any) any {
+	if c, ok := schema["const"]; ok {
+		return c
+	}
+	if e, ok := schema["enum"].([]any); ok && len(e) > 0 {
+		return e[0]
+	}
+	typ, _ := schema["type"].(string)
+	if list, ok := schema["type"].([]any); ok && len(list) > 0 {
+		typ, _ = list[0].(string)
+	}
+	if typ == "" {
+		if _, ok := schema["properties"]; ok {
+			typ = "object"
+		}
+	}
+	number := func(key string) float64 {
+		f, _ := schema[key].(float64)
+		return f
+	}
+	switch typ {
+	case "object":
+		out := map[string]any{}
+		props, _ := schema["properties"].(map[string]any)
+		required, _ := schema["required"].([]any)
+		for _, r := range required {
+			name, _ := r.(string)
+			sub, _ := props[name].(map[string]any)
+			out[name] = instanceOf(sub)
+		}
+		return out
+	case "array":
+		items, _ := schema["items"].(map[string]any)
+		out := []any{}
+		for i := 0; i < int(number("minItems")); i++ {
+			out = append(out, instanceOf(items))
+		}
+		return out
+	case "string":
+		return strings.Repeat("x", int(number("minLength")))
+	case "integer", "number":
+		if _, ok := schema["exclusiveMinimum"]; ok {
+			return math.Floor(number("exclusiveMinimum")) + 1
+		}
+		return number("minimum")
+	case "boolean":
+		return true
+	case "null":
+		return nil
+	}
+	return map[string]any{}
 }

@@ -41,6 +41,11 @@ func builtinTurns() map[string]*Turn {
 			Steps:       []Step{{Step: StepEcho}},
 		},
 		"tools": toolsTurn(),
+		"submit-result": {
+			Description: "Call submit_result of acpdrive's result server (acpdrive-result) with the smallest value its input schema accepts, say \"Submitted the result.\", end_turn.",
+			Steps: []Step{{Step: StepMCPCall, MCPServer: "acpdrive-result", MCPTool: "submit_result", MCPArgumentsFromSchema: true},
+				text("Submitted the result."), stop("end_turn")},
+		},
 		"await-steer": {
 			Description: "Say \"Waiting for a steer.\", wait for a steer (_session/steering, with Script.Steering), send \"steered: TEXT\", end_turn.",
 			Steps:       []Step{text("Waiting for a steer."), {Step: StepWaitSteer}},
@@ -315,6 +320,9 @@ var startupScenarios = map[string]scenario{
 	"steering": {"Advertises _meta.steering.supported and answers _session/steering; the default turn says \"Waiting for a steer.\", waits for one (waitSteer), sends \"steered: TEXT\" and ends end_turn.", func(s *Script) {
 		s.Steering = true
 		s.DefaultTurn = "await-steer"
+	}},
+	"result-tool": {"The default turn reports through acpdrive's result tool: it calls submit_result of the stdio MCP server acpdrive-result (declared by acpdrive under --output-schema) with the smallest value the tool's input schema accepts (mcpArgumentsFromSchema), says \"Submitted the result.\" and ends end_turn: --output-schema works on the built-in agent.", func(s *Script) {
+		s.DefaultTurn = "submit-result"
 	}},
 	"wrong-version": {"initialize answers protocolVersion 2.", func(s *Script) {
 		s.Initialize = &Initialize{ProtocolVersion: ptrInt(2)}

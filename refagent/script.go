@@ -340,6 +340,12 @@ type Step struct {
 	MCPServer    string          `json:"mcpServer,omitempty"`
 	MCPTool      string          `json:"mcpTool,omitempty"`
 	MCPArguments json.RawMessage `json:"mcpArguments,omitempty"`
+	// MCPArgumentsFromSchema, with no MCPArguments, makes the arguments
+	// the smallest value the tool's input schema (from tools/list)
+	// accepts: each required property, a string of the shortest length
+	// allowed, the smallest number, the first enum value, … (the
+	// result-tool scenario: a result for any --output-schema).
+	MCPArgumentsFromSchema bool `json:"mcpArgumentsFromSchema,omitempty"`
 
 	// Entries is the plan's entries array.
 	Entries json.RawMessage `json:"entries,omitempty"`

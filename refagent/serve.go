@@ -158,17 +158,40 @@ type serveConfig struct {
 // parseServeFlags reads the agent's flags (Main and Serve share it). When the run is over
 // already (a usage error, --help, --list-scenarios, --print-script) it
 // returns ok false and the exit code.
+// serveFlags are the flags of "acpdrive agent".
+type serveFlags struct {
+	scenario, script, log, agentName, protocol *string
+	ignoreSigterm, list, printScript           *bool
+}
+
+// defineServeFlags defines the flags of "acpdrive agent" into fs.
+func defineServeFlags(fs *flag.FlagSet) serveFlags {
+	return serveFlags{
+		scenario:      fs.String("scenario", "", "built-in scenario `NAME` (default \"echo\"; see --list-scenarios)"),
+		script:        fs.String("script", "", "JSON script `FILE`"),
+		log:           fs.String("log", "", "append one JSON line per received message to `FILE`"),
+		ignoreSigterm: fs.Bool("ignore-sigterm", false, "survive SIGTERM (in-process: the Terminate channel)"),
+		agentName:     fs.String("agent-name", "", "answer initialize with agentInfo.name `NAME` (the rest of agentInfo as the script says)"),
+		protocol:      fs.String("protocol", protocolV1, "the ACP version served: 1, 2 (the v2 draft; a v1 initialize is refused with -32022) or auto (what the client asks for)"),
+		list:          fs.Bool("list-scenarios", false, "print the built-in scenarios and exit"),
+		printScript:   fs.Bool("print-script", false, "print the selected script as JSON and exit"),
+	}
+}
+
+// FlagSet is a flag set of "acpdrive agent"'s flags, for the CLI's shell
+// completion.
+func FlagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+	defineServeFlags(fs)
+	return fs
+}
+
 func parseServeFlags(args []string, stdout, stderr io.Writer) (cfg serveConfig, code int, ok bool) {
 	fs := flag.NewFlagSet("acpdrive agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	scenarioName := fs.String("scenario", "", "built-in scenario `NAME` (default \"echo\"; see --list-scenarios)")
-	scriptPath := fs.String("script", "", "JSON script `FILE`")
-	logPath := fs.String("log", "", "append one JSON line per received message to `FILE`")
-	ignoreSigterm := fs.Bool("ignore-sigterm", false, "survive SIGTERM (in-process: the Terminate channel)")
-	agentName := fs.String("agent-name", "", "answer initialize with agentInfo.name `NAME` (the rest of agentInfo as the script says)")
-	protocol := fs.String("protocol", protocolV1, "the ACP version served: 1, 2 (the v2 draft; a v1 initialize is refused with -32022) or auto (what the client asks for)")
-	list := fs.Bool("list-scenarios", false, "print the built-in scenarios and exit")
-	printScript := fs.Bool("print-script", false, "print the selected script as JSON and exit")
+	fl := defineServeFlags(fs)
+	scenarioName, scriptPath, logPath, ignoreSigterm := fl.scenario, fl.script, fl.log, fl.ignoreSigterm
+	agentName, protocol, list, printScript := fl.agentName, fl.protocol, fl.list, fl.printScript
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: acpdrive agent [--scenario NAME | --script FILE] [--agent-name NAME] [--log FILE] [--ignore-sigterm] [--protocol 1|2|auto]")
 		fs.PrintDefaults()

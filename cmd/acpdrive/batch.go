@@ -61,6 +61,8 @@ type batchLine struct {
 	ErrorKind string `json:"error_kind,omitempty"`
 	Reason    string `json:"reason,omitempty"`
 	Message   string `json:"message,omitempty"`
+	// NotStarted reports a task a signal kept from starting.
+	NotStarted bool `json:"not_started,omitempty"`
 }
 
 // batchFlags are the flags of "acpdrive batch".
@@ -194,15 +196,18 @@ func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	board := newBatchBoard(tasks, f.json, stdout, stderr)
+	var watching sync.WaitGroup
+	watching.Add(1)
 	go func() {
+		defer watching.Done()
 		select {
 		case <-sigs:
+			board.interrupted()
 			cancel() // no task starts any more; the running turns are cancelled
 		case <-ctx.Done():
 		}
 	}()
-
-	board := newBatchBoard(tasks, f.json, stdout, stderr)
 	r := &batchRunner{
 		flags: f, cfg: cfg, base: base, tasksDir: tasksDir, board: board,
 		placer: newPlacer(cfg, f.sshTransport == "native", logger, base, bf.perProcess, bf.keepWarm, board.warn),
@@ -210,6 +215,7 @@ func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var (
 		mu                      sync.Mutex
 		failed, missing         bool
+		mistake                 bool // a task's configuration was the person's mistake
 		wg                      sync.WaitGroup
 		slots                   = make(chan struct{}, bf.parallel)
 		interruptedBeforeStarts []batchTask
@@ -231,6 +237,7 @@ func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			mu.Lock()
 			failed = failed || !line.Completed
 			missing = missing || line.ResultMissing != ""
+			mistake = mistake || line.Reason == string(domain.ReasonConfigurationInvalid)
 			mu.Unlock()
 			board.finish(line)
 		}()
@@ -239,15 +246,21 @@ func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	for _, task := range interruptedBeforeStarts {
 		failed = true
 		board.finish(batchLine{Type: "task_result", ID: task.ID, TurnResults: []turnResultLine{},
-			ErrorKind: string(domain.KindTurnCancelled), Message: msgBatchInterrupted})
+			ErrorKind: string(domain.KindTurnCancelled), Message: msgBatchInterrupted, NotStarted: true})
 	}
 	stopCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), cfg.StopGrace+stopMargin)
 	defer stop()
 	if err := r.placer.close(stopCtx); err != nil && logger != nil {
 		logger.Warn("teardown reported", "error", err)
 	}
+	cancel()
+	watching.Wait()
 	board.close()
 	switch {
+	case mistake:
+		// A task's settings or workspace were the person's mistake: a
+		// configuration error (docs/behaviour.md#batch).
+		return exitUsage
 	case failed:
 		return exitTurnFailed
 	case missing:
@@ -282,7 +295,7 @@ func (r *batchRunner) run(ctx context.Context, task batchTask) batchLine {
 		if k, ok := domain.KindOf(err); ok {
 			line.ErrorKind = string(k)
 		}
-		line.Reason = string(notFoundReason(err))
+		line.Reason = string(startReason(err))
 		return line
 	}
 	r.board.starting(task.ID)
@@ -354,9 +367,7 @@ func (r *batchRunner) run(ctx context.Context, task batchTask) batchLine {
 // A configuration error is agent_not_found, reason configuration_invalid.
 func (r *batchRunner) taskOptions(task batchTask) (domain.Config, app.Options, error) {
 	cfg := r.cfg
-	invalid := func(err error) error {
-		return domain.WrapError(domain.KindAgentNotFound, err.Error(), err).WithReason(domain.ReasonConfigurationInvalid)
-	}
+	invalid := configInvalid
 	if len(task.Settings) > 0 {
 		var findings []domain.Finding
 		cfg, findings = config.ApplyAgent(cfg, task.Settings, r.tasksDir)

@@ -59,6 +59,9 @@ func taskLines(t *testing.T, stdout string, want int) map[string]taskLine {
 	t.Helper()
 	got := map[string]taskLine{}
 	for _, text := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		if strings.HasPrefix(text, `{"type":"batch_result"`) {
+			continue // the closing summary
+		}
 		var l taskLine
 		require.NoError(t, json.Unmarshal([]byte(text), &l), text)
 		require.Equal(t, "task_result", l.Type, text)
@@ -116,11 +119,13 @@ func TestBatchSharesOneProcess(t *testing.T) {
 	assert.Equal(t, "response_error", got["c"].ErrorKind)
 	assert.True(t, got["d"].Completed)
 
-	// Without --json: one line of text per task (stdout is no terminal).
+	// Without --json: one line of text per task (stdout is no terminal),
+	// then the summary.
 	stdout, _, code = runIn(t, dir, "batch", "--sessions-per-process", "4", "--command", cmd, tasks)
 	assert.Equal(t, 1, code)
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	assert.Len(t, lines, 4, stdout)
+	assert.Len(t, lines, 5, stdout)
+	assert.Equal(t, "batch: 4 tasks: 3 completed, 1 failed, 0 cancelled, 0 not started", lines[4])
 	assert.Regexp(t, `(?m)^task a: completed \(1 turn, session ref-[0-9]+\)$`, stdout)
 	assert.Contains(t, stdout, "; tokens: 15; cost 0.2500 USD)")
 	assert.Contains(t, stdout, "task c: failed: session/prompt error -32603")
@@ -153,7 +158,7 @@ func TestBatchTaskSettings(t *testing.T) {
 		`{"id":"ceiling","prompts":["`+usagePrompt+`","never sent"],"settings":{"max_tokens":10}}`)
 	stdout, stderr, code := runIn(t, dir, "batch", "--json", "--parallel", "3", "--sessions-per-process", "4",
 		"--keep-warm", "1h", "--command", shared, tasks)
-	assert.Equal(t, 1, code, stderr)
+	assert.Equal(t, 2, code, "a task's invalid settings are a configuration error: %s", stderr)
 	got := taskLines(t, stdout, 9)
 
 	for _, id := range []string{"a", "b", "other", "typo"} {

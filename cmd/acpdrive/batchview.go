@@ -25,6 +25,10 @@ const (
 	stateRunning   = "running"
 	stateCompleted = "completed"
 	stateFailed    = "failed"
+	// stateCancelled: a signal cancelled the task's running turn;
+	// stateNotStarted: a signal kept the task from starting.
+	stateCancelled  = "cancelled"
+	stateNotStarted = "not started"
 )
 
 // tableRow is one task's row of the live table.
@@ -147,6 +151,8 @@ func stateColour(state string) string {
 		return sgrGreen
 	case stateFailed:
 		return sgrRed
+	case stateCancelled:
+		return sgrYellow
 	case stateRunning, stateStarting:
 		return sgrYellow
 	}
@@ -156,7 +162,7 @@ func stateColour(state string) string {
 // pickRows chooses limit rows, by state (running, then failed, completed,
 // queued), kept in file order.
 func pickRows(rows []tableRow, limit int) []tableRow {
-	rank := map[string]int{stateStarting: 0, stateRunning: 0, stateFailed: 1, stateCompleted: 2, stateQueued: 3}
+	rank := map[string]int{stateStarting: 0, stateRunning: 0, stateFailed: 1, stateCancelled: 1, stateCompleted: 2, stateQueued: 3, stateNotStarted: 3}
 	keep := make([]bool, len(rows))
 	left := limit
 	for r := 0; r <= 3 && left > 0; r++ {
@@ -183,7 +189,7 @@ func countText(rows []tableRow) string {
 		n[r.State]++
 	}
 	parts := []string{plural(len(rows), "task", "tasks")}
-	for _, s := range []string{stateRunning, stateStarting, stateQueued, stateCompleted, stateFailed} {
+	for _, s := range []string{stateRunning, stateStarting, stateQueued, stateCompleted, stateFailed, stateCancelled, stateNotStarted} {
 		if n[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n[s], s))
 		}
@@ -204,6 +210,9 @@ type batchBoard struct {
 	held  []string // warnings held while the table is drawn
 	fails []string // failed tasks' lines, printed under the final table
 	table *liveTable
+	// ended counts the finished tasks by their final state, for the
+	// closing summary.
+	ended map[string]int
 }
 
 // boardRow is one task as the board follows it.
@@ -213,7 +222,7 @@ type boardRow struct {
 }
 
 func newBatchBoard(tasks []batchTask, jsonOut bool, stdout, stderr io.Writer) *batchBoard {
-	b := &batchBoard{json: jsonOut, out: stdout, errw: stderr, byID: map[string]*boardRow{}}
+	b := &batchBoard{json: jsonOut, out: stdout, errw: stderr, byID: map[string]*boardRow{}, ended: map[string]int{}}
 	for _, t := range tasks {
 		r := &boardRow{row: tableRow{ID: t.ID, State: stateQueued, Turns: len(t.Prompts)}}
 		b.rows = append(b.rows, r)
@@ -298,14 +307,12 @@ func (b *batchBoard) finish(line batchLine) {
 		if r.began.IsZero() {
 			r.began = r.ended
 		}
-		r.row.State = stateCompleted
-		if !line.Completed {
-			r.row.State = stateFailed
-		}
+		r.row.State = lineState(line)
 		if line.Host != "" {
 			r.row.Host = line.Host
 		}
 	}
+	b.ended[lineState(line)]++
 	switch {
 	case b.json:
 		writeJSON(b.out, line)
@@ -318,11 +325,26 @@ func (b *batchBoard) finish(line batchLine) {
 	}
 }
 
+// lineState is a finished task's final state: completed, failed,
+// cancelled (a signal cancelled its turn) or not started (a signal kept
+// it from starting).
+func lineState(line batchLine) string {
+	switch {
+	case line.Completed:
+		return stateCompleted
+	case line.NotStarted:
+		return stateNotStarted
+	case line.ErrorKind == string(domain.KindTurnCancelled):
+		return stateCancelled
+	}
+	return stateFailed
+}
+
 // taskText is a finished task's line of text.
 func taskText(line batchLine) string {
-	state := "completed"
+	state := lineState(line)
 	if !line.Completed {
-		state = "failed: " + oneLine(line.Message)
+		state += ": " + oneLine(line.Message)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "task %s: %s (%s", line.ID, state, plural(len(line.TurnResults), "turn", "turns"))
@@ -358,20 +380,47 @@ func compactJSON(v json.RawMessage) string {
 	return strings.TrimSpace(out.String())
 }
 
-// close draws the final table (every row) and what was held for after it.
-func (b *batchBoard) close() {
-	if b.table == nil {
-		return
-	}
-	b.table.stop()
+// batchResultLine is batch --json's last line: the tasks by final state.
+type batchResultLine struct {
+	Type       string `json:"type"`
+	Tasks      int    `json:"tasks"`
+	Completed  int    `json:"completed"`
+	Failed     int    `json:"failed"`
+	Cancelled  int    `json:"cancelled"`
+	NotStarted int    `json:"not_started"`
+}
+
+// interrupted acknowledges a SIGINT or SIGTERM at once, on standard error.
+func (b *batchBoard) interrupted() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, f := range b.fails {
-		fmt.Fprintln(b.out, f)
+	fmt.Fprintln(b.errw, "acpdrive batch: interrupt: cancelling the running tasks' turns; no further task starts")
+}
+
+// close draws the final table (every row) and what was held for after it,
+// then the closing summary: the tasks by final state.
+func (b *batchBoard) close() {
+	if b.table != nil {
+		b.table.stop()
 	}
-	for _, w := range b.held {
-		fmt.Fprintf(b.errw, "acpdrive batch: %s\n", w)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.table != nil {
+		for _, f := range b.fails {
+			fmt.Fprintln(b.out, f)
+		}
+		for _, w := range b.held {
+			fmt.Fprintf(b.errw, "acpdrive batch: %s\n", w)
+		}
 	}
+	sum := batchResultLine{Type: "batch_result", Tasks: len(b.rows), Completed: b.ended[stateCompleted],
+		Failed: b.ended[stateFailed], Cancelled: b.ended[stateCancelled], NotStarted: b.ended[stateNotStarted]}
+	if b.json {
+		writeJSON(b.out, sum)
+		return
+	}
+	fmt.Fprintf(b.out, "batch: %s: %d completed, %d failed, %d cancelled, %d not started\n",
+		plural(sum.Tasks, "task", "tasks"), sum.Completed, sum.Failed, sum.Cancelled, sum.NotStarted)
 }
 
 // liveTable redraws the table in place every 200 ms: the cursor goes back

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/acpdrive/acpdrive/refagent"
 )
 
 // subcommands are the commands completion offers, with a line each.
@@ -28,12 +30,18 @@ var flagValues = map[string]string{
 	"protocol":            "1 2 auto",
 	"ssh-transport":       "openssh native",
 	"system-prompt-mode":  "append override",
+	"permissions":         "refuse read edit rules:",
+	"sandbox-net":         "host none",
+	// The modes the runtimes of docs/runtimes.md offer; a runtime may
+	// offer others (acpdrive probe --session lists them).
+	"mode":     "default plan auto acceptEdits auto-edit yolo build",
+	"scenario": strings.Join(refagent.ScenarioNames(), " "),
 }
 
 // Flags whose value is a directory or a file.
 var (
 	dirFlags  = map[string]bool{"workspace": true, "add-dir": true}
-	fileFlags = map[string]bool{"workflow": true, "f": true, "system-prompt-file": true, "ssh-config": true, "output-schema": true}
+	fileFlags = map[string]bool{"workflow": true, "f": true, "system-prompt-file": true, "ssh-config": true, "output-schema": true, "script": true, "log": true}
 )
 
 // commandFlagSets are the flag sets of the commands that take flags.
@@ -45,7 +53,7 @@ func commandFlagSets() map[string]*flag.FlagSet {
 	probe.Bool("session", false, "also create a throwaway session (deleted or closed after) to show its modes, configuration options, models and commands")
 	sessions := flag.NewFlagSet("sessions", flag.ContinueOnError)
 	sf.register(sessions)
-	return map[string]*flag.FlagSet{"run": newRunFlagSet(&rf), "probe": probe, "sessions": sessions, "batch": newBatchFlagSet(&bf)}
+	return map[string]*flag.FlagSet{"run": newRunFlagSet(&rf), "probe": probe, "sessions": sessions, "batch": newBatchFlagSet(&bf), "agent": refagent.FlagSet()}
 }
 
 // flagWords lists a flag set's flags as typed ("--name", "-f").
@@ -206,9 +214,12 @@ func writeZshCompletion(w io.Writer, sets map[string]*flag.FlagSet) {
 			}
 			fmt.Fprintf(w, "                %s' \\\n", spec)
 		})
-		if name == "batch" {
+		switch name {
+		case "batch":
 			fmt.Fprint(w, "                '1:tasks file:_files'\n            ;;\n")
-		} else {
+		case "agent":
+			fmt.Fprint(w, "                \n            ;;\n")
+		default:
 			fmt.Fprint(w, "                '*:prompt: '\n            ;;\n")
 		}
 	}

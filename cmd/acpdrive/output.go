@@ -424,8 +424,8 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 		p.unanswered = ""
 		return
 	}
-	summary := fmt.Sprintf("turn %d: ", n)
-	summary += p.turnText(res, exit)
+	text := p.turnText(res, exit)
+	summary := fmt.Sprintf("turn %d: ", n) + text
 	p.unanswered = ""
 	if p.status != nil {
 		summary += fmt.Sprintf(" in %s, %s", p.status.elapsed().Round(time.Millisecond), plural(p.tools, "tool call", "tool calls"))
@@ -450,6 +450,13 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 	}
 	if res.Failure != nil && res.Failure.Class != domain.FailureUnknown {
 		fmt.Fprintln(p.out, p.colour.paint(colour, "── failure: "+res.Failure.Text()))
+	}
+	if res.Outcome != domain.OutcomeCompleted && res.Outcome != domain.OutcomeCancelled {
+		// Errors go to standard error (docs/behaviour.md#cli): the turn
+		// that did not complete is one line there too, as under --quiet;
+		// a cancelled one was asked for, and its answer is already there.
+		p.buf.flush()
+		fmt.Fprintf(p.errw, "acpdrive: turn %d: %s\n", n, text)
 	}
 }
 
@@ -529,7 +536,7 @@ func (p *printer) startupFailed(err error, settings domain.SessionSettings) {
 		kind, msg = string(ae.Kind), ae.Message
 	}
 	if p.json {
-		_ = p.enc.Encode(startupFailedLine{Type: "startup_failed", Time: time.Now().UTC(), ErrorKind: kind, Message: msg, Reason: string(notFoundReason(err))})
+		_ = p.enc.Encode(startupFailedLine{Type: "startup_failed", Time: time.Now().UTC(), ErrorKind: kind, Message: msg, Reason: string(startReason(err))})
 		return
 	}
 	p.clearStatus()

@@ -254,14 +254,16 @@ func TestRelativePathsResolvedAlike(t *testing.T) {
 	require.Len(t, params.Params.AdditionalDirectories, 1)
 	assert.Contains(t, []string{filepath.Join(dir, "sub"), filepath.Join(real, "sub")}, params.Params.AdditionalDirectories[0])
 
+	// A directory the person named that is not there is a configuration
+	// error: exit 2 (docs/behaviour.md#cli).
 	stdout, stderr, code = runIn(t, dir, "run", "--command", agent, "--add-dir", "missing", "hi")
-	assert.Equal(t, 3, code)
+	assert.Equal(t, 2, code)
 	assert.Empty(t, stdout)
-	assert.True(t, strings.HasPrefix(stderr, "session could not start: agent: invalid_workspace_cwd: additional directory does not exist: "), stderr)
+	assert.True(t, strings.HasPrefix(stderr, "session could not start: the configuration is invalid: agent: invalid_workspace_cwd: additional directory does not exist: "), stderr)
 	stdout, stderr, code = runIn(t, dir, "run", "--command", agent, "--workspace", "missing", "hi")
-	assert.Equal(t, 3, code)
+	assert.Equal(t, 2, code)
 	assert.Empty(t, stdout)
-	assert.True(t, strings.HasPrefix(stderr, "session could not start: agent: invalid_workspace_cwd: workspace path does not exist: "), stderr)
+	assert.True(t, strings.HasPrefix(stderr, "session could not start: the configuration is invalid: agent: invalid_workspace_cwd: workspace path does not exist: "), stderr)
 }
 
 // TestRunWorkflowWarnsAsValidateDoes: run --workflow prints validate's

@@ -74,13 +74,15 @@ func TestRunOutputSchemaMissing(t *testing.T) {
 }
 
 // TestRunOutputSchemaRefused: a schema that is not an object schema is
-// refused at start (exit 3, agent_not_found), and by validate.
+// refused at start (exit 2, agent_not_found, reason
+// configuration_invalid), and by validate.
 func TestRunOutputSchemaRefused(t *testing.T) {
 	t.Parallel()
 	schema := writeSchema(t, `{"type":"array"}`)
 	stdout, _, code := runIn(t, t.TempDir(), "run", "--json", "--output-schema", schema, "hi")
-	require.Equal(t, 3, code)
+	require.Equal(t, 2, code)
 	assert.Contains(t, stdout, `"error_kind":"agent_not_found"`)
+	assert.Contains(t, stdout, `"reason":"configuration_invalid"`)
 	assert.Contains(t, stdout, "agent.output_schema: not an object schema")
 
 	dir := t.TempDir()

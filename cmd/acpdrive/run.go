@@ -145,6 +145,10 @@ func parseRunFlags(args []string, stdin io.Reader, stdout io.Writer) (runFlags, 
 	if err := checkSteerStdin(f.steerStdin, f.promptFiles); err != nil {
 		return f, nil, err
 	}
+	prompts, err := readDashPrompt(prompts, f, stdin)
+	if err != nil {
+		return f, nil, err
+	}
 	fromFiles, err := readPromptFiles(f.promptFiles, stdin)
 	if err != nil {
 		return f, nil, err
@@ -403,7 +407,9 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 
 	settings, err := withOutputSchema(f.settings(cfg), cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "acpdrive run: %v\n", err)
+		// A schema file that cannot be read is the person's mistake, as
+		// one that does not compile is (docs/behaviour.md#cli).
+		out.startupFailed(configInvalid(err), f.settings(cfg))
 		return exitUsage
 	}
 	out.schema = settings.OutputSchema != nil
@@ -433,13 +439,16 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	if err != nil {
 		out.startupFailed(err, opts.Settings)
-		return exitNoSession
+		return startExit(err)
 	}
 	out.host = sess.Host()
 	out.resumed(resumeOutcome(sess), sess.ID())
 
 	interrupts := newInterrupter(sigs, sess, cfg.StopGrace+stopMargin, out.interrupted)
 	defer interrupts.close()
+	if f.steerStdin && !sess.AgentInfo().Advertised.Steering {
+		out.warnSteerNotOffered()
+	}
 	steers := newStdinSteerer(ctx, f.steerStdin, stdin, sess, out.steerNotice)
 	defer steers.close()
 	setSession := func(s *app.Session) { interrupts.setSession(s); steers.setSession(s) }

@@ -9,8 +9,10 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/acpdrive/acpdrive/app"
+	"github.com/acpdrive/acpdrive/domain"
 )
 
 // registerSteerFlag defines --steer-stdin (docs/behaviour.md#steering).
@@ -39,7 +41,7 @@ type stdinSteerer struct {
 	mu     sync.Mutex
 	target steerTarget
 
-	notice func(string)
+	notice func(error)
 	lines  chan string
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -47,7 +49,7 @@ type stdinSteerer struct {
 }
 
 // newStdinSteerer starts reading in; nil when off.
-func newStdinSteerer(ctx context.Context, on bool, in io.Reader, target steerTarget, notice func(string)) *stdinSteerer {
+func newStdinSteerer(ctx context.Context, on bool, in io.Reader, target steerTarget, notice func(error)) *stdinSteerer {
 	if !on {
 		return nil
 	}
@@ -87,7 +89,7 @@ func (s *stdinSteerer) steer(line string) {
 	target := s.target
 	s.mu.Unlock()
 	if err := target.Steer(s.ctx, line); err != nil && s.ctx.Err() == nil {
-		s.notice(fmt.Sprintf("steer not sent: %v", err))
+		s.notice(err)
 	}
 }
 
@@ -110,17 +112,50 @@ func (s *stdinSteerer) close() {
 	s.wg.Wait()
 }
 
-// steerNotice says on standard error that a line of --steer-stdin was not
-// sent, and why (docs/behaviour.md#steering).
-func (p *printer) steerNotice(msg string) {
+// steerRefusedLine is the JSON line of a --steer-stdin line not sent
+// (docs/behaviour.md#steering); warningLine a remark at start.
+type steerRefusedLine struct {
+	Type    string    `json:"type"`
+	Time    time.Time `json:"time"`
+	Message string    `json:"message"`
+	Reason  string    `json:"reason,omitempty"`
+}
+
+// steerNotice says that a line of --steer-stdin was not sent, and why: on
+// standard error for a person, a steer_refused line under --json
+// (docs/behaviour.md#steering). The error's words, not its kind: a
+// runtime that does not offer steering is not a missing program.
+func (p *printer) steerNotice(err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.json {
-		p.clearStatus()
-		p.endLine()
+	if p.json {
+		_ = p.enc.Encode(steerRefusedLine{Type: "steer_refused", Time: time.Now().UTC(), Message: failureText(err), Reason: string(domain.ReasonOf(err))})
 		p.buf.flush()
+		return
 	}
-	fmt.Fprintln(p.errw, "acpdrive: "+msg)
+	p.clearStatus()
+	p.endLine()
+	p.buf.flush()
+	fmt.Fprintln(p.errw, "acpdrive: steer not sent: "+failureText(err))
+}
+
+// msgSteerNotOffered is the warning at start of --steer-stdin on a
+// runtime that does not offer steering.
+const msgSteerNotOffered = "--steer-stdin: the runtime does not offer steering (it does not advertise _session/steering); lines read from standard input will not be sent"
+
+// warnSteerNotOffered warns at start that --steer-stdin cannot steer this
+// runtime: on standard error, a warning line under --json.
+func (p *printer) warnSteerNotOffered() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.json {
+		_ = p.enc.Encode(steerRefusedLine{Type: "warning", Time: time.Now().UTC(), Message: msgSteerNotOffered, Reason: string(domain.ReasonNotOffered)})
+		p.buf.flush()
+		return
+	}
+	p.clearStatus()
+	p.buf.flush()
+	fmt.Fprintln(p.errw, "acpdrive: warning: "+msgSteerNotOffered)
 }
 
 // advertisedText is probe's word for an advertised extension.

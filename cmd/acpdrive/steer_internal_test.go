@@ -37,9 +37,9 @@ func TestStdinSteererBetweenTurnsNotice(t *testing.T) {
 	target := &refusingTarget{done: make(chan struct{})}
 	var mu sync.Mutex
 	var notices []string
-	s := newStdinSteerer(context.Background(), true, strings.NewReader("one\n\ntwo\n"), target, func(msg string) {
+	s := newStdinSteerer(context.Background(), true, strings.NewReader("one\n\ntwo\n"), target, func(err error) {
 		mu.Lock()
-		notices = append(notices, msg)
+		notices = append(notices, err.Error())
 		mu.Unlock()
 	})
 	<-target.done
@@ -48,7 +48,7 @@ func TestStdinSteererBetweenTurnsNotice(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.NotEmpty(t, notices)
-	assert.Contains(t, notices[0], "steer not sent: agent: response_error")
+	assert.Contains(t, notices[0], "agent: response_error")
 	assert.Contains(t, notices[0], domain.MsgSteerNoTurn)
 	assert.Nil(t, newStdinSteerer(context.Background(), false, &bytes.Buffer{}, target, nil))
 }
