@@ -130,16 +130,18 @@ func (s *Session) TurnWithResult(ctx context.Context, prompt string) domain.Turn
 func (s *Session) resultTurn(ctx context.Context, prompt string, asks bool) domain.TurnResult {
 	o := s.opts.output
 	if o == nil || !asks {
-		return s.turn(ctx, prompt, false)
+		return s.turn(ctx, prompt, false, started())
 	}
 	instruction := domain.ResultInstruction(o.raw)
 	if s.tools.result != nil {
 		instruction = domain.ResultToolInstruction + domain.ResultInstructionFallback(o.raw)
 	}
-	res := s.turn(ctx, prompt+instruction, true)
+	res := s.turn(ctx, prompt+instruction, true, started())
 	for n := 0; n < s.opts.Settings.OutputRetries && res.Result == nil && res.Outcome == domain.OutcomeCompleted && ctx.Err() == nil; n++ {
 		s.log.Info("turn ended without a valid result; asking for it", "reason", res.ResultMissing, "follow_up", n+1)
-		res = s.turn(ctx, domain.ResultFollowUp(res.ResultMissing, s.tools.result != nil), true)
+		follow := domain.Event{Type: domain.EventResultFollowUp, Origin: domain.OriginAcpdrive,
+			Message: domain.ResultFollowUpNotice(n+1, s.opts.Settings.OutputRetries, res.ResultMissing)}
+		res = s.turn(ctx, domain.ResultFollowUp(res.ResultMissing, s.tools.result != nil), true, follow)
 	}
 	if res.Result == nil {
 		s.log.Info("turn ended without a valid result", "reason", res.ResultMissing)

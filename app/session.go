@@ -131,12 +131,13 @@ func newSession(c *connection, opts Options, obs *observation) *Session {
 // (docs/behaviour.md#runtime-host).
 const msgConsumerBehind = "the session's event consumer fell behind its shared process by more than the event backlog (HostOptions.EventBacklog); the rest of the turn's events were dropped"
 
-// turn runs one prompt as a turn; asks says whether it asks for the
+// turn runs one prompt as a turn, opened by opening (session_started, or
+// a follow-up's result_follow_up); asks says whether it asks for the
 // structured result (docs/behaviour.md#structured-results): the result
 // tool keeps a call only while such a turn runs, and the turn's result is
 // taken before the next turn may begin. Turn and TurnWithResult add the
 // instruction and the follow-ups.
-func (s *Session) turn(ctx context.Context, prompt string, asks bool) domain.TurnResult {
+func (s *Session) turn(ctx context.Context, prompt string, asks bool, opening domain.Event) domain.TurnResult {
 	if s.life.stopped.Load() {
 		return domain.FailedResult(domain.NewError(domain.KindTurnCancelled, domain.MsgSessionStopped))
 	}
@@ -153,7 +154,8 @@ func (s *Session) turn(ctx context.Context, prompt string, asks bool) domain.Tur
 	s.stream.retries.begin()
 	s.stream.underSink(s.reply.begin)
 	s.stream.ledger.begin()
-	s.stream.emit(domain.Event{Type: domain.EventSessionStarted, SessionID: s.ID(), Message: domain.MsgSessionStarted})
+	opening.SessionID = s.ID()
+	s.stream.emit(opening)
 	if first {
 		s.firstTurnNotices()
 	}
@@ -295,3 +297,8 @@ func (s *Session) LastMessage() domain.Message { return s.stream.last() }
 // figure by figure over the measured turns, and cost per currency
 // (docs/behaviour.md#token-accounting). fmt.Print prints them on one line.
 func (s *Session) Totals() domain.Totals { return s.totals.snapshot() }
+
+// started is the event that opens a turn the caller asked for.
+func started() domain.Event {
+	return domain.Event{Type: domain.EventSessionStarted, Message: domain.MsgSessionStarted}
+}

@@ -11,8 +11,14 @@ type EventType string
 
 // Normalized event types.
 const (
-	// EventSessionStarted opens every turn; callers count turns by it.
+	// EventSessionStarted opens every turn the caller asked for; callers
+	// count turns by it.
 	EventSessionStarted EventType = "session_started"
+	// EventResultFollowUp opens a follow-up turn acpdrive sends on its own
+	// to ask for a structured result the turn before did not deliver
+	// (docs/behaviour.md#structured-results), in place of session_started:
+	// "follow-up N of M: <why>".
+	EventResultFollowUp EventType = "result_follow_up"
 	// EventStartupFailed reports a session that could not start.
 	EventStartupFailed EventType = "startup_failed"
 	// EventTurnCompleted reports a turn that ended normally.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -40,6 +41,12 @@ func ResultInstruction(schema []byte) string {
 func ResultInstructionFallback(schema []byte) string {
 	return " If you cannot call it, end your reply with the result as one JSON object " +
 		"in a fenced code block marked json, valid against this JSON Schema:\n" + string(bytes.TrimSpace(schema))
+}
+
+// ResultFollowUpNotice is the message of the result_follow_up event that
+// opens follow-up n of max: why the turn before delivered no result.
+func ResultFollowUpNotice(n, max int, why string) string {
+	return "follow-up " + strconv.Itoa(n) + " of " + strconv.Itoa(max) + ": " + why
 }
 
 // ResultFollowUp is the follow-up prompt of a turn that ended without a

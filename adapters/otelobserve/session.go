@@ -62,7 +62,7 @@ func (s *session) Observe(ev domain.Event) {
 		s.mu.Unlock()
 	case domain.EventPermissionDecision:
 		s.permission(ev)
-	case domain.EventSessionStarted:
+	case domain.EventSessionStarted, domain.EventResultFollowUp:
 		s.mu.Lock()
 		if s.turn != nil {
 			s.turn.SetAttributes(attribute.String(AttrSessionID, ev.SessionID))

@@ -90,7 +90,6 @@ func TestFrictionPermissionRefusalNamesWhy(t *testing.T) {
 // result_follow_up line under --json and a line on a terminal, and opens
 // no session_started of its own (docs/behaviour.md#structured-results).
 func TestFrictionOutputRetriesVisible(t *testing.T) {
-	t.Skip("issue 41 friction 3: the follow-up's session_started is emitted in app/session.go; not done yet")
 	t.Parallel()
 	stdout, stderr, code := runIn(t, t.TempDir(), "run", "--json", "--command", agentWith(t, resultScript),
 		"--output-schema", writeSchema(t, cliSchema), "--output-retries", "2", "#prose go")

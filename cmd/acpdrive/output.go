@@ -356,7 +356,11 @@ func (p *printer) event(ev domain.Event) {
 			p.endLine()
 			fmt.Fprintf(p.out, "· mode: %s\n", ev.ModeID)
 		}
-	case domain.EventSessionStarted:
+	case domain.EventSessionStarted, domain.EventResultFollowUp:
+		if ev.Type == domain.EventResultFollowUp {
+			p.endLine()
+			fmt.Fprintln(p.out, p.colour.paint(sgrYellow, "· "+ev.Message))
+		}
 		p.tools = 0
 		p.running, p.latestTool = nil, ""
 		p.showRunning()

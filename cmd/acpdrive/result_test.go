@@ -226,11 +226,12 @@ func TestRunOutputSchemaTurnsFollowUps(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		turns    string
-		prompts  int // turns in the event stream, follow-ups included
+		prompts  int // turns the caller asked for (session_started)
+		follows  int // follow-ups (result_follow_up)
 		missings int
 	}{
-		{turns: "each", prompts: 4, missings: 2},
-		{turns: "last", prompts: 3, missings: 1},
+		{turns: "each", prompts: 2, follows: 2, missings: 2},
+		{turns: "last", prompts: 2, follows: 1, missings: 1},
 	} {
 		t.Run(c.turns, func(t *testing.T) {
 			t.Parallel()
@@ -240,6 +241,7 @@ func TestRunOutputSchemaTurnsFollowUps(t *testing.T) {
 			require.Equal(t, 5, code, stderr)
 			lines := jsonLines(t, stdout)
 			assert.Len(t, linesOfType(lines, "session_started"), c.prompts)
+			assert.Len(t, linesOfType(lines, "result_follow_up"), c.follows)
 			turns := linesOfType(lines, "turn_result")
 			require.Len(t, turns, 2)
 			assert.Equal(t, c.missings == 2, turns[0]["result_missing"] != nil, "first turn: %v", turns[0])
