@@ -279,7 +279,7 @@ func cancelChild(ctx context.Context, client *acpclient.Client, log *slog.Logger
 // running turn's; it serves the same tool servers; it has its own
 // accumulator, tool calls and ledger, and no reply text of its own for
 // OnAgentText (its messages are events); it reads the update kinds of the
-// parent's protocol version (childKind).
+// parent's dialect, and hands the state it reports to childKind.
 func (s *eventStream) childStream(ch *child) *eventStream {
 	id, parent := ch.ID, ch.ParentID
 	cs := newEventStream(s.clock, s.log.With("child_session_id", id), func(ev domain.Event) {
@@ -287,6 +287,7 @@ func (s *eventStream) childStream(ch *child) *eventStream {
 		s.emit(ev)
 	}, nil, s.pid)
 	cs.activity, cs.noticed = s.activity, s.noticed
+	cs.dia = s.dia // the child speaks its parent's dialect
 	if s.childKind != nil {
 		cs.otherKind = s.childKind(ch)
 	}

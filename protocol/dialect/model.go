@@ -1,0 +1,97 @@
+package dialect
+
+import (
+	"encoding/json"
+
+	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/protocol/acpwire"
+	"github.com/acpdrive/acpdrive/protocol/jsonrpc"
+)
+
+// Kind is what an update says, in no version's words.
+type Kind uint8
+
+// The kinds of update.
+const (
+	// KindUnknown is a kind the dialect does not know (Update.Wire.Kind
+	// names it as sent).
+	KindUnknown Kind = iota
+	// KindAgentText is a piece of the agent's message (Chunk).
+	KindAgentText
+	// KindUserText is a piece of the user's message (Chunk).
+	KindUserText
+	// KindThought is a piece of the agent's reasoning (Chunk).
+	KindThought
+	// KindToolCall starts a tool call (ToolCall).
+	KindToolCall
+	// KindToolUpdate updates a tool call (ToolCall).
+	KindToolUpdate
+	// KindPlan is the agent's plan, complete (Plan).
+	KindPlan
+	// KindCommands, KindMode, KindConfig, KindInfo and KindUsage describe
+	// the session (Commands, Mode, Config, Info, Usage).
+	KindCommands
+	KindMode
+	KindConfig
+	KindInfo
+	KindUsage
+	// KindNotice is a runtime's notice (Notice).
+	KindNotice
+	// KindSubagent announces a child session or reports its state
+	// (Subagent).
+	KindSubagent
+	// KindSessionMessage is a message between sessions.
+	KindSessionMessage
+	// KindState is the session's work state as the session reports it
+	// (State): idle carries the end of the work it ends.
+	KindState
+	// KindAlive says only that the runtime is alive (a tool's streamed
+	// output, a plan removed, a message without text).
+	KindAlive
+)
+
+// Update is one decoded session/update in the neutral model: Kind says
+// what it is, the payload fields of Wire (Chunk, ToolCall, Plan, …) carry
+// it, already in their final form; State is set for KindState.
+type Update struct {
+	Kind Kind
+	// Wire holds the payload; Wire.Kind is the discriminator as sent
+	// (for logs).
+	Wire acpwire.Update
+	// State is set for KindState.
+	State *State
+}
+
+// State is a session's work state as the session reports it.
+type State struct {
+	// Name is the state as sent (idle, running, requires_action, …).
+	Name string
+	// Busy reports a session at work (running, or waiting on one of its
+	// requests); Idle a session whose work ended.
+	Busy, Idle bool
+	// End is how the work an idle ends ended (its stop reason, usage and
+	// error); the stop reason and error are also set on a child's other
+	// states when sent.
+	End TurnEnd
+	// Malformed, when set, is the message of a state that could not be
+	// read (no state at all): the update is malformed.
+	Malformed string
+}
+
+// TurnEnd is how a turn (or a child's work) ended, whether the runtime
+// said so in the prompt's answer or in a state update.
+type TurnEnd struct {
+	// StopReason is the stop reason as sent; "" when none was.
+	StopReason string
+	// Usage is the turn's token usage on the wire, nil when none was
+	// sent; UsageErr is why a usage sent could not be read.
+	Usage    *domain.WireUsage
+	UsageErr error
+	// Source names what measured Usage (domain.SourcePromptResult, …).
+	Source string
+	// Meta is the end's _meta object (failure markers, per-model figures).
+	Meta json.RawMessage
+	// Error is the JSON-RPC error the turn ended with (stop reason
+	// "error"), nil for none.
+	Error *jsonrpc.Error
+}
