@@ -95,3 +95,55 @@ type TurnEnd struct {
 	// "error"), nil for none.
 	Error *jsonrpc.Error
 }
+
+// commonKind maps the discriminators of protocol/acpwire, the kinds every
+// version so far has, onto the neutral kinds.
+func commonKind(kind string) Kind {
+	switch kind {
+	case acpwire.UpdateAgentMessageChunk:
+		return KindAgentText
+	case acpwire.UpdateUserMessageChunk:
+		return KindUserText
+	case acpwire.UpdateAgentThoughtChunk:
+		return KindThought
+	case acpwire.UpdateToolCall:
+		return KindToolCall
+	case acpwire.UpdateToolCallUpdate:
+		return KindToolUpdate
+	case acpwire.UpdatePlan:
+		return KindPlan
+	case acpwire.UpdateAvailableCommandsUpdate:
+		return KindCommands
+	case acpwire.UpdateCurrentModeUpdate:
+		return KindMode
+	case acpwire.UpdateConfigOptionUpdate:
+		return KindConfig
+	case acpwire.UpdateSessionInfoUpdate:
+		return KindInfo
+	case acpwire.UpdateUsageUpdate:
+		return KindUsage
+	case acpwire.UpdateNotice:
+		return KindNotice
+	case acpwire.UpdateSubagent:
+		return KindSubagent
+	case acpwire.UpdateSessionMessage:
+		return KindSessionMessage
+	}
+	return KindUnknown
+}
+
+// decodeCommon decodes a session/update of the kinds every version so far
+// has (protocol/acpwire's): the three *_chunk variants in one pass, every
+// other kind in two stages (acpwire.DecodeSessionUpdate). A kind it does
+// not know is KindUnknown, with its payload kept raw in Wire.Raw.
+func decodeCommon(params json.RawMessage) (string, Update, error) {
+	sid, w, err := acpwire.DecodeSessionUpdate(params)
+	if err != nil {
+		return sid, Update{Wire: w}, err
+	}
+	u := Update{Wire: w}
+	if w.Known {
+		u.Kind = commonKind(w.Kind)
+	}
+	return sid, u, nil
+}

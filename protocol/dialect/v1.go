@@ -53,59 +53,10 @@ func (v1) Refusal(answered int, _ domain.ProtocolChoice) error {
 		WithReason(domain.ReasonProtocolUnsupported)
 }
 
-// v1Kinds maps v1's discriminators onto the neutral kinds.
-func v1Kind(kind string) Kind {
-	switch kind {
-	case acpwire.UpdateAgentMessageChunk:
-		return KindAgentText
-	case acpwire.UpdateUserMessageChunk:
-		return KindUserText
-	case acpwire.UpdateAgentThoughtChunk:
-		return KindThought
-	case acpwire.UpdateToolCall:
-		return KindToolCall
-	case acpwire.UpdateToolCallUpdate:
-		return KindToolUpdate
-	case acpwire.UpdatePlan:
-		return KindPlan
-	case acpwire.UpdateAvailableCommandsUpdate:
-		return KindCommands
-	case acpwire.UpdateCurrentModeUpdate:
-		return KindMode
-	case acpwire.UpdateConfigOptionUpdate:
-		return KindConfig
-	case acpwire.UpdateSessionInfoUpdate:
-		return KindInfo
-	case acpwire.UpdateUsageUpdate:
-		return KindUsage
-	case acpwire.UpdateNotice:
-		return KindNotice
-	case acpwire.UpdateSubagent:
-		return KindSubagent
-	case acpwire.UpdateSessionMessage:
-		return KindSessionMessage
-	}
-	return KindUnknown
-}
-
 // DecodeUpdate reads v1's session/update: the three *_chunk variants in
 // one pass, every other kind in two stages (acpwire.DecodeSessionUpdate).
 func (v1) DecodeUpdate(params json.RawMessage) (string, Update, error) {
-	return decodeV1(params)
-}
-
-// decodeV1 is v1's decoding, which a later version reads its unchanged
-// kinds through.
-func decodeV1(params json.RawMessage) (string, Update, error) {
-	sid, w, err := acpwire.DecodeSessionUpdate(params)
-	if err != nil {
-		return sid, Update{Wire: w}, err
-	}
-	u := Update{Wire: w}
-	if w.Known {
-		u.Kind = v1Kind(w.Kind)
-	}
-	return sid, u, nil
+	return decodeCommon(params)
 }
 
 func (v1) Ends() Ending { return EndsWithAnswer }

@@ -265,7 +265,7 @@ func (v2) Refusal(answered int, choice domain.ProtocolChoice) error {
 // terminal and content chunks, and a message without text content say
 // only that the runtime is alive.
 func (v2) DecodeUpdate(params json.RawMessage) (string, Update, error) {
-	sid, u, err := decodeV1(params)
+	sid, u, err := decodeCommon(params)
 	if err != nil || u.Kind != KindUnknown {
 		return sid, u, err
 	}
