@@ -18,8 +18,8 @@ import (
 //   - an identifier, declared or used, whose name carries a version:
 //     v1, V2, Version2, protocolVersion1, InitializeResponseV2, … (versionName);
 //   - a string literal equal to a wire name only one version has: a string
-//     constant declared in that version's dialect file and in no other file
-//     of protocol/ (state_update, auth/login, plan_update, …).
+//     constant with no space declared in that version's dialect file and in
+//     no other file of protocol/ (state_update, auth/login, plan_update, …).
 //
 // Comments and the words of messages may name versions; a version number
 // as an integer is no name. Only a version's own dialect file
@@ -161,7 +161,7 @@ func stringConsts(f *ast.File) []string {
 		for _, spec := range g.Specs {
 			for _, v := range spec.(*ast.ValueSpec).Values {
 				if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-					if s, err := strconv.Unquote(lit.Value); err == nil {
+					if s, err := strconv.Unquote(lit.Value); err == nil && s != "" && !strings.ContainsAny(s, " \t\n") {
 						out = append(out, s)
 					}
 				}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/protocol/acpclient"
 )
 
 // TestDialectsAreDistinct: each registered version is one dialect, found
@@ -73,46 +74,45 @@ func TestParamsDeclareEveryAcceptedShape(t *testing.T) {
 	}
 	assert.JSONEq(t, strconv.Itoa(n.Ask.Version()), string(got["protocolVersion"]), "the asked version's own fields come first")
 
-	one, err := Open("1")
-	require.NoError(t, err)
-	b, err = json.Marshal(one.Params(c))
-	require.NoError(t, err)
-	assert.JSONEq(t, `{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false,"session":{"notices":{}},"subagents":{}},"clientInfo":{"name":"acpdrive","version":"t"}}`, string(b))
 }
 
+// TestSettle: an answer without a version is malformed; one naming a
+// version the choice does not accept is the asked dialect's refusal; one
+// it accepts is decoded by that version's dialect (each dialect's own test
+// settles an answer of its version).
 func TestSettle(t *testing.T) {
+	all := All()
+	newest := all[len(all)-1]
 	auto, err := Open(domain.ProtocolAuto)
 	require.NoError(t, err)
-	for _, tc := range []struct {
-		name, answer string
-		want         int
-		err          string
-	}{
-		{"auto takes 1", `{"protocolVersion":1,"agentInfo":{"name":"a","version":"1"}}`, 1, ""},
-		{"auto takes 2", `{"protocolVersion":2,"info":{"name":"a","version":"1"},"capabilities":{}}`, 2, ""},
-		{"no version", `{}`, 0, "agent reported protocol version 0, want 2"},
-		{"a version nobody speaks", `{"protocolVersion":9}`, 0, "agent answered protocol version 9; --protocol auto accepts only 2"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			d, h, err := auto.Settle(json.RawMessage(tc.answer))
-			if tc.err != "" {
-				assertMessage(t, err, tc.err)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tc.want, d.Version())
-			assert.Equal(t, tc.want, h.ProtocolVersion)
-			assert.Equal(t, "a", h.AgentInfo.Name)
-		})
+	_, _, err = auto.Settle(json.RawMessage(`{}`))
+	assertMessage(t, err, "agent reported protocol version 0, want "+strconv.Itoa(newest.Version()))
+	var ae *domain.AgentError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, domain.KindResponseError, ae.Kind)
+	nobody := newest.Version() + 1
+	_, _, err = auto.Settle(json.RawMessage(`{"protocolVersion":` + strconv.Itoa(nobody) + `}`))
+	assert.Equal(t, newest.Refusal(nobody, domain.ProtocolAuto), err)
+	_, _, err = auto.Settle(json.RawMessage(`{"protocolVersion":"two"}`))
+	var de *acpclient.DecodeError
+	assert.ErrorAs(t, err, &de)
+}
+
+// settles asserts that an answer of d's version settles on d under the
+// choice of d's version and under auto.
+func settles(t *testing.T, d Dialect, answer string) Handshake {
+	t.Helper()
+	var h Handshake
+	for _, choice := range []domain.ProtocolChoice{domain.ProtocolChoice(strconv.Itoa(d.Version())), domain.ProtocolAuto} {
+		n, err := Open(choice)
+		require.NoError(t, err)
+		got, hs, err := n.Settle(json.RawMessage(answer))
+		require.NoError(t, err, choice)
+		assert.Equal(t, d, got)
+		assert.Equal(t, d.Version(), hs.ProtocolVersion)
+		h = hs
 	}
-	one, err := Open("1")
-	require.NoError(t, err)
-	_, _, err = one.Settle(json.RawMessage(`{"protocolVersion":2,"info":{"name":"a"}}`))
-	assertMessage(t, err, "agent reported protocol version 2, want 1")
-	two, err := Open("2")
-	require.NoError(t, err)
-	_, _, err = two.Settle(json.RawMessage(`{"protocolVersion":1}`))
-	assertMessage(t, err, "agent answered protocol version 1; --protocol 2 accepts only 2")
+	return h
 }
 
 // assertMessage asserts err is an agent error with message msg.

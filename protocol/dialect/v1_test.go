@@ -72,3 +72,22 @@ func TestContinuationV1(t *testing.T) {
 	hold, replay = v1{}.Continuation("session/resume")
 	assert.False(t, hold || replay)
 }
+
+func TestSettleV1(t *testing.T) {
+	h := settles(t, v1{}, `{"protocolVersion":1,"agentInfo":{"name":"a","version":"1"},"agentCapabilities":{"loadSession":true}}`)
+	assert.Equal(t, "a", h.AgentInfo.Name)
+	assert.True(t, h.AgentCapabilities.LoadSession)
+	n, err := Open("1")
+	require.NoError(t, err)
+	_, _, err = n.Settle(json.RawMessage(`{"protocolVersion":2,"info":{"name":"a"}}`))
+	assertMessage(t, err, "agent reported protocol version 2, want 1")
+}
+
+func TestParamsV1(t *testing.T) {
+	c := Client{Name: "acpdrive", Version: "t", Subagents: true}
+	one, err := Open("1")
+	require.NoError(t, err)
+	b, err := json.Marshal(one.Params(c))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false,"session":{"notices":{}},"subagents":{}},"clientInfo":{"name":"acpdrive","version":"t"}}`, string(b))
+}

@@ -160,3 +160,24 @@ func BenchmarkDecodeReshapedV2(b *testing.B) {
 		}
 	}
 }
+
+func TestSettleV2(t *testing.T) {
+	h := settles(t, v2{}, `{"protocolVersion":2,"info":{"name":"a","version":"1"},"capabilities":{}}`)
+	assert.Equal(t, "a", h.AgentInfo.Name)
+	n, err := Open("2")
+	require.NoError(t, err)
+	_, _, err = n.Settle(json.RawMessage(`{"protocolVersion":1}`))
+	assertMessage(t, err, "agent answered protocol version 1; --protocol 2 accepts only 2")
+}
+
+// TestParamsAskingV2AcceptingV1DeclareV1Beside: asking for 2 and
+// accepting 1 (auto, while v2 is the newest), a runtime that answers 1
+// reads v1's clientInfo and clientCapabilities beside v2's fields.
+func TestParamsAskingV2AcceptingV1DeclareV1Beside(t *testing.T) {
+	n := Negotiation{choice: domain.ProtocolAuto, Ask: v2{}, accept: []Dialect{v1{}, v2{}}}
+	b, err := json.Marshal(n.Params(Client{Name: "acpdrive", Version: "t"}))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"protocolVersion":2,"info":{"name":"acpdrive","version":"t"},"capabilities":{},
+		"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false,"session":{"notices":{}}},
+		"clientInfo":{"name":"acpdrive","version":"t"}}`, string(b))
+}
