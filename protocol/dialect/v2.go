@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -265,17 +266,95 @@ func (v2) Refusal(answered int, choice domain.ProtocolChoice) error {
 // terminal and content chunks, and a message without text content say
 // only that the runtime is alive.
 func (v2) DecodeUpdate(params json.RawMessage) (string, Update, error) {
+	if kind := peekKindV2(params); ownKindV2(kind) {
+		// One of v2's own kinds, by the look of it: the envelope and the
+		// payload are read once each.
+		var n struct {
+			SessionID string          `json:"sessionId"`
+			Update    json.RawMessage `json:"update"`
+		}
+		if json.Unmarshal(params, &n) == nil {
+			if u, ok, err := decodeOwnV2(kind, n.Update); ok {
+				return n.SessionID, u, err
+			}
+		}
+	}
 	sid, u, err := decodeCommon(params)
 	if err != nil || u.Kind != KindUnknown {
 		return sid, u, err
 	}
-	raw := u.Wire.Raw
-	switch u.Wire.Kind {
+	if own, ok, err := decodeOwnV2(u.Wire.Kind, u.Wire.Raw); ok {
+		return sid, own, err
+	}
+	return sid, u, nil
+}
+
+// peekKindV2 is the first "sessionUpdate" string of params, a hint only
+// (decodeOwnV2 checks it): "" when there is none to read plainly.
+func peekKindV2(params []byte) string {
+	const key = `"sessionUpdate"`
+	i := bytes.Index(params, []byte(key))
+	if i < 0 {
+		return ""
+	}
+	b := bytes.TrimLeft(params[i+len(key):], " \t\r\n")
+	if len(b) == 0 || b[0] != ':' {
+		return ""
+	}
+	b = bytes.TrimLeft(b[1:], " \t\r\n")
+	if len(b) == 0 || b[0] != '"' {
+		return ""
+	}
+	end := bytes.IndexByte(b[1:], '"')
+	if end < 0 {
+		return ""
+	}
+	switch k := b[1 : 1+end]; string(k) {
 	case UpdateStateUpdateV2:
-		var su StateUpdateV2
-		if err := json.Unmarshal(raw, &su); err != nil || su.State == "" {
+		return UpdateStateUpdateV2
+	case UpdateUserMessageV2:
+		return UpdateUserMessageV2
+	case UpdateAgentMessageV2:
+		return UpdateAgentMessageV2
+	case UpdateAgentThoughtV2:
+		return UpdateAgentThoughtV2
+	case UpdatePlanUpdateV2:
+		return UpdatePlanUpdateV2
+	case UpdatePlanRemovedV2, UpdateTerminalUpdateV2, UpdateTerminalOutputChunkV2, UpdateToolCallContentChunkV2:
+		return string(k)
+	}
+	return ""
+}
+
+// peeked is the discriminator of an update object, "" when it has none.
+func peeked(raw json.RawMessage) string {
+	var d struct {
+		SessionUpdate string `json:"sessionUpdate"`
+	}
+	_ = json.Unmarshal(raw, &d)
+	return d.SessionUpdate
+}
+
+// ownKindV2 reports whether kind is one v2 adds or reshaped.
+func ownKindV2(kind string) bool { return kind != "" }
+
+// decodeOwnV2 reads the payload raw of an update of v2's own kind; ok is
+// false when kind is none of v2's own, or the payload names another kind.
+func decodeOwnV2(kind string, raw json.RawMessage) (u Update, ok bool, err error) {
+	u.Wire = acpwire.Update{Kind: kind, Known: true}
+	switch kind {
+	case UpdateStateUpdateV2:
+		var su struct {
+			SessionUpdate string `json:"sessionUpdate"`
+			StateUpdateV2
+		}
+		err := json.Unmarshal(raw, &su)
+		if err == nil && su.SessionUpdate != kind || err != nil && peeked(raw) != kind {
+			return u, false, nil
+		}
+		if err != nil || su.State == "" {
 			u.Kind, u.State = KindState, &State{Malformed: msgStateMalformedV2}
-			return sid, u, nil
+			return u, true, nil
 		}
 		st := &State{Name: su.State, Idle: su.State == StateIdleV2,
 			Busy: su.State == StateRunningV2 || su.State == StateRequiresActionV2,
@@ -286,19 +365,31 @@ func (v2) DecodeUpdate(params json.RawMessage) (string, Update, error) {
 		u.Kind, u.State = KindState, st
 	case UpdateUserMessageV2, UpdateAgentMessageV2, UpdateAgentThoughtV2:
 		var m struct {
-			MessageID string                 `json:"messageId"`
-			Content   []acpwire.ContentBlock `json:"content"`
+			SessionUpdate string          `json:"sessionUpdate"`
+			MessageID     string          `json:"messageId"`
+			Content       json.RawMessage `json:"content"`
 		}
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return sid, u, err
+		err := json.Unmarshal(raw, &m)
+		if err == nil && m.SessionUpdate != kind {
+			return u, false, nil
+		}
+		var content []acpwire.ContentBlock
+		if err == nil && len(m.Content) > 0 {
+			err = json.Unmarshal(m.Content, &content)
+		}
+		if err != nil {
+			if peeked(raw) != kind {
+				return u, false, nil
+			}
+			return Update{Wire: acpwire.Update{Kind: kind}}, true, err
 		}
 		text, has := "", false
-		for _, b := range m.Content {
+		for _, b := range content {
 			if b.Type == "text" {
 				text, has = text+b.Text, true
 			}
 		}
-		switch u.Wire.Kind {
+		switch kind {
 		case UpdateUserMessageV2:
 			u.Kind = KindUserText
 		case UpdateAgentMessageV2:
@@ -313,28 +404,35 @@ func (v2) DecodeUpdate(params json.RawMessage) (string, Update, error) {
 		u.Wire.Chunk = &acpwire.ContentChunk{Content: acpwire.ContentBlock{Type: "text", Text: text}, MessageID: m.MessageID}
 	case UpdatePlanUpdateV2:
 		var p struct {
-			Plan struct {
+			SessionUpdate string `json:"sessionUpdate"`
+			Plan          struct {
 				Entries json.RawMessage `json:"entries"`
 			} `json:"plan"`
 		}
-		if json.Unmarshal(raw, &p) != nil || len(p.Plan.Entries) == 0 {
+		err := json.Unmarshal(raw, &p)
+		if err == nil && p.SessionUpdate != kind || err != nil && peeked(raw) != kind {
+			return u, false, nil
+		}
+		if err != nil || len(p.Plan.Entries) == 0 {
 			u.Kind = KindAlive
 			break
 		}
 		u.Wire.Plan = new(acpwire.Plan)
 		if err := json.Unmarshal(p.Plan.Entries, &u.Wire.Plan.Entries); err != nil {
-			return sid, Update{Wire: acpwire.Update{Kind: u.Wire.Kind}}, err
+			return Update{Wire: acpwire.Update{Kind: kind}}, true, err
 		}
 		u.Kind = KindPlan
 	case UpdatePlanRemovedV2, UpdateTerminalUpdateV2, UpdateTerminalOutputChunkV2, UpdateToolCallContentChunkV2:
 		// A running tool's output: the runtime is alive, no event (the
 		// tool's result is its tool_call_update, as on v1).
+		if peeked(raw) != kind {
+			return u, false, nil
+		}
 		u.Kind = KindAlive
 	default:
-		return sid, u, nil
+		return u, false, nil
 	}
-	u.Wire.Known, u.Wire.Raw = true, nil
-	return sid, u, nil
+	return u, true, nil
 }
 
 func (v2) Ends() Ending { return EndsWithState }

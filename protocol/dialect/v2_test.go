@@ -75,6 +75,12 @@ func TestReshapedKindsV2(t *testing.T) {
 		{"tool_call_content_chunk", `{"sessionId":"s","update":{"sessionUpdate":"tool_call_content_chunk","toolCallId":"c1"}}`, KindAlive, "", "", nil},
 		{"a kind v1 has", `{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","messageId":"m2","content":{"type":"text","text":"c"}}}`,
 			KindAgentText, "c", "m2", nil},
+		{"a kind v1 has, after a _meta naming one of v2's", `{"sessionId":"s","update":{"_meta":{"sessionUpdate":"agent_message"},"sessionUpdate":"agent_message_chunk","messageId":"m3","content":{"type":"text","text":"d"}}}`,
+			KindAgentText, "d", "m3", nil},
+		{"one of v2's, after a _meta naming another", `{"sessionId":"s","update":{"_meta":{"sessionUpdate":"plan_removed"},"sessionUpdate":"agent_message","messageId":"m4","content":[{"type":"text","text":"e"}]}}`,
+			KindAgentText, "e", "m4", nil},
+		{"spaced", "{ \"update\" : { \"content\" : [ { \"type\" : \"text\" , \"text\" : \"f\" } ] , \"sessionUpdate\" :\n \"agent_message\" } , \"sessionId\" : \"s\" }",
+			KindAgentText, "f", "", nil},
 		{"a kind neither has", `{"sessionId":"s","update":{"sessionUpdate":"hologram"}}`, KindUnknown, "", "", nil},
 	}
 	for _, c := range cases {
@@ -180,4 +186,107 @@ func TestParamsAskingV2AcceptingV1DeclareV1Beside(t *testing.T) {
 	assert.JSONEq(t, `{"protocolVersion":2,"info":{"name":"acpdrive","version":"t"},"capabilities":{},
 		"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false,"session":{"notices":{}}},
 		"clientInfo":{"name":"acpdrive","version":"t"}}`, string(b))
+}
+
+// translatedV2 is the translation v2 updates went through before this
+// dialect decoded them straight into the model: rebuilt as v1's JSON and
+// decoded again. It is kept here as the reference the direct decoding
+// must agree with (FuzzReshapedAsTranslated).
+func translatedV2(kind string, params json.RawMessage) (out json.RawMessage, ok bool) {
+	switch kind {
+	case UpdateUserMessageV2, UpdateAgentMessageV2, UpdateAgentThoughtV2:
+		var n struct {
+			SessionID string `json:"sessionId"`
+			Update    struct {
+				MessageID string                 `json:"messageId"`
+				Content   []acpwire.ContentBlock `json:"content"`
+			} `json:"update"`
+		}
+		if json.Unmarshal(params, &n) != nil {
+			return params, false
+		}
+		text, has := "", false
+		for _, b := range n.Update.Content {
+			if b.Type == "text" {
+				text, has = text+b.Text, true
+			}
+		}
+		if !has && kind != UpdateUserMessageV2 {
+			return nil, true
+		}
+		b, _ := json.Marshal(map[string]any{"sessionId": n.SessionID, "update": map[string]any{
+			"sessionUpdate": kind + "_chunk", "messageId": n.Update.MessageID,
+			"content": acpwire.ContentBlock{Type: "text", Text: text}}})
+		return b, true
+	case UpdatePlanUpdateV2:
+		var n struct {
+			SessionID string `json:"sessionId"`
+			Update    struct {
+				Plan struct {
+					Entries json.RawMessage `json:"entries"`
+				} `json:"plan"`
+			} `json:"update"`
+		}
+		if json.Unmarshal(params, &n) != nil || len(n.Update.Plan.Entries) == 0 {
+			return nil, true
+		}
+		b, _ := json.Marshal(map[string]any{"sessionId": n.SessionID, "update": map[string]any{
+			"sessionUpdate": acpwire.UpdatePlan, "entries": n.Update.Plan.Entries}})
+		return b, true
+	case UpdatePlanRemovedV2, UpdateTerminalUpdateV2, UpdateTerminalOutputChunkV2, UpdateToolCallContentChunkV2:
+		return nil, true
+	}
+	return params, false
+}
+
+// FuzzReshapedAsTranslated: a kind v2 reshaped decodes to what its
+// translation into v1's JSON decoded to: the same kind (no update for an
+// update that only says the runtime is alive), the same text and message
+// id, the same plan; malformed where the translation was.
+func FuzzReshapedAsTranslated(f *testing.F) {
+	for _, seed := range []string{
+		`{"sessionId":"s","update":{"sessionUpdate":"agent_message","messageId":"m1","content":[{"type":"text","text":"a"},{"type":"image"},{"type":"text","text":"b"}]}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"user_message","messageId":"u1","content":[{"type":"text","text":"hi"}]}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"user_message"}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"agent_thought","content":[{"type":"text","text":"\u00e9\n"}]}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"agent_message","content":[]}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"agent_message","content":"x"}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"plan_update","plan":{"entries":[{"content":"x","priority":"high","status":"pending"}]}}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"plan_update","plan":{"entries":null}}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"plan_update","plan":{"entries":7}}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"plan_removed"}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"terminal_output_chunk","data":"x"}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, params []byte) {
+		_, common, cerr := decodeCommon(params)
+		if cerr != nil || common.Kind != KindUnknown {
+			return // not one of v2's own kinds
+		}
+		kind := common.Wire.Kind
+		out, ok := translatedV2(kind, params)
+		if !ok {
+			return
+		}
+		sid, u, err := v2{}.DecodeUpdate(params)
+		if out == nil {
+			if err != nil || u.Kind != KindAlive {
+				t.Fatalf("%s: got kind %d, error %v; the translation said alive", params, u.Kind, err)
+			}
+			return
+		}
+		tsid, tu, terr := decodeCommon(out)
+		if (err != nil) != (terr != nil) {
+			t.Fatalf("%s: error %v; the translation's %v", params, err, terr)
+		}
+		if err != nil {
+			return
+		}
+		if sid != tsid || u.Kind != tu.Kind {
+			t.Fatalf("%s: %q kind %d; the translation's %q kind %d", params, sid, u.Kind, tsid, tu.Kind)
+		}
+		assert.Equal(t, tu.Wire.Chunk, u.Wire.Chunk)
+		assert.Equal(t, tu.Wire.Plan, u.Wire.Plan)
+	})
 }
