@@ -176,7 +176,7 @@ func (c *children) changed(ch *child, before, info domain.ChildInfo, now time.Ti
 }
 
 // ownState records a state the child reported on its own session (a v2
-// child's state_update, v2_children.go) as a subagent_update's state is.
+// child's own state, stateturn.go childState) as a subagent_update's state is.
 func (c *children) ownState(ch *child, st *acpwire.SubagentState, now time.Time) {
 	c.mu.Lock()
 	before := ch.ChildInfo

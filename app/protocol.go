@@ -51,6 +51,9 @@ type protocol interface {
 	// selectType is the "type" a set_config_option of a select value
 	// carries, "" for none.
 	selectType() string
+	// stateUpdate takes, on the reader goroutine, a state the session
+	// sid reported (dialect.KindState); false leaves it unrecognized.
+	stateUpdate(sid string, u dialect.Update) bool
 }
 
 // protocolPart is one version acpdrive speaks: its dialect, and the
@@ -141,11 +144,7 @@ func (s *Session) protocol() protocol {
 // (eventStream.otherKind): nothing is taken before initialize settled it.
 func (s *Session) otherKind(sessionID string, u dialect.Update) bool {
 	p := s.proto.Load()
-	if p == nil {
-		return false
-	}
-	sp, ok := p.protocol.(*sessionProtocol)
-	return ok && sp.stateUpdate(sessionID, u)
+	return p != nil && p.stateUpdate(sessionID, u)
 }
 
 // childKind is the hook a child's stream hands the state its session

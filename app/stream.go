@@ -237,22 +237,23 @@ func (s *eventStream) update(params json.RawMessage) {
 	}
 	switch u.Kind {
 	case dialect.KindAgentText:
-		if w.Chunk.Content.Type != "text" {
+		c := &u.Chunk
+		if c.Content.Type != "text" {
 			s.other(domain.Event{Type: domain.EventMalformed, Message: domain.MsgNonTextChunk})
 			return
 		}
-		if w.Chunk.Informational() {
-			s.runtimeNotice(w.Chunk.Content.Text, domain.Notice{Source: domain.NoticeFromMessage}, now)
+		if c.Informational() {
+			s.runtimeNotice(c.Content.Text, domain.Notice{Source: domain.NoticeFromMessage}, now)
 			return
 		}
-		s.text(w.Chunk.MessageID, w.Chunk.Content.Text, now)
+		s.text(c.MessageID, c.Content.Text, now)
 	case dialect.KindUserText:
 		s.flush()
 		s.activity(now)
 	case dialect.KindThought:
 		ev := domain.Event{Type: domain.EventOtherMessage, Message: domain.MsgReasoningBlock}
-		if w.Chunk != nil && w.Chunk.Content.Type == "text" {
-			ev.Thought = domain.TruncateRunes(w.Chunk.Content.Text, domain.MessageCap)
+		if u.Chunk.Content.Type == "text" {
+			ev.Thought = domain.TruncateRunes(u.Chunk.Content.Text, domain.MessageCap)
 		}
 		s.other(ev)
 	case dialect.KindPlan:

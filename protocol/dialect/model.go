@@ -51,12 +51,16 @@ const (
 )
 
 // Update is one decoded session/update in the neutral model: Kind says
-// what it is, the payload fields of Wire (Chunk, ToolCall, Plan, …) carry
-// it, already in their final form; State is set for KindState.
+// what it is; Chunk (a piece of text), the payload fields of Wire
+// (ToolCall, Plan, …) or State carry it, already in their final form.
 type Update struct {
 	Kind Kind
-	// Wire holds the payload; Wire.Kind is the discriminator as sent
-	// (for logs).
+	// Chunk is the piece of text of KindAgentText, KindUserText and
+	// KindThought, held by value (the bulk of every stream allocates no
+	// record of it).
+	Chunk acpwire.ContentChunk
+	// Wire holds the other payloads (its Chunk is nil); Wire.Kind is the
+	// discriminator as sent (for logs).
 	Wire acpwire.Update
 	// State is set for KindState.
 	State *State
@@ -99,6 +103,9 @@ type TurnEnd struct {
 // commonKind maps the discriminators of protocol/acpwire, the kinds every
 // version so far has, onto the neutral kinds.
 func commonKind(kind string) Kind {
+	if kind == acpwire.UpdateAgentMessageChunk { // the bulk of every stream
+		return KindAgentText
+	}
 	switch kind {
 	case acpwire.UpdateAgentMessageChunk:
 		return KindAgentText
@@ -137,6 +144,9 @@ func commonKind(kind string) Kind {
 // other kind in two stages (acpwire.DecodeSessionUpdate). A kind it does
 // not know is KindUnknown, with its payload kept raw in Wire.Raw.
 func decodeCommon(params json.RawMessage) (string, Update, error) {
+	if sid, kind, c, ok := acpwire.ScanChunk(params); ok {
+		return sid, Update{Kind: commonKind(kind), Chunk: c, Wire: acpwire.Update{Kind: kind, Known: true}}, nil
+	}
 	sid, w, err := acpwire.DecodeSessionUpdate(params)
 	if err != nil {
 		return sid, Update{Wire: w}, err
@@ -144,6 +154,9 @@ func decodeCommon(params json.RawMessage) (string, Update, error) {
 	u := Update{Wire: w}
 	if w.Known {
 		u.Kind = commonKind(w.Kind)
+	}
+	if w.Chunk != nil {
+		u.Chunk, u.Wire.Chunk = *w.Chunk, nil
 	}
 	return sid, u, nil
 }

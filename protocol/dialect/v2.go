@@ -401,7 +401,7 @@ func decodeOwnV2(kind string, raw json.RawMessage) (u Update, ok bool, err error
 			u.Kind = KindAlive
 			break
 		}
-		u.Wire.Chunk = &acpwire.ContentChunk{Content: acpwire.ContentBlock{Type: "text", Text: text}, MessageID: m.MessageID}
+		u.Chunk = acpwire.ContentChunk{Content: acpwire.ContentBlock{Type: "text", Text: text}, MessageID: m.MessageID}
 	case UpdatePlanUpdateV2:
 		var p struct {
 			SessionUpdate string `json:"sessionUpdate"`

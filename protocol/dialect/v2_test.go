@@ -91,9 +91,9 @@ func TestReshapedKindsV2(t *testing.T) {
 			require.Equal(t, c.kind, u.Kind)
 			switch c.kind {
 			case KindAgentText, KindUserText, KindThought:
-				require.NotNil(t, u.Wire.Chunk)
-				assert.Equal(t, acpwire.ContentBlock{Type: "text", Text: c.text}, u.Wire.Chunk.Content)
-				assert.Equal(t, c.msgID, u.Wire.Chunk.MessageID)
+				assert.Nil(t, u.Wire.Chunk)
+				assert.Equal(t, acpwire.ContentBlock{Type: "text", Text: c.text}, u.Chunk.Content)
+				assert.Equal(t, c.msgID, u.Chunk.MessageID)
 			case KindPlan:
 				require.NotNil(t, u.Wire.Plan)
 				assert.Equal(t, c.plan, u.Wire.Plan.Entries)
@@ -286,7 +286,7 @@ func FuzzReshapedAsTranslated(f *testing.F) {
 		if sid != tsid || u.Kind != tu.Kind {
 			t.Fatalf("%s: %q kind %d; the translation's %q kind %d", params, sid, u.Kind, tsid, tu.Kind)
 		}
-		assert.Equal(t, tu.Wire.Chunk, u.Wire.Chunk)
+		assert.Equal(t, tu.Chunk, u.Chunk)
 		assert.Equal(t, tu.Wire.Plan, u.Wire.Plan)
 	})
 }
