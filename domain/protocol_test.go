@@ -11,7 +11,7 @@ import (
 
 func TestProtocolChoice(t *testing.T) {
 	tests := []struct {
-		in        string
+		in   string
 		want domain.ProtocolChoice
 	}{
 		{"", domain.ProtocolV1},
