@@ -46,3 +46,22 @@ func BenchmarkSessionReshapedMessage(b *testing.B) {
 		s.stream.update(reshapedMessage)
 	}
 }
+
+// BenchmarkSessionChunkOnV2 is BenchmarkSessionChunk on a v2 session: the
+// chunks v2 keeps from v1 take the same path.
+func BenchmarkSessionChunkOnV2(b *testing.B) {
+	opts := Options{Clock: fakeclock.New(streamEpoch), Logger: slog.New(slog.DiscardHandler), OnEvent: func(domain.Event) {}}
+	s := newSession(opts, nil)
+	part, ok := partFor(2)
+	if !ok {
+		b.Fatal("no part of version 2")
+	}
+	s.proto.Store(&protocolRef{part.make(s)})
+	s.adopt("s-1")
+	params := []byte(`{"sessionId":"s-1","update":{"sessionUpdate":"agent_message_chunk","messageId":"m-1","content":{"type":"text","text":"hello world "}}}`)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		s.stream.update(params)
+	}
+}

@@ -145,9 +145,19 @@ func commonKind(kind string) Kind {
 // not know is KindUnknown, with its payload kept raw in Wire.Raw.
 func decodeCommon(params json.RawMessage) (string, Update, error) {
 	if sid, kind, c, ok := acpwire.ScanChunk(params); ok {
-		return sid, Update{Kind: commonKind(kind), Chunk: c, Wire: acpwire.Update{Kind: kind, Known: true}}, nil
+		return sid, chunkUpdate(kind, c), nil
 	}
-	sid, w, err := acpwire.DecodeSessionUpdate(params)
+	return decodeCommonJSON(params)
+}
+
+// chunkUpdate is the update of a chunk ScanChunk read.
+func chunkUpdate(kind string, c acpwire.ContentChunk) Update {
+	return Update{Kind: commonKind(kind), Chunk: c, Wire: acpwire.Update{Kind: kind, Known: true}}
+}
+
+// decodeCommonJSON is decodeCommon past its fast path.
+func decodeCommonJSON(params json.RawMessage) (string, Update, error) {
+	sid, w, err := acpwire.DecodeSessionUpdateJSON(params)
 	if err != nil {
 		return sid, Update{Wire: w}, err
 	}

@@ -266,6 +266,9 @@ func (v2) Refusal(answered int, choice domain.ProtocolChoice) error {
 // terminal and content chunks, and a message without text content say
 // only that the runtime is alive.
 func (v2) DecodeUpdate(params json.RawMessage) (string, Update, error) {
+	if sid, kind, c, ok := acpwire.ScanChunk(params); ok {
+		return sid, chunkUpdate(kind, c), nil // the bulk of every stream
+	}
 	if kind := peekKindV2(params); ownKindV2(kind) {
 		// One of v2's own kinds, by the look of it: the envelope and the
 		// payload are read once each.
@@ -279,7 +282,7 @@ func (v2) DecodeUpdate(params json.RawMessage) (string, Update, error) {
 			}
 		}
 	}
-	sid, u, err := decodeCommon(params)
+	sid, u, err := decodeCommonJSON(params)
 	if err != nil || u.Kind != KindUnknown {
 		return sid, u, err
 	}
