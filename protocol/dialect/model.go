@@ -170,3 +170,12 @@ func decodeCommonJSON(params json.RawMessage) (string, Update, error) {
 	}
 	return sid, u, nil
 }
+
+// peeked is the discriminator of an update object, "" when it has none.
+func peeked(raw json.RawMessage) string {
+	var d struct {
+		SessionUpdate string `json:"sessionUpdate"`
+	}
+	_ = json.Unmarshal(raw, &d)
+	return d.SessionUpdate
+}

@@ -329,15 +329,6 @@ func peekKindV2(params []byte) string {
 	return ""
 }
 
-// peeked is the discriminator of an update object, "" when it has none.
-func peeked(raw json.RawMessage) string {
-	var d struct {
-		SessionUpdate string `json:"sessionUpdate"`
-	}
-	_ = json.Unmarshal(raw, &d)
-	return d.SessionUpdate
-}
-
 // ownKindV2 reports whether kind is one v2 adds or reshaped.
 func ownKindV2(kind string) bool { return kind != "" }
 
