@@ -176,7 +176,7 @@ func (c *children) changed(ch *child, before, info domain.ChildInfo, now time.Ti
 }
 
 // ownState records a state the child reported on its own session (a v2
-// child's state_update, v2_children.go) as a subagent_update's state is.
+// child's own state, stateturn.go childState) as a subagent_update's state is.
 func (c *children) ownState(ch *child, st *acpwire.SubagentState, now time.Time) {
 	c.mu.Lock()
 	before := ch.ChildInfo
@@ -279,7 +279,7 @@ func cancelChild(ctx context.Context, client *acpclient.Client, log *slog.Logger
 // running turn's; it serves the same tool servers; it has its own
 // accumulator, tool calls and ledger, and no reply text of its own for
 // OnAgentText (its messages are events); it reads the update kinds of the
-// parent's protocol version (childKind).
+// parent's dialect, and hands the state it reports to childKind.
 func (s *eventStream) childStream(ch *child) *eventStream {
 	id, parent := ch.ID, ch.ParentID
 	cs := newEventStream(s.clock, s.log.With("child_session_id", id), func(ev domain.Event) {
@@ -287,6 +287,7 @@ func (s *eventStream) childStream(ch *child) *eventStream {
 		s.emit(ev)
 	}, nil, s.pid)
 	cs.activity, cs.noticed = s.activity, s.noticed
+	cs.dia = s.dia // the child speaks its parent's dialect
 	if s.childKind != nil {
 		cs.otherKind = s.childKind(ch)
 	}

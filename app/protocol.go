@@ -3,22 +3,26 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/protocol/acpclient"
 	"github.com/acpdrive/acpdrive/protocol/acpwire"
+	"github.com/acpdrive/acpdrive/protocol/dialect"
 )
 
-// protocol is the part of a session that speaks one version of ACP
-// (docs/behaviour.md#protocol-v2). It is chosen once, when initialize
-// settles the version, and the rest of the session asks it for
-// everything that differs between versions: how a session is continued
-// and configured, how the servers are encoded, how a prompt is accepted
-// and a turn ends (its prompter), and how the updates of kinds the event
-// stream does not know translate into the one event vocabulary. The
-// versions are v1.go and v2.go; adding one is adding its part to
-// protocolParts.
+// protocol is the part of a session that speaks the protocol version
+// initialize settled (docs/behaviour.md#protocol-v2): it holds the
+// version's dialect (protocol/dialect), which decodes the wire into the
+// neutral model the rest of the session consumes, and the state the
+// session reports (the turn a state ends, a resumed session's earlier
+// work). Nothing of app names a version: what differs between versions is
+// asked of the dialect (TestNoVersionOutsideItsPart, and the module-wide
+// guard in test/).
 type protocol interface {
 	// version is the protocol version the part speaks.
 	version() int
@@ -27,20 +31,6 @@ type protocol interface {
 	prompter(w promptWire) prompter
 	// endTurn ends the turn's bookkeeping once the turn engine returned.
 	endTurn()
-	// otherKind takes, on the reader goroutine, an update of a kind the
-	// event stream does not know (the eventStream.otherKind hook); false
-	// leaves it unrecognized.
-	otherKind(kind string, params json.RawMessage) bool
-	// childKind takes, on the reader goroutine, an update of a kind the
-	// event stream does not know sent under child ch's id (the child
-	// stream's otherKind hook); false leaves it unrecognized.
-	childKind(kids *children, ch *child, kind string, params json.RawMessage) bool
-	// rewrite is the version's pure translation of an update of a kind
-	// the event stream does not know into one it knows: out is nil for an
-	// update that only says the runtime is alive, ok false for a kind the
-	// version does not have either. A child session's stream reads its
-	// updates through it, as the parent's do through otherKind.
-	rewrite(kind string, params json.RawMessage) (out json.RawMessage, ok bool)
 	// encodeServers encodes the delivered MCP servers for the session
 	// calls (new, continuation, fork).
 	encodeServers(servers []domain.MCPServer) []json.RawMessage
@@ -49,7 +39,8 @@ type protocol interface {
 	// confirmed by what it replays (docs/behaviour.md#session-continuation).
 	continuation(route string) (hold, replay bool)
 	// continueCall sends the continuation call; watch, set when the
-	// call is confirmed by its replay, is what confirms it.
+	// call is confirmed by its replay, is what confirms it (or the state
+	// the session reports before the answer).
 	continueCall(ctx context.Context, client *acpclient.Client, route string, req acpwire.LoadSessionRequest,
 		watch *replayWatch) (acpwire.ContinueSessionResponse, error)
 	// continued runs once the continuation of session id is confirmed and
@@ -60,22 +51,36 @@ type protocol interface {
 	// selectType is the "type" a set_config_option of a select value
 	// carries, "" for none.
 	selectType() string
+	// stateUpdate takes, on the reader goroutine, a state the session
+	// sid reported (dialect.KindState); false leaves it unrecognized.
+	stateUpdate(sid string, u dialect.Update) bool
 }
 
-// protocolPart is one version acpdrive speaks: how initialize asks for
-// it, and the session's part once the runtime answered it.
+// protocolPart is one version acpdrive speaks: its dialect, and the
+// session's part once the runtime answered it.
 type protocolPart struct {
 	version int
-	// ask sends initialize in the version's shape, for a choice that
-	// requests the version, and checks the answer against the choice.
-	ask func(ctx context.Context, c *connection) (acpwire.InitializeResponse, error)
-	// make builds the session's part once initialize settled on the
-	// version.
+	dialect dialect.Dialect
+	// make settles the session's part on the version: from then on the
+	// session's event stream reads the wire in its dialect.
 	make func(s *Session) protocol
 }
 
-// protocolParts lists the versions acpdrive speaks.
-func protocolParts() []protocolPart { return []protocolPart{v1Part(), v2Part()} }
+// protocolParts lists the versions acpdrive speaks: one part per
+// registered dialect.
+func protocolParts() []protocolPart {
+	all := dialect.All()
+	out := make([]protocolPart, 0, len(all))
+	for _, d := range all {
+		out = append(out, protocolPart{version: d.Version(), dialect: d, make: func(s *Session) protocol {
+			if s.stream != nil {
+				s.stream.speak(d)
+			}
+			return newSessionProtocol(s, d)
+		}})
+	}
+	return out
+}
 
 // partFor is the part of version v.
 func partFor(v int) (protocolPart, bool) {
@@ -91,24 +96,36 @@ func partFor(v int) (protocolPart, bool) {
 // reader goroutine reads it (otherKind) while the start settles it.
 type protocolRef struct{ protocol }
 
-// handshake performs initialize (step 5) in the shape of the version the
-// settings request, settles the connection's protocol part on the version
-// the runtime answered, and records what it advertised.
+// handshake performs initialize (step 5): one negotiation over the
+// registered dialects (dialect.Open) asks in the shape of the version the
+// settings' choice asks for, settles the connection's protocol part on the
+// version the runtime answered, and records what it advertised.
 func (c *connection) handshake(ctx context.Context) error {
-	asked := c.opts.Settings.Protocol.Requested()
-	part, ok := partFor(asked)
-	if !ok {
-		return domain.NewError(domain.KindAgentNotFound, fmt.Sprintf("acpdrive does not speak protocol version %d", asked)).WithReason(domain.ReasonProtocolUnsupported)
-	}
-	resp, err := part.ask(ctx, c)
+	n, err := dialect.Open(c.opts.Settings.Protocol)
 	if err != nil {
 		return err
 	}
-	settled, ok := partFor(resp.ProtocolVersion)
-	if !ok { // the ask accepts only what the choice accepts
-		return domain.NewError(domain.KindAgentNotFound, fmt.Sprintf("acpdrive does not speak protocol version %d", resp.ProtocolVersion)).WithReason(domain.ReasonProtocolUnsupported)
+	params := n.Params(dialect.Client{Name: c.opts.ClientName, Version: c.opts.ClientVersion,
+		Subagents: c.opts.Settings.Subagents, FailureChannel: c.opts.Settings.FailureChannel})
+	callCtx, cancel := context.WithTimeout(ctx, c.opts.Settings.InitializeTimeout())
+	raw, err := c.rt.client.Call(callCtx, acpwire.MethodInitialize, params)
+	cancel()
+	if err != nil {
+		if verr := versionRefusedFor(err, n.Ask.Version()); verr != nil {
+			return verr
+		}
+		return c.startupError(ctx, acpwire.MethodInitialize, err)
 	}
-	c.part, c.agent = settled, agentInfo(resp)
+	d, h, err := n.Settle(raw)
+	if err != nil {
+		var de *acpclient.DecodeError
+		if errors.As(err, &de) {
+			return c.startupError(ctx, acpwire.MethodInitialize, err)
+		}
+		return err
+	}
+	c.part, _ = partFor(d.Version())
+	c.agent = agentInfo(acpwire.InitializeResponse(h))
 	return nil
 }
 
@@ -120,28 +137,31 @@ func (s *Session) speak() {
 }
 
 // protocol is the session's protocol part; before initialize settled
-// it, v1's (nothing of a version is asked before).
+// it, the default dialect's (nothing of a version is asked before).
 func (s *Session) protocol() protocol {
 	if p := s.proto.Load(); p != nil {
 		return p.protocol
 	}
-	return v1Protocol{}
+	return newSessionProtocol(s, dialect.Default())
 }
 
-// otherKind is the event stream's hook into the settled part
+// otherKind is the event stream's hook into the settled part for what the
+// stream does not handle itself, the session's state
 // (eventStream.otherKind): nothing is taken before initialize settled it.
-func (s *Session) otherKind(kind string, params json.RawMessage) bool {
+func (s *Session) otherKind(sessionID string, u dialect.Update) bool {
 	p := s.proto.Load()
-	return p != nil && p.otherKind(kind, params)
+	return p != nil && p.stateUpdate(sessionID, u)
 }
 
-// childKind is the hook a child's stream reads the kinds of the settled
-// part through (eventStream.childKind): nothing is taken before
-// initialize settled it.
-func (s *Session) childKind(ch *child) func(kind string, params json.RawMessage) bool {
-	return func(kind string, params json.RawMessage) bool {
-		p := s.proto.Load()
-		return p != nil && p.childKind(s.stream.kids, ch, kind, params)
+// childKind is the hook a child's stream hands the state its session
+// reports through (eventStream.childKind): nothing is taken before
+// initialize settled the part.
+func (s *Session) childKind(ch *child) func(sessionID string, u dialect.Update) bool {
+	return func(_ string, u dialect.Update) bool {
+		if s.proto.Load() == nil {
+			return false
+		}
+		return childState(s.stream.kids, ch, u)
 	}
 }
 
@@ -154,3 +174,69 @@ func (s *Session) prompter() prompter {
 func (s *Session) encodeServers() []json.RawMessage {
 	return s.protocol().encodeServers(s.res.servers)
 }
+
+// sessionProtocol is the session's protocol part over its dialect: it
+// routes the state the session reports to the running prompt (when the
+// dialect's turns end with a state), confirms a continuation by the
+// session's state snapshot, and waits for the work a resumed session
+// still does from before.
+type sessionProtocol struct {
+	d           dialect.Dialect
+	log         *slog.Logger
+	stream      *eventStream
+	turns       *turnEngine
+	rt          *runtime
+	clock       ports.Clock
+	readTimeout time.Duration
+	sessionID   func() string
+
+	mu       sync.Mutex
+	handover chan struct{} // closed once the running prompt is stored
+	current  *stateCall
+	wg       sync.WaitGroup // each prompt's answer watcher
+	watch    *replayWatch   // set while a continuation waits for its confirmation
+	state    dialect.State  // the session's latest state (zero before any)
+	changed  chan struct{}  // closed (and replaced) when state changes
+}
+
+func newSessionProtocol(s *Session, d dialect.Dialect) *sessionProtocol {
+	return &sessionProtocol{d: d, log: s.log, stream: s.stream, turns: s.turns, rt: s.conn.rt, clock: s.clock,
+		readTimeout: s.opts.Settings.EffectiveReadTimeout(), sessionID: s.ID, changed: make(chan struct{})}
+}
+
+func (sp *sessionProtocol) version() int { return sp.d.Version() }
+
+func (sp *sessionProtocol) prompter(w promptWire) prompter {
+	if sp.d.Ends() == dialect.EndsWithState {
+		return statePrompter{promptWire: w, sp: sp}
+	}
+	return answerPrompter{promptWire: w, d: sp.d}
+}
+
+func (sp *sessionProtocol) encodeServers(servers []domain.MCPServer) []json.RawMessage {
+	return sp.d.EncodeServers(servers)
+}
+
+func (sp *sessionProtocol) continuation(route string) (hold, replay bool) {
+	return sp.d.Continuation(route)
+}
+
+// continueCall sends the dialect's continuation call; while it waits, a
+// state the session reports confirms it as its replay does.
+func (sp *sessionProtocol) continueCall(ctx context.Context, client *acpclient.Client, route string, req acpwire.LoadSessionRequest,
+	watch *replayWatch,
+) (acpwire.ContinueSessionResponse, error) {
+	sp.mu.Lock()
+	sp.watch = watch
+	sp.mu.Unlock()
+	defer func() {
+		sp.mu.Lock()
+		sp.watch = nil
+		sp.mu.Unlock()
+	}()
+	return sp.d.Continue(ctx, client, route, req)
+}
+
+func (sp *sessionProtocol) offer(o domain.SessionOffer) domain.SessionOffer { return sp.d.Offer(o) }
+
+func (sp *sessionProtocol) selectType() string { return sp.d.SelectType() }

@@ -21,7 +21,8 @@ func TestProtocolPartsAreDistinct(t *testing.T) {
 	for _, p := range protocolParts() {
 		require.False(t, seen[p.version], "version %d has two parts", p.version)
 		seen[p.version] = true
-		require.NotNil(t, p.ask)
+		require.NotNil(t, p.dialect)
+		assert.Equal(t, p.version, p.dialect.Version())
 		made := p.make(&Session{conn: &connection{}})
 		assert.Equal(t, p.version, made.version())
 		got, ok := partFor(p.version)
@@ -30,25 +31,24 @@ func TestProtocolPartsAreDistinct(t *testing.T) {
 	}
 }
 
-// TestNoVersionOutsideItsPart: no code of app names a protocol version
-// outside the per-version files (v1*.go, v2*.go) and the list of parts
-// (protocol.go): the rest of the session asks its protocol part
-// (docs/behaviour.md#protocol-v2). Comments may name versions.
+// TestNoVersionOutsideItsPart: no code of app names a protocol version:
+// every version is a dialect of protocol/dialect, and the session asks
+// its dialect for what differs (docs/behaviour.md#protocol-v2). Comments
+// may name versions. The module-wide rule is test/dialect_guard_test.go.
 func TestNoVersionOutsideItsPart(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	require.NoError(t, err)
-	perVersion := regexp.MustCompile(`^v[0-9]+(_.*)?\.go$`)
 	named := regexp.MustCompile(`(?i)v[0-9]|version[0-9]`)
 	fset := token.NewFileSet()
 	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") || perVersion.MatchString(name) || name == "protocol.go" {
+		if strings.HasSuffix(name, "_test.go") {
 			continue
 		}
 		f, err := parser.ParseFile(fset, name, nil, 0)
 		require.NoError(t, err)
 		ast.Inspect(f, func(n ast.Node) bool {
 			if id, ok := n.(*ast.Ident); ok && named.MatchString(id.Name) {
-				t.Errorf("%s: %s names a protocol version outside its part", fset.Position(id.Pos()), id.Name)
+				t.Errorf("%s: %s names a protocol version outside its dialect", fset.Position(id.Pos()), id.Name)
 			}
 			return true
 		})

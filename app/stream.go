@@ -6,11 +6,13 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/protocol/acpwire"
+	"github.com/acpdrive/acpdrive/protocol/dialect"
 )
 
 // maxOpenTools bounds the tool calls tracked at once; a runtime that opens
@@ -35,13 +37,18 @@ type eventStream struct {
 	pid      func() int
 	activity func(at time.Time)             // tells the running turn the runtime is alive
 	noticed  func(at time.Time, msg string) // told of every notice of acpdrive's own, after its event
-	// otherKind takes an update whose kind v1 does not have (a v2
-	// session's state_update and reshaped kinds, v2.go); false leaves it
-	// unrecognized. Set before the connection starts; nil takes none.
-	otherKind func(kind string, params json.RawMessage) bool
-	// childKind, when set, gives each child stream its otherKind: a v2
-	// session's children speak v2 as their parent does (v2_children.go).
-	childKind func(ch *child) func(kind string, params json.RawMessage) bool
+	// dia is the dialect the stream reads the wire in, shared with its
+	// children's streams: the default dialect until the handshake settles
+	// the session's (speak).
+	dia *dialectCell
+	// otherKind takes an update the stream does not handle itself, a
+	// state the session reports (dialect.KindState, protocol.go); false
+	// leaves it unrecognized. Set before the connection starts; nil takes
+	// none.
+	otherKind func(sessionID string, u dialect.Update) bool
+	// childKind, when set, gives each child stream its otherKind: the
+	// state a child reports on its own session is its work state.
+	childKind func(ch *child) func(sessionID string, u dialect.Update) bool
 	// ledger follows this stream's own usage_update figures (cost and
 	// context use); a child's stream has its own, so a child's figures
 	// never reach its parent's (docs/behaviour.md#token-accounting).
@@ -91,7 +98,27 @@ func newEventStream(clock ports.Clock, log *slog.Logger, sink func(domain.Event)
 		noticed:  func(time.Time, string) {},
 		tools:    make(map[string]*toolRecord),
 		ledger:   &ledger{},
+		dia:      &dialectCell{},
 	}
+}
+
+// dialectCell holds the dialect a session's streams read the wire in.
+type dialectCell struct{ d atomic.Pointer[dialectRef] }
+
+// dialectRef lets an interface value live behind an atomic pointer.
+type dialectRef struct{ dialect.Dialect }
+
+// speak settles the dialect the stream, and its children's streams, read
+// the wire in.
+func (s *eventStream) speak(d dialect.Dialect) { s.dia.d.Store(&dialectRef{d}) }
+
+// dialect is the dialect the stream reads the wire in: the default one
+// before the handshake settled the session's.
+func (s *eventStream) dialect() dialect.Dialect {
+	if r := s.dia.d.Load(); r != nil {
+		return r.Dialect
+	}
+	return dialect.Default()
 }
 
 // adopt makes id the session whose updates are reported; updates naming
@@ -143,9 +170,11 @@ func (s *eventStream) last() domain.Message {
 	return s.lastMessage
 }
 
-// update maps one session/update (docs/behaviour.md#events).
+// update maps one session/update (docs/behaviour.md#events), decoded by
+// the session's dialect into the neutral model.
 func (s *eventStream) update(params json.RawMessage) {
-	sessionID, u, err := acpwire.DecodeSessionUpdate(params)
+	d := s.dialect()
+	sessionID, u, err := d.DecodeUpdate(params)
 	if err != nil && sessionID == "" {
 		// The envelope itself does not decode ("sessionId": 7): whose
 		// update it is cannot be known, so it is no other session's
@@ -167,62 +196,81 @@ func (s *eventStream) update(params json.RawMessage) {
 		s.log.Debug("dropped an update for another session", "session_id", sessionID)
 		return
 	}
-	if err == nil && s.kids == nil && (u.Kind == acpwire.UpdateSubagent || u.Kind == acpwire.UpdateSessionMessage) {
-		u.Known = false // not declared: unrecognized, as any other unknown kind
+	if err == nil && s.kids == nil && (u.Kind == dialect.KindSubagent || u.Kind == dialect.KindSessionMessage) {
+		if d.ChildTrafficIsBaseline() {
+			// The dialect's baseline child traffic on a session that
+			// follows no children: logged and dropped, never malformed,
+			// never the parent's text
+			// (docs/behaviour.md#sessions-as-resources-and-child-sessions).
+			s.log.Debug("dropped a child session's update: child sessions are not followed", "kind", u.Wire.Kind)
+			s.activity(s.clock.Now())
+			return
+		}
+		u.Kind = dialect.KindUnknown // not declared: unrecognized, as any other unknown kind
 	}
-	if err == nil && !u.Known && s.otherKind != nil && s.otherKind(u.Kind, params) {
+	switch {
+	case err != nil:
+	case u.Kind == dialect.KindState:
+		if s.otherKind != nil && s.otherKind(sessionID, u) {
+			return
+		}
+		u.Kind = dialect.KindUnknown
+	case u.Kind == dialect.KindAlive:
+		s.activity(s.clock.Now())
 		return
 	}
-	if err != nil || !u.Known {
-		s.log.Debug("agent sent an unrecognized session update", "kind", u.Kind, "error", err)
+	if err != nil || u.Kind == dialect.KindUnknown {
+		s.log.Debug("agent sent an unrecognized session update", "kind", u.Wire.Kind, "error", err)
 		s.other(domain.Event{Type: domain.EventMalformed, Message: domain.MsgUnknownUpdate})
 		return
 	}
 	if replay != nil && sessionID == replay.sessionID {
 		replay.touch()
-		if u.Kind == acpwire.UpdateUserMessageChunk || u.Kind == acpwire.UpdateAgentMessageChunk {
+		if u.Kind == dialect.KindUserText || u.Kind == dialect.KindAgentText {
 			replay.observe()
 		}
 	}
 	now := s.clock.Now()
-	if u.Info != nil && s.runtimeRetry(u.Info.Meta, now) {
+	w := &u.Wire
+	if w.Info != nil && s.runtimeRetry(w.Info.Meta, now) {
 		return
 	}
 	switch u.Kind {
-	case acpwire.UpdateAgentMessageChunk:
-		if u.Chunk.Content.Type != "text" {
+	case dialect.KindAgentText:
+		c := &u.Chunk
+		if c.Content.Type != "text" {
 			s.other(domain.Event{Type: domain.EventMalformed, Message: domain.MsgNonTextChunk})
 			return
 		}
-		if u.Chunk.Informational() {
-			s.runtimeNotice(u.Chunk.Content.Text, domain.Notice{Source: domain.NoticeFromMessage}, now)
+		if c.Informational() {
+			s.runtimeNotice(c.Content.Text, domain.Notice{Source: domain.NoticeFromMessage}, now)
 			return
 		}
-		s.text(u.Chunk.MessageID, u.Chunk.Content.Text, now)
-	case acpwire.UpdateUserMessageChunk:
+		s.text(c.MessageID, c.Content.Text, now)
+	case dialect.KindUserText:
 		s.flush()
 		s.activity(now)
-	case acpwire.UpdateAgentThoughtChunk:
+	case dialect.KindThought:
 		ev := domain.Event{Type: domain.EventOtherMessage, Message: domain.MsgReasoningBlock}
-		if u.Chunk != nil && u.Chunk.Content.Type == "text" {
+		if u.Chunk.Content.Type == "text" {
 			ev.Thought = domain.TruncateRunes(u.Chunk.Content.Text, domain.MessageCap)
 		}
 		s.other(ev)
-	case acpwire.UpdatePlan:
-		s.other(domain.Event{Type: domain.EventOtherMessage, Message: domain.MsgPlanUpdate, Plan: planEntries(u.Plan)})
-	case acpwire.UpdateToolCall, acpwire.UpdateToolCallUpdate:
-		s.toolCall(u.ToolCall, u.Kind == acpwire.UpdateToolCall, now)
-	case acpwire.UpdateNotice:
-		s.runtimeNotice(noticeText(u.Notice), domain.Notice{Source: domain.NoticeFromUpdate, Severity: u.Notice.Severity}, now)
-	case acpwire.UpdateSubagent:
-		s.kids.subagent(sessionID, u.Subagent, now)
-	case acpwire.UpdateSessionMessage:
+	case dialect.KindPlan:
+		s.other(domain.Event{Type: domain.EventOtherMessage, Message: domain.MsgPlanUpdate, Plan: planEntries(w.Plan)})
+	case dialect.KindToolCall, dialect.KindToolUpdate:
+		s.toolCall(w.ToolCall, u.Kind == dialect.KindToolCall, now)
+	case dialect.KindNotice:
+		s.runtimeNotice(noticeText(w.Notice), domain.Notice{Source: domain.NoticeFromUpdate, Severity: w.Notice.Severity}, now)
+	case dialect.KindSubagent:
+		s.kids.subagent(sessionID, w.Subagent, now)
+	case dialect.KindSessionMessage:
 		s.log.Debug("agent sent a message between sessions", "session_id", sessionID)
 		s.activity(now)
 	default:
-		ev, ok := sessionStateEvent(u)
+		ev, ok := sessionStateEvent(u.Wire)
 		if !ok {
-			s.log.Debug("agent sent a session update with no event", "kind", u.Kind)
+			s.log.Debug("agent sent a session update with no event", "kind", w.Kind)
 			s.activity(now)
 			return
 		}

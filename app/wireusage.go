@@ -39,21 +39,6 @@ func ingestWireUsage(w *domain.WireUsage, source string, log *slog.Logger) *wire
 	return &wireFigure{usage: u, source: source}
 }
 
-// decodeWireUsage decodes a usage object as it arrived (raw JSON); nil for
-// one absent, null or malformed (a malformed one is logged, and costs the
-// turn its figure only).
-func decodeWireUsage(raw json.RawMessage, log *slog.Logger) *domain.WireUsage {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	var w domain.WireUsage
-	if err := json.Unmarshal(raw, &w); err != nil {
-		log.Debug("turn usage on the wire could not be decoded; not measured from it", "error", err)
-		return nil
-	}
-	return &w
-}
-
 // quotaMeta is the part of a prompt result's _meta that carries per-model
 // figures (quota.model_usage, as the Claude adapter and codex-acp 2.x
 // attach it).

@@ -11,26 +11,19 @@ import (
 
 func TestProtocolChoice(t *testing.T) {
 	tests := []struct {
-		in        string
-		want      domain.ProtocolChoice
-		requested int
-		accepts   []int
+		in   string
+		want domain.ProtocolChoice
 	}{
-		{"", domain.ProtocolV1, 1, []int{1}},
-		{"1", domain.ProtocolV1, 1, []int{1}},
-		{"2", domain.ProtocolV2, 2, []int{2}},
-		{"auto", domain.ProtocolAuto, 2, []int{1, 2}},
+		{"", domain.ProtocolV1},
+		{"1", domain.ProtocolV1},
+		{"2", domain.ProtocolV2},
+		{"auto", domain.ProtocolAuto},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			p, err := domain.ParseProtocolChoice(tt.in)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, p)
-			assert.Equal(t, tt.requested, p.Requested())
-			assert.Equal(t, tt.accepts, p.Accepted())
-			for v := 0; v <= 3; v++ {
-				assert.Equal(t, v == 1 && tt.accepts[0] == 1 || v == 2 && tt.accepts[len(tt.accepts)-1] == 2, p.Accepts(v), "version %d", v)
-			}
 		})
 	}
 	_, err := domain.ParseProtocolChoice("v2")

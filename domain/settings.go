@@ -213,7 +213,7 @@ var ErrSteerQueued = errors.New("the message was queued as the start of the next
 func protocolOf(s string) ProtocolChoice {
 	p, err := ParseProtocolChoice(s)
 	if err != nil {
-		return ProtocolV1
+		return ProtocolDefault
 	}
 	return p
 }

@@ -87,7 +87,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.sshConfig, "ssh-config", "", "an alternate ssh client config `FILE` (ssh -F)")
 	fs.BoolVar(&f.confirmToolServers, "confirm-tool-servers", false, "declare acpdrive's own beacon beside the MCP servers and report whether the runtime starts it (agent-client-protocol.confirm_tool_servers)")
 	fs.DurationVar(&f.confirmToolServersTimeout, "confirm-tool-servers-timeout", domain.DefaultConfirmToolServersTimeout, "how long after the session is created the runtime has to start the beacon")
-	fs.StringVar(&f.protocol, "protocol", string(domain.ProtocolV1), "the ACP version to ask for: 1, 2 (the v2 draft) or auto (ask for 2, accept 1 or 2) (agent.protocol)")
+	fs.StringVar(&f.protocol, "protocol", string(domain.ProtocolDefault), "the ACP version to ask for: 1, 2 (the v2 draft) or auto (ask for 2, accept 1 or 2) (agent.protocol)")
 	fs.StringVar(&f.permissions, "permissions", string(domain.PresetRefuse), "how permission requests are answered: refuse (every one), read (allow read, search, think), edit (read, and edit, delete, move inside the workspace or an --add-dir) or rules:FILE (an ordered rules file) (agent.permissions)")
 	fs.StringVar(&f.outputSchema, "output-schema", "", "a JSON Schema (draft 2020-12) `FILE` of each turn's result, an object: the agent is asked for it and it is validated (agent.output_schema; --output-schema-turns last asks the last turn only)")
 	fs.IntVar(&f.outputRetries, "output-retries", 0, "send up to `N` follow-up prompts asking for a result that did not arrive or did not validate (agent.output_retries)")

@@ -37,6 +37,13 @@ func (c *Client) call(ctx context.Context, method string, params, out any) error
 	return nil
 }
 
+// Call sends method with params in any version's shape and returns the
+// raw answer; an error answer is a *CallError.
+func (c *Client) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	raw, err := c.conn.Call(ctx, method, params)
+	return raw, wrap(method, err)
+}
+
 // Initialize performs the handshake.
 func (c *Client) Initialize(ctx context.Context, req acpwire.InitializeRequest) (acpwire.InitializeResponse, error) {
 	var resp acpwire.InitializeResponse
@@ -149,6 +156,13 @@ func (p *Prompt) Result() (acpwire.PromptResponse, error) {
 		return resp, &DecodeError{Method: acpwire.MethodSessionPrompt, Err: err}
 	}
 	return resp, nil
+}
+
+// Answer returns the raw answer once Done is closed, for a dialect to
+// read: a *CallError, or the connection's error.
+func (p *Prompt) Answer() (json.RawMessage, error) {
+	raw, err := p.p.Result()
+	return raw, wrap(acpwire.MethodSessionPrompt, err)
 }
 
 // Forget stops waiting for the answer; a late one is dropped.

@@ -36,14 +36,15 @@ func (c *Client) ContinueWith(ctx context.Context, route string, req acpwire.Loa
 	default:
 		return resp, fmt.Errorf("acpclient: %q is not a continuation method", route)
 	}
-	return c.continueCall(ctx, route, req)
+	return c.ContinueCall(ctx, route, req)
 }
 
-// continueCall sends a continuation call and reads its answer. The
+// ContinueCall sends a continuation call (method and params in any
+// version's shape) and reads its answer. The
 // answer's content was never part of a continuation's verdict: an answer
 // that is no such object (null, {}, anything else) continues the session
 // and offers nothing.
-func (c *Client) continueCall(ctx context.Context, method string, req any) (acpwire.ContinueSessionResponse, error) {
+func (c *Client) ContinueCall(ctx context.Context, method string, req any) (acpwire.ContinueSessionResponse, error) {
 	var resp acpwire.ContinueSessionResponse
 	raw, err := c.conn.Call(ctx, method, req)
 	if err != nil {

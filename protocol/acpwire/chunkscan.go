@@ -29,6 +29,19 @@ type chunkScanner struct {
 // scanChunk decodes params as a *_chunk session/update when it has the
 // plain shape; ok is false otherwise.
 func scanChunk(params []byte) (sessionID string, u Update, ok bool) {
+	sid, kind, c, ok := ScanChunk(params)
+	if !ok {
+		return "", Update{}, false
+	}
+	return sid, Update{Kind: kind, Known: true, Chunk: &c}, true
+}
+
+// ScanChunk is the fast path of DecodeSessionUpdate on its own: params of
+// the plain shape of a *_chunk session/update give the session, the kind
+// (one of the three constants) and the chunk as a value, with nothing
+// allocated beyond its strings; ok is false for any other shape (decode it
+// with DecodeSessionUpdate).
+func ScanChunk(params []byte) (sessionID, chunkKind string, c ContentChunk, ok bool) {
 	s := chunkScanner{b: params}
 	var (
 		sid, kind, msgID, ctype, text   []byte
@@ -99,24 +112,23 @@ func scanChunk(params []byte) (sessionID string, u Update, ok bool) {
 		return false
 	})
 	if !okObj || !haveKind || !haveContent {
-		return "", Update{}, false
+		return "", "", ContentChunk{}, false
 	}
 	s.space()
 	if s.i != len(s.b) {
-		return "", Update{}, false
+		return "", "", ContentChunk{}, false
 	}
+	var k string
 	switch string(kind) {
 	case UpdateUserMessageChunk:
-		u.Kind = UpdateUserMessageChunk
+		k = UpdateUserMessageChunk
 	case UpdateAgentMessageChunk:
-		u.Kind = UpdateAgentMessageChunk
+		k = UpdateAgentMessageChunk
 	case UpdateAgentThoughtChunk:
-		u.Kind = UpdateAgentThoughtChunk
+		k = UpdateAgentThoughtChunk
 	default:
-		return "", Update{}, false
+		return "", "", ContentChunk{}, false
 	}
-	u.Known = true
-	c := &ContentChunk{}
 	c.MessageID = s.unquote(msgID, msgEsc)
 	if !typeEsc && string(ctype) == "text" {
 		c.Content.Type = "text"
@@ -124,8 +136,7 @@ func scanChunk(params []byte) (sessionID string, u Update, ok bool) {
 		c.Content.Type = s.unquote(ctype, typeEsc)
 	}
 	c.Content.Text = s.unquote(text, txtEsc)
-	u.Chunk = c
-	return s.unquote(sid, sidEsc), u, true
+	return s.unquote(sid, sidEsc), k, c, true
 }
 
 func (s *chunkScanner) space() {

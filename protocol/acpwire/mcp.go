@@ -82,3 +82,20 @@ func encodeNoEscape(v any) json.RawMessage {
 	}
 	return json.RawMessage(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }
+
+// EncodeMCPServersTyped encodes servers as EncodeMCPServers does, for a
+// schema that requires a "type" on every transport, "stdio" included.
+func EncodeMCPServersTyped(servers []domain.MCPServer) []json.RawMessage {
+	out := make([]json.RawMessage, 0, len(servers))
+	for _, s := range servers {
+		if s.Transport == domain.MCPStdio || s.Transport == "" {
+			out = append(out, encodeNoEscape(struct {
+				Type string `json:"type"`
+				mcpServerStdio
+			}{"stdio", mcpServerStdio{Name: s.Name, Command: s.Command, Args: orEmpty(s.Args), Env: orEmpty(s.Env)}}))
+			continue
+		}
+		out = append(out, encodeMCPServer(s))
+	}
+	return out
+}

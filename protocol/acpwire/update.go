@@ -267,6 +267,12 @@ func DecodeSessionUpdate(params json.RawMessage) (sessionID string, u Update, er
 	return decodeSessionUpdateJSON(params)
 }
 
+// DecodeSessionUpdateJSON is DecodeSessionUpdate without its fast path,
+// for a caller that tried ScanChunk first.
+func DecodeSessionUpdateJSON(params json.RawMessage) (sessionID string, u Update, err error) {
+	return decodeSessionUpdateJSON(params)
+}
+
 // decodeSessionUpdateJSON is DecodeSessionUpdate with encoding/json only:
 // the path of every shape scanChunk does not take.
 func decodeSessionUpdateJSON(params json.RawMessage) (sessionID string, u Update, err error) {
