@@ -356,7 +356,7 @@ func (h *connHandler) childRequest(req jsonrpc.Request, ch *child) {
 	}
 	switch {
 	case a.refused:
-		ch.stream.refused(ch.ID)
+		ch.stream.refused(ch.ID, a.notice)
 	case a.person != "":
 		ch.stream.notice(a.person)
 	case a.unimplemented:

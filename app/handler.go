@@ -88,7 +88,7 @@ func (h *connHandler) HandleRequest(req jsonrpc.Request) {
 	}
 	switch {
 	case a.refused:
-		h.stream.refused(h.sessionID())
+		h.stream.refused(h.sessionID(), a.notice)
 	case owner != nil:
 		h.stream.notice(a.person)
 	case a.unimplemented:

@@ -24,8 +24,12 @@ type answer struct {
 	// errCode and errMsg make the reply an error response.
 	errCode int64
 	errMsg  string
-	// refused reports a refusal the stream announces.
+	// refused reports a refusal the stream announces, with notice.
 	refused bool
+	notice  string
+	// detail, with person, says what sent the request to a person (the
+	// ending's detail); "" for a request that offered no option to refuse.
+	detail string
 	// person, when set, is the notice of a person-needed ending: the
 	// running turn ends turn_input_required, or the next one does.
 	person string
@@ -97,9 +101,13 @@ func decidePermission(params json.RawMessage, endingPending bool, j *judged) ans
 	case domain.PermissionAllow:
 		return answer{result: acpwire.SelectedAnswer(id), decision: info}
 	case domain.PermissionRefuse:
-		return answer{result: acpwire.SelectedAnswer(id), refused: true, decision: info}
+		return answer{result: acpwire.SelectedAnswer(id), refused: true, notice: domain.PermissionRefusedNotice(j.dec), decision: info}
 	}
-	return answer{result: acpwire.CancelledAnswer(), person: domain.MsgPermissionUngrantable, decision: info}
+	a := answer{result: acpwire.CancelledAnswer(), person: domain.MsgPermissionUngrantable, decision: info}
+	if asked == domain.PermissionPerson {
+		a.detail = domain.PermissionPersonDetail(j.dec)
+	}
+	return a
 }
 
 // decodePermission decodes session/request_permission params; ok is false

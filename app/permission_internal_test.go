@@ -40,7 +40,7 @@ func TestDecide(t *testing.T) {
 	)
 	invalid := answer{errCode: jsonrpc.CodeInvalidParams, errMsg: "Invalid params"}
 	selected := func(id string) answer {
-		return answer{result: acpwire.SelectedAnswer(id), refused: true}
+		return answer{result: acpwire.SelectedAnswer(id), refused: true, notice: domain.MsgPermissionRefused}
 	}
 	cancelled := answer{result: acpwire.CancelledAnswer()}
 	needsPerson := answer{result: acpwire.CancelledAnswer(), person: domain.MsgPermissionUngrantable}

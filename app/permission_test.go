@@ -3,6 +3,7 @@ package app_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,14 +64,17 @@ func TestPermissionPresetEdit(t *testing.T) {
 	assert.False(t, ds[1].Request.Paths[0].Inside)
 	assert.Equal(t, domain.PermissionRefuse, ds[2].Decision)
 	assert.Equal(t, "make", ds[2].Request.Command)
-	// An allowed request draws no refusal notice; each refusal does.
-	refusals := 0
+	// An allowed request draws no refusal notice; each refusal does, and
+	// says what decided it (docs/behaviour.md#permission-decisions).
+	var refusals []string
 	for _, ev := range h.rec.OfType(domain.EventNotification) {
-		if ev.Message == domain.MsgPermissionRefused {
-			refusals++
+		if strings.HasPrefix(ev.Message, domain.MsgPermissionRefusedPrefix) {
+			refusals = append(refusals, ev.Message)
 		}
 	}
-	assert.Equal(t, 2, refusals)
+	require.Len(t, refusals, 2)
+	assert.Contains(t, refusals[0], "outside the workspace")
+	assert.Contains(t, refusals[1], "not a request of kind execute")
 }
 
 // TestPermissionRulesPerson: a rules file sending execute to a person

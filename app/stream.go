@@ -398,8 +398,8 @@ func (s *eventStream) held(e *ending) {
 
 // refused reports a refused permission request and, the first time in a
 // session that delivered tool servers, the gated-tool notice.
-func (s *eventStream) refused(sessionID string) {
-	s.notice(domain.MsgPermissionRefused)
+func (s *eventStream) refused(sessionID, notice string) {
+	s.notice(notice)
 	s.mu.Lock()
 	gated := s.toolsServed && !s.gatedSent
 	s.gatedSent = s.gatedSent || gated

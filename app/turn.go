@@ -32,6 +32,9 @@ type ending struct {
 	decision *domain.PermissionInfo
 	// err is the result of an ending that is not an override.
 	err *domain.AgentError
+	// detail, when set, is the detail of a person-needed ending: what sent
+	// the request to a person.
+	detail string
 }
 
 // result is the turn result this ending produces.
@@ -40,8 +43,11 @@ func (e ending) result() domain.TurnResult {
 		detail := ""
 		if e.override == domain.OverrideInputRequired {
 			detail = detailNoRefusal
-			if e.notice == domain.MsgElicitation {
+			switch {
+			case e.notice == domain.MsgElicitation:
 				detail = detailElicit
+			case e.detail != "":
+				detail = e.detail
 			}
 		}
 		return domain.Disposition("", e.override, detail)
@@ -226,6 +232,7 @@ func (e *turnEngine) request(decide func(endingPending bool) answer) (a answer, 
 	end := ending{
 		override: domain.OverrideInputRequired,
 		notice:   a.person,
+		detail:   a.detail,
 		err:      domain.Disposition("", domain.OverrideInputRequired, "").Err,
 	}
 	if owned {

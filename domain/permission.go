@@ -122,6 +122,34 @@ type PermissionDecision struct {
 	// By names what decided: "preset <name>", "rules <file>:<line>", or
 	// a caller's own policy's name.
 	By string
+	// Reason says why, in words, when it is more than the verdict: the
+	// preset's scope, the path outside the workspace, the rule that
+	// matched (docs/behaviour.md#permission-decisions). "" for the
+	// refusal of an unattended run.
+	Reason string
+}
+
+// MsgPermissionRefusedPrefix begins the notice of a permission request a
+// policy refused for a reason of its own; the reason follows.
+const MsgPermissionRefusedPrefix = "refused a permission request: "
+
+// PermissionRefusedNotice is the notice of a refused permission request:
+// what decided it, or, for the refusal of an unattended run,
+// MsgPermissionRefused (docs/behaviour.md#permission-decisions).
+func PermissionRefusedNotice(d PermissionDecision) string {
+	if d.Reason == "" {
+		return MsgPermissionRefused
+	}
+	return MsgPermissionRefusedPrefix + d.Reason
+}
+
+// PermissionPersonDetail is the detail of a turn a policy's verdict
+// "person" ended (turn_input_required): what sent the request to a person.
+func PermissionPersonDetail(d PermissionDecision) string {
+	if d.By == "" {
+		return "the permission policy sends this request to a person"
+	}
+	return "the permission policy sends this request to a person (" + d.By + ")"
 }
 
 // PathInside reports whether the absolute, cleaned path p is one of roots
@@ -243,16 +271,28 @@ func (p PermissionPolicy) Decide(r PermissionRequest) PermissionDecision {
 		if readish {
 			return PermissionDecision{Verdict: PermissionAllow, By: by}
 		}
+		return PermissionDecision{Verdict: PermissionRefuse, By: by,
+			Reason: "preset read allows reading and searching only, not a request of kind " + kindWord(r.Kind)}
 	case PresetEdit:
 		if readish || editish && r.Inside() {
 			return PermissionDecision{Verdict: PermissionAllow, By: by}
 		}
+		why := "preset edit allows reading, and edits inside the workspace; not a request of kind " + kindWord(r.Kind)
+		switch {
+		case editish && len(r.Paths) == 0:
+			why = "the request names no path; preset edit allows edits inside the workspace only"
+		case editish:
+			why = "a path it names is outside the workspace; preset edit allows edits inside the workspace only"
+		}
+		return PermissionDecision{Verdict: PermissionRefuse, By: by, Reason: why}
 	case PresetRules:
 		for _, rule := range p.Rules {
 			if rule.Matches(r) {
-				return PermissionDecision{Verdict: rule.Verdict, By: fmt.Sprintf("rules %s:%d", p.Source, rule.Line)}
+				by := fmt.Sprintf("rules %s:%d", p.Source, rule.Line)
+				return PermissionDecision{Verdict: rule.Verdict, By: by, Reason: "the rule on " + p.Source + ":" + strconv.Itoa(rule.Line) + " decides it"}
 			}
 		}
+		return PermissionDecision{Verdict: PermissionRefuse, By: by, Reason: "no rule of " + p.Source + " matches it"}
 	}
 	return PermissionDecision{Verdict: PermissionRefuse, By: by}
 }
@@ -545,4 +585,12 @@ func (p PermissionPolicy) Validate() []Finding {
 func (p PermissionPolicy) clone() PermissionPolicy {
 	p.Rules = append([]PermissionRule(nil), p.Rules...)
 	return p
+}
+
+// kindWord is a tool kind as a refusal names it ("other" when unknown).
+func kindWord(k ToolKind) string {
+	if k == "" {
+		return "other"
+	}
+	return string(k)
 }

@@ -59,7 +59,6 @@ func TestFrictionConfigMistakesExitTwo(t *testing.T) {
 // sends a request to a person says so, not "offered no option to refuse"
 // (docs/behaviour.md#permission-decisions).
 func TestFrictionPermissionRefusalNamesWhy(t *testing.T) {
-	t.Skip("issue 41 friction 2: the wording lives in app/ (permission.go, stream.go, turn.go); not done yet")
 	t.Parallel()
 	stdout, stderr, code := runIn(t, t.TempDir(), "run", "--json", "--permissions", "edit", "--command", agentWith(t, permissionScript), "go")
 	require.Equal(t, 0, code, stderr)
