@@ -210,11 +210,6 @@ func (r *router) HandleResult(method string, result json.RawMessage) {
 // (the reader reuses params' bytes once the handler returned).
 func (r *router) deliver(id, method string, params json.RawMessage) {
 	r.mu.Lock()
-	if solo := r.solo; solo != nil {
-		r.mu.Unlock()
-		solo.h.HandleNotification(method, params)
-		return
-	}
 	defer r.mu.Unlock()
 	if rt, ok := r.byID[id]; ok {
 		rt.h.HandleNotification(method, params)
@@ -248,7 +243,21 @@ func (r *router) each(f func(route)) {
 
 // HandleNotification routes by the notification's sessionId.
 func (r *router) HandleNotification(method string, params json.RawMessage) {
+	if solo := r.only(); solo != nil {
+		// The one session takes everything: no id to read (a decode per
+		// line, half the reader's time in a flood).
+		solo.h.HandleNotification(method, params)
+		return
+	}
 	r.deliver(requestSession(params), method, params)
+}
+
+// only is the one route of a connection that is not shared, nil on a
+// shared one (or before its session attached).
+func (r *router) only() *route {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.solo
 }
 
 // HandleRequest routes by the request's sessionId. A request naming a
@@ -256,14 +265,12 @@ func (r *router) HandleNotification(method string, params json.RawMessage) {
 // for it (bounded); any other request naming no routed session is
 // refused at once, never held open.
 func (r *router) HandleRequest(req jsonrpc.Request) {
-	id := requestSession(req.Params)
-	r.mu.Lock()
-	if r.solo != nil {
-		h := r.solo.h
-		r.mu.Unlock()
-		h.HandleRequest(req)
+	if solo := r.only(); solo != nil {
+		solo.h.HandleRequest(req)
 		return
 	}
+	id := requestSession(req.Params)
+	r.mu.Lock()
 	if rt, ok := r.byID[id]; ok {
 		rt.h.HandleRequest(req)
 		r.mu.Unlock()
