@@ -22,7 +22,7 @@ import (
 // second apart.
 
 func goSDKAgent(t *testing.T) *rig {
-	return newRig(t, locate(t, "go-sdk-agent", "bin/agent"))
+	return newRig(t, locate(t, "go-sdk-agent", "go-sdk-agent/agent"))
 }
 
 func tsSDKAgent(t *testing.T) *rig {

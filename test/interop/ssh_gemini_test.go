@@ -63,7 +63,7 @@ func TestSSHGemini(t *testing.T) {
 	// The runtime's package tree, owned by the remote user, 0755
 	// directories along the way (srv.Dir is 0755).
 	tree := filepath.Join(srv.Dir, "gemini")
-	src := filepath.Join(runtimesDir(), "gemini")
+	src := runtimePath("gemini")
 	t0 := time.Now()
 	copyTree(t, src, tree, uid, gid)
 	t.Logf("copied the Gemini CLI tree for %s in %s", srv.User, time.Since(t0).Round(time.Millisecond))
