@@ -108,6 +108,7 @@ func codexSandboxRow(name, mode string, daemonRuns bool) sandboxRow {
 // session, the edit inside the workspace is made, and the turn is still
 // measured from the runtime's journal.
 func TestSandboxConfinesNonAskingModes(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("bubblewrap is not installed: .ci/run installs it")

@@ -55,6 +55,7 @@ var sshGeminiTurns = []struct{ prompt, reply string }{
 }
 
 func TestSSHGemini(t *testing.T) {
+	// Not parallel: it sets the test process's environment (t.Setenv: the launcher forwards GEMINI_API_KEY and the fake's URL from it), which a parallel test must not see.
 	nodePath(t)
 	local := locate(t, "gemini", "gemini/node_modules/@google/gemini-cli/bundle/gemini.js")
 	srv := sshtest.Start(t)

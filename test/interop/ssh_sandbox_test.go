@@ -36,6 +36,7 @@ import (
 // file is not created, the daemon does not survive Stop, and the edit
 // inside the workspace is made.
 func TestSSHSandboxClaude(t *testing.T) {
+	// Not parallel: t.Setenv (sshtest.CurrentUserEnv) changes the whole test process's environment; and it counts the processes carrying its token on the whole machine.
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("bubblewrap is not installed: .ci/run installs it")
@@ -187,6 +188,7 @@ func runSSHSandbox(t *testing.T, srv *sshtest.Server, newLauncher func(*slog.Log
 // execvp codex-linux-sandbox: No such file or directory"; see
 // docs/runtimes.md).
 func TestSSHSandboxCodex(t *testing.T) {
+	// Not parallel: t.Setenv (sshtest.CurrentUserEnv) changes the whole test process's environment; and it counts the processes carrying its token on the whole machine.
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("bubblewrap is not installed: .ci/run installs it")
