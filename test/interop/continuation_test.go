@@ -315,6 +315,18 @@ func TestClaudeLoadHeld(t *testing.T) {
 	continuationScript(srv)
 	id := saveWithLibrary(t, r)
 	created := wireTime(t, r.wire, answerNaming(id))
+	// What the load replays is what the runtime kept. Claude Code appends a
+	// turn's records to its transcript a few milliseconds after the
+	// prompt's response; on a loaded machine the adapter 0.23.1 can exit
+	// (on its own, inside acpdrive's teardown grace) before they are
+	// written, and the reply is lost from the runtime's own record (the
+	// rate is TestClaudeStopKeepsTranscriptTail's to measure). The hold is
+	// acpdrive's and is asserted either way; the replay of a lost reply is
+	// not asked for.
+	kept := transcriptHasReply(claudeTranscript(r, id), firstReply)
+	if !kept {
+		t.Logf("Claude Code's transcript lost the first turn's reply at the stop: the replay is checked for the prompt only")
+	}
 
 	r.phase("load")
 	t0 := time.Now()
@@ -324,20 +336,30 @@ func TestClaudeLoadHeld(t *testing.T) {
 	loadAt := wireTime(t, r.wire, outCall("session/load"))
 	assert.True(t, minuteOf(loadAt).After(minuteOf(created)),
 		"session/load went out at %s, after the creation minute %s", loadAt.UTC(), minuteOf(created))
-	replayThenTurn(t, r.shape(), "notification:"+firstReply)
 	assert.Contains(t, r.logs.String(), `msg="`+holdLine+`" component=acp_session session_id=`+id)
 	// The replay comes before the response: the user messages (Claude
 	// Code's own /model command and its output first), then the reply.
 	during, after := continuedThrough(t, r, "session/load")
 	replay := replayed(t, during, id)
 	t.Logf("replayed before the session/load response: %q", replay)
-	require.GreaterOrEqual(t, len(replay), 2, "%q", replay)
-	assert.Equal(t, []string{"user_message_chunk:" + firstPrompt, "agent_message_chunk:" + firstReply}, replay[len(replay)-2:])
+	if kept {
+		replayThenTurn(t, r.shape(), "notification:"+firstReply)
+		require.GreaterOrEqual(t, len(replay), 2, "%q", replay)
+		assert.Equal(t, []string{"user_message_chunk:" + firstPrompt, "agent_message_chunk:" + firstReply}, replay[len(replay)-2:])
+	} else {
+		shape := r.shape()
+		split := slices.Index(shape, started)
+		require.GreaterOrEqual(t, split, 0, "no turn: %q", shape)
+		assertShape(t, continuedTurn, shape[split:])
+		assert.Contains(t, replay, "user_message_chunk:"+firstPrompt)
+	}
 	for _, k := range replayed(t, after, id) {
 		assert.NotContains(t, k, "message_chunk", "no message replayed after the response")
 	}
 	closeAnswered(t, r, id)
-	continuedCallCarriesHistory(t, srv)
+	if kept {
+		continuedCallCarriesHistory(t, srv)
+	}
 }
 
 // TestClaudeStopKeepsTranscriptTail: a session stopped right after a

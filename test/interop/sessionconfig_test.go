@@ -222,6 +222,7 @@ func TestResumedSessionKeepsItsMode(t *testing.T) {
 	t.Parallel()
 	for _, c := range askingRows() {
 		t.Run(c.row, func(t *testing.T) {
+			t.Parallel() // its own rig and fake server
 			r, srv := c.rig(t, c.row)
 			srv.SetFallback(fakes.TextReply(fakes.Usage{Input: 10, Output: 2}, "Noted."))
 			cfg := withSessionConfig(domain.SessionConfig{Mode: c.mode})
@@ -231,6 +232,12 @@ func TestResumedSessionKeepsItsMode(t *testing.T) {
 			id := sess.ID()
 			r.stop(sess)
 
+			// A new creation store stands for another acpdrive process, so
+			// a session/load is not held until the UTC minute of the
+			// creation has passed (up to a minute of waiting that says
+			// nothing about the mode; the hold has tests of its own:
+			// TestClaudeLoadHeld, TestGeminiLoadCreationMinute).
+			r.creations = app.NewMemoryCreations()
 			again := r.mustStart(cfg, resume(id))
 			assert.Equal(t, id, again.ID(), "the session was continued")
 			assert.NotEqual(t, "session/new", again.Route())

@@ -92,7 +92,7 @@ func sshSandboxClaude(t *testing.T, srv *sshtest.Server, entry string, newLaunch
 	}
 	fake.Script(
 		fakes.Reply{Text: []string{"Writing outside."}, Tool: bash("toolu_ssh_1", "echo escaped > "+outside), Usage: fakes.Usage{Input: 100, Output: 9}},
-		fakes.Reply{Text: []string{"Starting a daemon."}, Tool: bash("toolu_ssh_2", "setsid sh -c 'sleep 600; : "+token+"' </dev/null >/dev/null 2>&1 &"),
+		fakes.Reply{Text: []string{"Starting a daemon."}, Tool: bash("toolu_ssh_2", daemonCommand(token)),
 			Usage: fakes.Usage{Input: 110, Output: 9}},
 		fakes.Reply{Text: []string{"Editing inside."}, Tool: &fakes.ToolCall{ID: "toolu_ssh_3", Name: "Write",
 			Args: map[string]any{"file_path": inside, "content": "edited"}}, Usage: fakes.Usage{Input: 120, Output: 9}},
@@ -253,7 +253,7 @@ trust_level = "trusted"
 	}
 	fake.Script(
 		fakes.Reply{Text: []string{"Writing outside."}, Tool: exec("call_ssh_1", "echo escaped > "+outside), Usage: fakes.Usage{Input: 100, Output: 9}},
-		fakes.Reply{Text: []string{"Starting a daemon."}, Tool: exec("call_ssh_2", "setsid sh -c 'sleep 600; : "+token+"' </dev/null >/dev/null 2>&1 &"),
+		fakes.Reply{Text: []string{"Starting a daemon."}, Tool: exec("call_ssh_2", daemonCommand(token)),
 			Usage: fakes.Usage{Input: 110, Output: 9}},
 		fakes.Reply{Text: []string{"Editing inside."}, Tool: exec("call_ssh_3", "printf edited > "+inside), Usage: fakes.Usage{Input: 120, Output: 9}},
 		fakes.TextReply(fakes.Usage{Input: 130, Output: 6}, "Done."),
