@@ -172,4 +172,5 @@ test-windows:
 	cd "$$tmp" && ACPDRIVE_TEST_AGENT='Z:'"$$(echo "$$tmp" | tr / '\\')"'\acpdrive.exe' \
 		timeout 180 $(WINE) ./localexec.test.exe -test.v -test.count=1 -test.timeout=150s 2>&1 \
 		| grep -v -e 'wine32' -e 'multiarch needs' -e 'dpkg --add-architecture' | tee "$$tmp/out.txt"; \
+	echo "== test-windows: $$(grep -c '^--- PASS: Test' "$$tmp/out.txt") top-level tests passed, $$(grep -c '^--- FAIL: Test' "$$tmp/out.txt") failed"; \
 	grep -q '^PASS$$' "$$tmp/out.txt" && ! grep -q -e '^--- FAIL' -e '^FAIL' "$$tmp/out.txt"

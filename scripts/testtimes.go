@@ -21,11 +21,9 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"time"
 )
 
 type event struct {
-	Time    time.Time
 	Action  string
 	Package string
 	Test    string
@@ -51,13 +49,13 @@ func main() {
 	var top []result
 	subtests := map[string]int{}
 	pkgFailed := false
-	// The wall time a top-level test spans: from its start (or, when it
-	// paused for t.Parallel, its resumption) to its verdict, which comes
-	// after its parallel subtests end. Go's own elapsed time leaves those
-	// subtests out (a test whose subtests all call t.Parallel reports
-	// about 0 s), so the slowest list takes the larger of the two.
-	began := map[string]time.Time{}
+	// A top-level test's time is its own run plus the runs of its
+	// subtests that called t.Parallel: Go's elapsed time for a test leaves
+	// out its parallel subtests (a test whose subtests all call t.Parallel
+	// reports about 0 s) and, for a parallel test, the time it queued for
+	// a slot. So the figure is comparable with the same test run alone.
 	paused := map[string]bool{}
+	parallelSubs := map[string]float64{} // package+top-level test -> seconds
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 64<<20)
 	for in.Scan() {
@@ -69,15 +67,8 @@ func main() {
 		}
 		key := ev.Package + "\x00" + ev.Test
 		switch ev.Action {
-		case "run":
-			began[key] = ev.Time
 		case "pause":
 			paused[key] = true
-		case "cont":
-			if paused[key] {
-				began[key] = ev.Time
-				paused[key] = false
-			}
 		case "output":
 			if *verbose || (ev.Test == "" && ev.Output != "PASS\n") {
 				out.WriteString(ev.Output)
@@ -99,15 +90,14 @@ func main() {
 				}
 				delete(pending, key)
 			}
-			if strings.Contains(ev.Test, "/") {
+			if top, _, sub := strings.Cut(ev.Test, "/"); sub {
 				subtests[ev.Action]++
+				if paused[key] {
+					parallelSubs[ev.Package+"\x00"+top] += ev.Elapsed
+				}
 				continue
 			}
-			elapsed := ev.Elapsed
-			if b, ok := began[key]; ok && !ev.Time.IsZero() {
-				elapsed = max(elapsed, ev.Time.Sub(b).Seconds())
-			}
-			top = append(top, result{pkg: ev.Package, name: ev.Test, elapsed: elapsed, action: ev.Action})
+			top = append(top, result{pkg: ev.Package, name: ev.Test, elapsed: ev.Elapsed + parallelSubs[key], action: ev.Action})
 		}
 		if ev.Action != "output" {
 			out.Flush()
@@ -128,7 +118,7 @@ func main() {
 	if *slowest > 0 && len(top) > 0 {
 		sort.SliceStable(top, func(i, j int) bool { return top[i].elapsed > top[j].elapsed })
 		n := min(*slowest, len(top))
-		fmt.Fprintf(out, "== %s: the %d slowest top-level tests (wall time from start, or resumption after t.Parallel, to verdict, parallel subtests included)\n", *label, n)
+		fmt.Fprintf(out, "== %s: the %d slowest top-level tests (each its own run plus its parallel subtests' runs, queueing for a slot left out)\n", *label, n)
 		multi := false
 		for _, r := range top {
 			multi = multi || r.pkg != top[0].pkg
