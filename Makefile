@@ -10,6 +10,13 @@ PKGS          := ./...
 
 .PHONY: all build run test test-short lint generate check-generate bench bench-density bench-check cover tools clean
 
+## TESTTIMES reads `go test -json` and writes what go test would, then how
+## many tests ran and the slowest ones (scripts/testtimes.go); built once
+## into bin/.
+TESTTIMES := $(CURDIR)/bin/testtimes
+$(TESTTIMES): scripts/testtimes.go
+	$(GO) build -o $@ scripts/testtimes.go
+
 all: build test
 
 build:
@@ -24,15 +31,22 @@ run:
 ## suite, test/faults, runs with make faults; the interop suite with make
 ## interop)
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/test/faults$$')
-test:
-	$(GO) test -race -count=1 -timeout 20m $(UNIT_PKGS)
+test: SHELL := /bin/bash
+test: $(TESTTIMES)
+	set -o pipefail; $(GO) test -race -count=1 -timeout 20m -json $(UNIT_PKGS) | $(TESTTIMES) -label test -slowest 10
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
 
+## tools: mockgen and staticcheck at their pinned versions, each installed
+## only when the one in GOPATH/bin is missing or another version (generate
+## and lint depend on it; .ci/run makes both).
+GOBIN_DIR = $$($(GO) env GOPATH)/bin
 tools:
-	$(GO) install github.com/golang/mock/mockgen@$(MOCKGEN_VER)
-	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VER)
+	@$(GO) version -m $(GOBIN_DIR)/mockgen 2>/dev/null | grep -q 'mod[[:space:]]*github.com/golang/mock[[:space:]]*$(MOCKGEN_VER)[[:space:]]' \
+		|| { echo "$(GO) install github.com/golang/mock/mockgen@$(MOCKGEN_VER)"; $(GO) install github.com/golang/mock/mockgen@$(MOCKGEN_VER); }
+	@$(GO) version -m $(GOBIN_DIR)/staticcheck 2>/dev/null | grep -q 'mod[[:space:]]*honnef.co/go/tools[[:space:]]*$(STATICCHECK_VER)[[:space:]]' \
+		|| { echo "$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VER)"; $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VER); }
 
 lint: tools
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
@@ -89,8 +103,9 @@ bench-density:
 ## bench-check: the bench module's tests (a 1,000,000-notification burst
 ## with zero loss, the SDK overflow sweep, every stream client handling
 ## the whole stream, the plot tool); no timing is asserted
-bench-check:
-	cd bench && $(GO) test -count=1 -timeout 10m ./...
+bench-check: SHELL := /bin/bash
+bench-check: $(TESTTIMES)
+	set -o pipefail; cd bench && $(GO) test -count=1 -timeout 10m -json ./... | $(TESTTIMES) -label bench-check -slowest 5
 
 cover:
 	$(GO) test -count=1 -coverprofile=coverage.out $(PKGS)
@@ -100,17 +115,24 @@ clean:
 	rm -rf bin coverage.out
 
 ## interop: the interop suite: installs the real runtimes at pinned versions
-## into .cache/runtimes/ (once; later runs reuse them), then drives each one
-## through the library and the CLI against fake model servers on 127.0.0.1,
-## one test at a time; then the Go SDK client against the reference agent,
-## then the self-test of the suite's MCP server (test/mcpserver, its own
-## module on the official MCP Go SDK; test/interop builds it itself).
+## into a cache outside the clone (once per version; a fresh clone only
+## links them into .cache/runtimes/), then drives each one through the
+## library and the CLI against fake model servers on 127.0.0.1; then the Go
+## SDK client against the reference agent, then the self-test of the
+## suite's MCP server (test/mcpserver, its own module on the official MCP Go
+## SDK; test/interop builds it itself). The suite's isolated tests run
+## INTEROP_PARALLEL at a time (t.Parallel; the ones that must run alone say
+## why, docs/runtimes.md "Order"): 4 suits 2 cores, whose runtimes spend
+## most of a test waiting. The run ends with how many tests ran and the 20
+## slowest (scripts/testtimes.go).
+INTEROP_PARALLEL ?= 4
 .PHONY: interop
-interop:
+interop: SHELL := /bin/bash
+interop: $(TESTTIMES)
 	scripts/install-runtimes.sh
-	$(GO) test -tags interop -race -count=1 -timeout 45m -v ./test/interop/
-	cd test/sdkclient && $(GO) test -race -count=1 -timeout 5m ./...
-	cd test/mcpserver && $(GO) test -race -count=1 -timeout 5m ./...
+	set -o pipefail; $(GO) test -tags interop -race -count=1 -timeout 45m -parallel $(INTEROP_PARALLEL) -json ./test/interop/ | $(TESTTIMES) -v -label interop -slowest 20
+	set -o pipefail; cd test/sdkclient && $(GO) test -race -count=1 -timeout 5m -json ./... | $(TESTTIMES) -label sdkclient -slowest 0
+	set -o pipefail; cd test/mcpserver && $(GO) test -race -count=1 -timeout 5m -json ./... | $(TESTTIMES) -label mcpserver -slowest 0
 
 ## faults: the fault suite: hostile runtimes that try to hang, leak or fool
 ## acpdrive (test/faults); fuzz-short: every fuzz target briefly. FUZZTIME
@@ -119,17 +141,15 @@ interop:
 ## is slow to stop on a loaded machine.
 FUZZTIME ?= 5000x
 .PHONY: faults fuzz-short
-faults:
-	$(GO) test -race -count=1 ./test/faults/
+faults: SHELL := /bin/bash
+faults: $(TESTTIMES)
+	set -o pipefail; $(GO) test -race -count=1 -json ./test/faults/ | $(TESTTIMES) -label faults -slowest 5
 
+## fuzz-short builds each package's fuzz test binary once and runs its
+## targets from it, FUZZ_JOBS packages at a time (scripts/fuzz-short.sh).
+FUZZ_JOBS ?= 2
 fuzz-short:
-	@fail=0; for file in $$(grep -rln --include='*_test.go' '^func Fuzz' . | grep -v '^\./bench/\|^\./test/sdkclient/\|^\./test/mcpserver/'); do \
-		pkg=./$$(dirname "$${file#./}"); \
-		for name in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$file"); do \
-			echo "$(GO) test -run '^$$' -fuzz '^$$name\$$' -fuzztime $(FUZZTIME) $$pkg"; \
-			$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) "$$pkg" || fail=1; \
-		done; \
-	done; exit $$fail
+	GO=$(GO) FUZZTIME=$(FUZZTIME) FUZZ_JOBS=$(FUZZ_JOBS) scripts/fuzz-short.sh
 
 ## test-windows: the localexec tests as a Windows binary under Wine: they
 ## and the reference agent (the child they launch) are cross-compiled with
@@ -137,12 +157,12 @@ fuzz-short:
 ## (scripts/wine/processprng.c), and both run in a throwaway Wine prefix
 ## that is deleted afterwards. Needs wine (wine64) and
 ## gcc-mingw-w64-x86-64. What Wine cannot exercise: docs/windows.md.
+## (GOOS=windows go vet runs in make lint, not here.)
 WINE ?= wine
 MINGW_CC ?= x86_64-w64-mingw32-gcc
 .PHONY: test-windows
 test-windows:
 	@set -e; tmp=$$(mktemp -d); trap 'WINEPREFIX="$$tmp/prefix" wineserver -k >/dev/null 2>&1 || true; rm -rf "$$tmp"' EXIT; \
-	GOOS=windows GOARCH=amd64 $(GO) vet ./...; \
 	GOOS=windows GOARCH=amd64 $(GO) test -c -o "$$tmp/localexec.test.exe" ./adapters/localexec; \
 	GOOS=windows GOARCH=amd64 $(GO) build -o "$$tmp/acpdrive.exe" ./cmd/acpdrive; \
 	$(MINGW_CC) -shared -O2 -Wl,--kill-at -o "$$tmp/bcryptprimitives.dll" scripts/wine/processprng.c -ladvapi32; \
@@ -152,4 +172,5 @@ test-windows:
 	cd "$$tmp" && ACPDRIVE_TEST_AGENT='Z:'"$$(echo "$$tmp" | tr / '\\')"'\acpdrive.exe' \
 		timeout 180 $(WINE) ./localexec.test.exe -test.v -test.count=1 -test.timeout=150s 2>&1 \
 		| grep -v -e 'wine32' -e 'multiarch needs' -e 'dpkg --add-architecture' | tee "$$tmp/out.txt"; \
+	echo "== test-windows: $$(grep -c '^--- PASS: Test' "$$tmp/out.txt") top-level tests passed, $$(grep -c '^--- FAIL: Test' "$$tmp/out.txt") failed"; \
 	grep -q '^PASS$$' "$$tmp/out.txt" && ! grep -q -e '^--- FAIL' -e '^FAIL' "$$tmp/out.txt"

@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
 # Installs the third-party ACP runtimes and peer clients the interop suite
-# (test/interop, `make interop`) drives, at pinned versions, into
-# .cache/runtimes/ (git-ignored). Idempotent: a runtime whose pinned
-# version is already installed is left alone, so a second run installs
-# nothing. Packages come from the npm registry and the Go module proxy, by
-# name, through npm and go as configured on the machine.
+# (test/interop, `make interop`) drives, at pinned versions, into a cache
+# outside the clone, one folder per runtime and version:
+#
+#   ${ACPDRIVE_RUNTIME_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/acpdrive/runtimes}/<name>-<version>
+#
+# and links each runtime the suite looks for into the clone:
+#
+#   ${ACPDRIVE_RUNTIMES_DIR:-.cache/runtimes}/<name> -> <cache>/<name>-<version>
+#
+# (.cache is git-ignored). A runtime whose pinned version is already in the
+# cache is not installed again, so a fresh clone installs nothing and a
+# second run takes about a second; a version change installs the new
+# version beside the old one (delete <cache> to reclaim the space).
+# Packages come from the npm registry and the Go module proxy, by name,
+# through npm and go as configured on the machine.
 #
 #   scripts/install-runtimes.sh            # everything
 #   scripts/install-runtimes.sh gemini     # one or more of: gemini claude-current codex-current claude codex qwen opencode copilot ts-sdk acpx go-sdk-agent
@@ -12,10 +22,15 @@
 # claude-current and codex-current are today's releases of the Claude and
 # Codex adapters (the packages moved to @agentclientprotocol/…); claude and
 # codex keep the last releases under the old names, as compatibility rows.
+#
+# The Go SDK example agent is installed here only (<cache>/go-sdk-agent-<version>/agent);
+# .ci/run links it into $(go env GOPATH)/bin for the unit test that runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root="$PWD/.cache/runtimes"
-mkdir -p "$root"
+cache="${ACPDRIVE_RUNTIME_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/acpdrive/runtimes}"
+links="${ACPDRIVE_RUNTIMES_DIR:-$PWD/.cache/runtimes}"
+mkdir -p "$cache" "$links"
+cache="$(cd "$cache" && pwd -P)"
 
 # name  npm package  pinned version
 npm_runtimes=(
@@ -30,7 +45,8 @@ npm_runtimes=(
 	"ts-sdk       @agentclientprotocol/sdk           1.9.0"
 	"acpx         acpx                               0.19.1"
 )
-go_sdk_agent="github.com/coder/acp-go-sdk/example/agent@v0.13.0"
+go_sdk_agent_module="github.com/coder/acp-go-sdk/example/agent"
+go_sdk_agent_version="v0.13.0"
 
 selected=("$@")
 wanted() { # name: true when no names were given or name is one of them
@@ -46,12 +62,25 @@ installed_version() { # dir package
 	node -e 'process.stdout.write(require(process.argv[1]).version)' "$pj"
 }
 
+link() { # name dir: <links>/<name> -> dir
+	local l="$links/$1"
+	if [ -L "$l" ] || [ ! -e "$l" ]; then
+		ln -sfn "$2" "$l"
+	else # a real folder from before the cache: replace it
+		rm -rf "$l"
+		ln -sfn "$2" "$l"
+	fi
+}
+
 for row in "${npm_runtimes[@]}"; do
 	read -r name pkg version <<<"$row"
 	wanted "$name" || continue
-	dir="$root/$name"
-	if [ "$(installed_version "$dir" "$pkg")" = "$version" ] && [ -f "$dir/.complete-$version" ]; then
+	dir="$cache/$name-$version"
+	# .complete is written once the install is checked, in a folder named
+	# by the version: its presence is the whole check (no node start).
+	if [ -f "$dir/.complete" ]; then
 		echo "install-runtimes: $pkg@$version already in $dir"
+		link "$name" "$dir"
 		continue
 	fi
 	echo "install-runtimes: npm install $pkg@$version into $dir"
@@ -80,13 +109,21 @@ for row in "${npm_runtimes[@]}"; do
 		echo "install-runtimes: $pkg installed without its native binary $native" >&2
 		exit 1
 	fi
-	touch "$dir/.complete-$version"
+	touch "$dir/.complete"
+	link "$name" "$dir"
 done
 
 if wanted go-sdk-agent; then
-	bin="$root/bin"
-	mkdir -p "$bin"
-	echo "install-runtimes: go install $go_sdk_agent into $bin"
-	GOBIN="$bin" go install "$go_sdk_agent"
+	dir="$cache/go-sdk-agent-$go_sdk_agent_version"
+	if [ -x "$dir/agent" ] && [ -f "$dir/.complete" ]; then
+		echo "install-runtimes: $go_sdk_agent_module@$go_sdk_agent_version already in $dir"
+	else
+		echo "install-runtimes: go install $go_sdk_agent_module@$go_sdk_agent_version into $dir"
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		GOBIN="$dir" go install "$go_sdk_agent_module@$go_sdk_agent_version"
+		touch "$dir/.complete"
+	fi
+	link go-sdk-agent "$dir"
 fi
-echo "install-runtimes: done ($root)"
+echo "install-runtimes: done ($cache, linked from $links)"

@@ -59,6 +59,7 @@ func peerUpdates(answer string) []string {
 }
 
 func TestAcpxDrivesReferenceAgent(t *testing.T) {
+	t.Parallel()
 	nodePath(t)
 	acpx := locate(t, "acpx", "acpx/node_modules/.bin/acpx")
 	for _, tc := range []struct {

@@ -18,6 +18,7 @@ import (
 // streamed start of the reply is a message, never a notice, and the
 // cancelled turn has no figure.
 func TestCancelClaudeCodex(t *testing.T) {
+	t.Parallel()
 	rows := []struct {
 		row string
 		rig func(t testing.TB, row string) (*rig, *fakes.Server)

@@ -65,6 +65,7 @@ const (
 var claudeGaps = gapNotice(domain.CapTokenCounts)
 
 func TestClaudeTextTurn(t *testing.T) {
+	t.Parallel()
 	want := textTurn(claudeGaps, "Hello from the fake Claude.")
 	script := func(srv *fakes.Server) {
 		srv.Script(fakes.TextReply(fakes.Usage{Input: 120, Output: 7}, "Hello ", "from the ", "fake Claude."))
@@ -122,6 +123,7 @@ func TestClaudeTextTurn(t *testing.T) {
 // CI run saw the text after the request): only what acpdrive guarantees
 // and what is causal is asserted.
 func TestClaudeToolTurn(t *testing.T) {
+	t.Parallel()
 	want := refusedToolTurn(claudeGaps)
 	script := func(srv *fakes.Server) {
 		srv.Script(
@@ -206,6 +208,7 @@ func TestClaudeToolTurn(t *testing.T) {
 // bundled Claude Code exits before session/new answers, and the session
 // does not start. It is the runtime's behaviour, reported as it comes.
 func TestClaudeIsSandboxPitfall(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("the pitfall shows only when running as root")
 	}

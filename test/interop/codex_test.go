@@ -75,6 +75,7 @@ func codexNative(t *testing.T) string {
 var codexGaps = gapNotice(domain.CapTokenCounts)
 
 func TestCodexTextTurn(t *testing.T) {
+	t.Parallel()
 	want := textTurn(codexGaps, "Hello from the fake Codex.")
 	script := func(srv *fakes.Server) {
 		srv.Script(fakes.TextReply(fakes.Usage{Input: 120, Output: 7, Cached: 40}, "Hello ", "from the ", "fake Codex."))
@@ -122,6 +123,7 @@ func TestCodexTextTurn(t *testing.T) {
 // ends the whole turn with stopReason "cancelled" though nobody cancelled,
 // which acpdrive reports as turn_failed with the specification's message.
 func TestCodexPermissionAbort(t *testing.T) {
+	t.Parallel()
 	wantOutcome := outcome{
 		Outcome:    "turn_failed",
 		Kind:       "turn_failed",
@@ -191,6 +193,7 @@ func TestCodexPermissionAbort(t *testing.T) {
 // on a process group of the test's own). acpdrive signals and kills the
 // whole process group, so after Stop nothing of it survives.
 func TestCodexWrapperOrphan(t *testing.T) {
+	t.Parallel()
 	native := codexNative(t)
 
 	t.Run("the pitfall", func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 // The Claude agent ACP adapter hands the declared stdio servers to Claude
 // Code, which starts the beacon: the old pin and today's release.
 func TestConfirmClaude(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ row, mcpClient string }{
 		{"claude", "claude-code/2.1.83"},
 		{"claude-current", "claude-code/2.1.318"},

@@ -12,6 +12,7 @@ import (
 // codex-acp starts the declared stdio servers when it creates the
 // conversation: the old pin and today's release.
 func TestConfirmCodex(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		row, mcpClient string
 		wireUsage      bool // the prompt results carry usage (2.x)

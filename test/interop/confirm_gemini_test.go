@@ -13,6 +13,7 @@ import (
 // and starts none of the declared MCP servers: the beacon is not
 // confirmed, "tool servers" is lowered and the first turn says why.
 func TestConfirmGeminiUntrustedWorkspace(t *testing.T) {
+	t.Parallel()
 	confirmCase{
 		rig: func(t *testing.T) (*rig, *fakes.Server) {
 			r, srv := geminiRig(t, true)
@@ -28,6 +29,7 @@ func TestConfirmGeminiUntrustedWorkspace(t *testing.T) {
 
 // Gemini CLI in a trusted workspace starts the beacon during session/new.
 func TestConfirmGeminiTrustedWorkspace(t *testing.T) {
+	t.Parallel()
 	confirmCase{
 		rig: func(t *testing.T) (*rig, *fakes.Server) {
 			return geminiRig(t, true) // GEMINI_CLI_TRUST_WORKSPACE=true

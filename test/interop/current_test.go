@@ -67,6 +67,7 @@ func currentRows() []currentRow {
 // TestCurrentReleasesTwoMeasuredTurns: two turns, each measured with the
 // fake server's figures, in one start; the reply is only the reply.
 func TestCurrentReleasesTwoMeasuredTurns(t *testing.T) {
+	t.Parallel()
 	for _, c := range currentRows() {
 		t.Run(c.row, func(t *testing.T) {
 			r, srv := c.rig(t, c.row)
@@ -117,6 +118,7 @@ func TestCurrentReleasesTwoMeasuredTurns(t *testing.T) {
 
 // TestCurrentReleasesProbe: probe lists what today's releases advertise.
 func TestCurrentReleasesProbe(t *testing.T) {
+	t.Parallel()
 	for _, c := range currentRows() {
 		t.Run(c.row, func(t *testing.T) {
 			r, _ := c.rig(t, c.row)
@@ -278,6 +280,7 @@ func assertNoticesRendered(t *testing.T, r *rig, phrase string, min int) {
 // turn_result carries the fake server's figures, no event line without
 // content, and a runtime notice is never reply text.
 func TestCurrentReleasesCLI(t *testing.T) {
+	t.Parallel()
 	for _, c := range currentRows() {
 		t.Run(c.row, func(t *testing.T) {
 			r, srv := c.rig(t, c.row)

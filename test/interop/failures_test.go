@@ -69,9 +69,11 @@ func assertFailure(t *testing.T, res domain.TurnResult, class domain.FailureClas
 // retries cut to 2 (CLAUDE_CODE_MAX_RETRIES) so a rate limit ends in
 // seconds.
 func TestFailuresClaude(t *testing.T) {
+	t.Parallel()
 	for _, row := range []string{"claude-current", "claude"} {
 		for _, shape := range anthropicFailures {
 			t.Run(row+"/"+shape.name, func(t *testing.T) {
+				t.Parallel() // its own rig and fake server: the runtimes' retries overlap
 				r, srv := claudeRigOf(t, row)
 				r.setenv("CLAUDE_CODE_MAX_RETRIES", "2")
 				srv.SetFallback(shape.reply)
@@ -109,9 +111,11 @@ func codexRetries(t *testing.T, r *rig, n int) {
 // TestFailuresCodex: codex-acp 0.16.0 and 2.6.0 against the OpenAI
 // failure shapes, codex's own retries on (2).
 func TestFailuresCodex(t *testing.T) {
+	t.Parallel()
 	for _, row := range []string{"codex-current", "codex"} {
 		for _, shape := range openaiFailures {
 			t.Run(row+"/"+shape.name, func(t *testing.T) {
+				t.Parallel() // its own rig and fake server: the runtimes' retries overlap
 				r, srv := codexRigOf(t, row)
 				codexRetries(t, r, 2)
 				srv.SetFallback(shape.reply)
@@ -134,6 +138,7 @@ func TestFailuresCodex(t *testing.T) {
 // TestFailuresFirstCallOnly: a provider failure on the first model call
 // only is retried by the runtime itself, and the turn completes.
 func TestFailuresFirstCallOnly(t *testing.T) {
+	t.Parallel()
 	ok := fakes.TextReply(fakes.Usage{Input: 10, Output: 2}, "Recovered.")
 	t.Run("claude-current", func(t *testing.T) {
 		r, srv := claudeRigOf(t, "claude-current")
@@ -181,8 +186,10 @@ var geminiFailures = []failureShape{
 // TestFailuresGemini: Gemini CLI against the Gemini failure shapes, its
 // own attempts cut to 2 (general.maxAttempts).
 func TestFailuresGemini(t *testing.T) {
+	t.Parallel()
 	for _, shape := range geminiFailures {
 		t.Run(shape.name, func(t *testing.T) {
+			t.Parallel() // its own rig and fake server: the runtimes' retries overlap
 			r, srv := geminiRig(t, true)
 			writeFile(t, filepath.Join(r.home, ".gemini", "settings.json"),
 				`{"security":{"auth":{"selectedType":"gemini-api-key"}},"privacy":{"usageStatisticsEnabled":false},"general":{"maxAttempts":2}}`)
@@ -201,8 +208,10 @@ func TestFailuresGemini(t *testing.T) {
 // runtime_retrying event) and ends the turn end_turn with the failure's
 // record on the response, which wins.
 func TestFailuresClaudeFailureChannel(t *testing.T) {
+	t.Parallel()
 	for _, shape := range anthropicFailures {
 		t.Run(shape.name, func(t *testing.T) {
+			t.Parallel() // its own rig and fake server: the runtimes' retries overlap
 			r, srv := claudeRigOf(t, "claude-current")
 			r.setenv("CLAUDE_CODE_MAX_RETRIES", "2")
 			srv.SetFallback(shape.reply)
@@ -224,6 +233,7 @@ func TestFailuresClaudeFailureChannel(t *testing.T) {
 // (agent.max_retry_backoff_ms 1 s caps it) before each retry; against an
 // exhausted quota on codex-acp 2.6.0 it stops at once.
 func TestFailuresRunRetries(t *testing.T) {
+	t.Parallel()
 	retryLines := func(stdout string) (waits []map[string]any, result map[string]any) {
 		for _, l := range strings.Split(stdout, "\n") {
 			var m map[string]any

@@ -45,6 +45,7 @@ func geminiRig(t testing.TB, withKey bool) (*rig, *fakes.Server) {
 var geminiGaps = gapNotice(domain.CapTokenCounts)
 
 func TestGeminiTextTurn(t *testing.T) {
+	t.Parallel()
 	want := textTurn(geminiGaps, "Hello from the fake Gemini.")
 	script := func(srv *fakes.Server) {
 		srv.Script(fakes.TextReply(fakes.Usage{Input: 120, Output: 7, Cached: 20, Thoughts: 3}, "Hello ", "from the ", "fake Gemini."))
@@ -105,6 +106,7 @@ func TestGeminiTextTurn(t *testing.T) {
 // tool_call_update "failed" for an id never announced, which acpdrive
 // turns into a tool_result of its own. Then the model answers in text.
 func TestGeminiToolTurn(t *testing.T) {
+	t.Parallel()
 	want := refusedToolTurn(geminiGaps)
 	script := func(srv *fakes.Server) {
 		srv.Script(
@@ -179,6 +181,7 @@ func TestGeminiToolTurn(t *testing.T) {
 // 400 and, as its message, the API's whole error body; acpdrive reports it
 // as response_error, quoting code and message as they came.
 func TestGeminiModelHTTPError(t *testing.T) {
+	t.Parallel()
 	const apiMsg = "Request contains an invalid argument (fake)."
 	wantOutcome := outcome{
 		Outcome: "turn_failed",
@@ -210,6 +213,7 @@ func TestGeminiModelHTTPError(t *testing.T) {
 // -32000; the session does not start, with kind response_error (a working
 // session, not a credential verification) and the runtime's message.
 func TestGeminiMissingCredential(t *testing.T) {
+	t.Parallel()
 	const msg = "session/new error -32000: Gemini API key is missing or not configured."
 	t.Run("library", func(t *testing.T) {
 		r, srv := geminiRig(t, false)

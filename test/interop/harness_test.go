@@ -43,24 +43,44 @@ func repoRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// runtimesDir is where scripts/install-runtimes.sh installs the runtimes,
-// with symbolic links resolved (a worktree may link .cache to another
-// checkout's): runtimes see their own real paths, and tests compare with
-// them.
+// runtimesDir is where the suite looks for the runtimes: one entry per
+// runtime name, each a link scripts/install-runtimes.sh made to the
+// runtime's folder in the cache outside the clone
+// (<cache>/<name>-<version>, see the script). It is .cache/runtimes/ in
+// the clone unless ACPDRIVE_RUNTIMES_DIR names another folder (the script
+// honours the same variable). Symbolic links are resolved (a worktree may
+// link .cache to another checkout's).
 func runtimesDir() string {
-	dir := filepath.Join(repoRoot(), ".cache", "runtimes")
+	dir := os.Getenv("ACPDRIVE_RUNTIMES_DIR")
+	if dir == "" {
+		dir = filepath.Join(repoRoot(), ".cache", "runtimes")
+	}
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		return real
 	}
 	return dir
 }
 
+// runtimePath is rel (its first element a runtime's name) below
+// runtimesDir(), with the runtime's link resolved: runtimes see their own
+// real paths (in the cache), and tests compare with them. Links inside
+// the runtime's folder (node_modules/.bin) are kept.
+func runtimePath(rel string) string {
+	name, rest, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	dir := filepath.Join(runtimesDir(), name)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return filepath.Join(dir, filepath.FromSlash(rest))
+}
+
 // locate returns the absolute path of an installed runtime file, rel to
-// .cache/runtimes/. A missing runtime fails the test in CI and skips it
-// elsewhere, naming the install command.
+// runtimesDir() (its first element the runtime's folder). A missing
+// runtime fails the test in CI and skips it elsewhere, naming the install
+// command.
 func locate(t testing.TB, name, rel string) string {
 	t.Helper()
-	p := filepath.Join(runtimesDir(), rel)
+	p := runtimePath(rel)
 	if _, err := os.Stat(p); err != nil {
 		install := installScript + " " + name
 		if os.Getenv("CI") != "" {

@@ -26,6 +26,7 @@ import (
 // and turn, and each session's reply is its own. One session's Stop leaves
 // the other nine running; killing the process ends the nine port_exit.
 func TestHostTenSessionsShareOneProcess(t *testing.T) {
+	t.Parallel()
 	const n = 10
 	for _, c := range currentRows() {
 		t.Run(c.row, func(t *testing.T) {
@@ -130,6 +131,7 @@ func TestHostTenSessionsShareOneProcess(t *testing.T) {
 // documented reason and leaves no process running; the session gets a
 // process of its own through app.Start (docs/behaviour.md#runtime-host).
 func TestHostRefusesGemini(t *testing.T) {
+	t.Parallel()
 	r, srv := geminiRig(t, true)
 	srv.SetFallback(fakes.TextReply(fakes.Usage{Input: 100, Output: 5}, "own process"))
 	o := r.options()

@@ -12,6 +12,14 @@
 // Run it with `make interop` (build tag interop). A runtime that is not
 // installed fails the suite in CI (CI set) and skips elsewhere with the
 // install command.
+//
+// Every test is isolated (its own root, HOME, TMPDIR and workspace, the
+// runtime under `env -i`, fake servers and network namespaces of its own,
+// random ports), so every test calls t.Parallel() and the suite runs
+// -parallel at a time (make interop: INTEROP_PARALLEL, 4 on 2 cores; the
+// runtimes spend most of a test waiting). A test that must run alone says
+// why where it starts (the SSH tests: t.Setenv changes this process's
+// environment); Go runs those first, before any parallel test.
 package interop
 
 import (

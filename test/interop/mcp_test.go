@@ -120,6 +120,7 @@ func assertToolLifecycle(t *testing.T, updates []string, terminal string) {
 // "record_note (interop MCP Server)", kind other, and acpdrive emits
 // tool_result:other:ok with that title.
 func TestMCPGeminiStdioToolCall(t *testing.T) {
+	t.Parallel()
 	const geminiTool = "mcp_interop_record_note"
 	want := []string{
 		started,
@@ -216,6 +217,7 @@ func TestMCPGeminiStdioToolCall(t *testing.T) {
 // the runtime's own settings allowing the tool, the call reaches the
 // server over HTTP.
 func TestMCPClaudeHTTPServer(t *testing.T) {
+	t.Parallel()
 	const claudeTool = "mcp__interop__record_note"
 	wantAllowed := []string{
 		started,
@@ -344,6 +346,7 @@ func TestMCPClaudeHTTPServer(t *testing.T) {
 // Covered through the library and through `acpdrive run --json --workflow`
 // with agent-client-protocol.mcp_config.
 func TestMCPReferenceAgentWithholdsHTTP(t *testing.T) {
+	t.Parallel()
 	want := textTurn(gapNotice(domain.CapToolServers, domain.CapTokenCounts, domain.CapSessionContinuation), "hello")
 	const withheldLog = "withheld an MCP server whose transport the agent did not advertise"
 	setup := func(t *testing.T) (r *rig, hs *httpMCPServer, cfg, agentLog string) {
@@ -407,6 +410,7 @@ func TestMCPReferenceAgentWithholdsHTTP(t *testing.T) {
 // the adapter has a classifier model call decide on consent, and the
 // runtime's asking mode is set through a session mode, not here.
 func TestMCPClaudeCurrentHTTPServer(t *testing.T) {
+	t.Parallel()
 	r, srv := claudeRigOf(t, "claude-current")
 	hs := startHTTPMCPServer(t, r.root)
 	cfg := filepath.Join(r.root, "cfg", "mcp.json")

@@ -18,6 +18,7 @@ import (
 // off loopback each leave through the counted way out, and a connect to
 // the forwarded fake server on 127.0.0.1 does not.
 func TestOfflineProofFails(t *testing.T) {
+	t.Parallel()
 	ns := newNetNamespace(t)
 	srv := fakes.NewChat()
 	t.Cleanup(srv.Close)
@@ -47,6 +48,7 @@ func TestOfflineProofFails(t *testing.T) {
 // of their own, sending nothing anywhere else. The Chat Completions
 // runtimes (Qwen Code, opencode, Copilot CLI) run every test offline.
 func TestOfflineExistingRuntimes(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		rig   func(t *testing.T) (*rig, *fakes.Server)

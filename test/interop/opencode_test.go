@@ -75,6 +75,7 @@ func titleCalls(srv *fakes.Server) int {
 // model call carries the first turn. Once per session opencode asks for
 // a title (a side call), and acpdrive ends the session with session/close.
 func TestOpencodeTwoTurns(t *testing.T) {
+	t.Parallel()
 	check := func(t *testing.T, srv *fakes.Server) {
 		calls := srv.ModelCalls()
 		require.Len(t, calls, 2, srv.Describe())
@@ -117,6 +118,7 @@ func TestOpencodeTwoTurns(t *testing.T) {
 // refuses with "reject" (reject_once); opencode fails the call and ends
 // the turn with no further model call.
 func TestOpencodeToolRefused(t *testing.T) {
+	t.Parallel()
 	want := []string{
 		started,
 		opencodeGaps,
@@ -169,6 +171,7 @@ func TestOpencodeToolRefused(t *testing.T) {
 // to the model as <server>_<tool>, runs it without asking when the model
 // calls it, and the server's answer goes back to the model.
 func TestOpencodeMCPStdio(t *testing.T) {
+	t.Parallel()
 	const tool = "interop_record_note"
 	want := []string{
 		started,
@@ -233,6 +236,7 @@ func TestOpencodeMCPStdio(t *testing.T) {
 // TestOpencodeCancel: cancelled while the model call streams; opencode
 // answers the prompt "cancelled" and calls the model no more.
 func TestOpencodeCancel(t *testing.T) {
+	t.Parallel()
 	r, srv := opencodeRig(t, "")
 	result := cancelMidTurn(t, r, srv)
 	assert.Contains(t, string(result), `"usage":{"inputTokens":0,"outputTokens":0`, "opencode reports zero usage for a cancelled call")
@@ -242,6 +246,7 @@ func TestOpencodeCancel(t *testing.T) {
 // continues a saved session through session/load; opencode replays the
 // history before the load's response, and it reaches the model.
 func TestOpencodeResume(t *testing.T) {
+	t.Parallel()
 	r, srv := opencodeRig(t, "")
 	run := resumeAcrossProcesses(t, r, srv)
 	assert.Empty(t, run.Run.CapabilityGaps, "the prompt results' usage measures the turns: token counts is no gap")
@@ -260,6 +265,7 @@ func opencodeModelError(apiMsg string) string {
 // retry-after-ms (10 ms here; opencode's own backoff starts at 2 s and
 // doubles), and the sixth failure fails the prompt the same way.
 func TestOpencodeModelHTTPError(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		script []fakes.Reply
@@ -286,6 +292,7 @@ func TestOpencodeModelHTTPError(t *testing.T) {
 
 // TestOpencodeProbe: `acpdrive probe` against the raw initialize answer.
 func TestOpencodeProbe(t *testing.T) {
+	t.Parallel()
 	r, srv := opencodeRig(t, "")
 	probeMatchesInitialize(t, r, srv, "opencode", "")
 }

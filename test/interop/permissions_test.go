@@ -59,6 +59,7 @@ func decisionsOf(evs []domain.Event) []domain.PermissionInfo {
 }
 
 func TestPermissionPolicyEdit(t *testing.T) {
+	t.Parallel()
 	for _, c := range policyRows() {
 		t.Run(c.asking.row, func(t *testing.T) {
 			r, srv := c.asking.rig(t, c.asking.row)
@@ -114,6 +115,7 @@ func TestPermissionPolicyEdit(t *testing.T) {
 // whose rules send execute to a person ends the turn turn_input_required,
 // and run_result counts the decision.
 func TestPermissionRulesPersonCLI(t *testing.T) {
+	t.Parallel()
 	for _, c := range askingRows() {
 		t.Run(c.row, func(t *testing.T) {
 			r, srv := c.rig(t, c.row)

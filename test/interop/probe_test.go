@@ -56,6 +56,7 @@ type probeReport struct {
 // of the negative control. The human tables are pinned in
 // testdata/probe/<runtime>.txt and quoted in docs/runtimes.md.
 func TestProbe(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		rig      func(t *testing.T) (*rig, *fakes.Server)

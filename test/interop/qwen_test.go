@@ -57,6 +57,7 @@ var qwenGaps = gapNotice(domain.CapTokenCounts)
 // library and through one `acpdrive run` with two prompts; the second
 // model call carries the first turn, and no side call is made.
 func TestQwenTwoTurns(t *testing.T) {
+	t.Parallel()
 	check := func(t *testing.T, srv *fakes.Server) {
 		calls := srv.ModelCalls()
 		require.Len(t, calls, 2, srv.Describe())
@@ -101,6 +102,7 @@ func TestQwenTwoTurns(t *testing.T) {
 // After the call Qwen sends its own request craft/drainMidTurnQueue,
 // which acpdrive answers -32601 and reports as malformed.
 func TestQwenToolRefused(t *testing.T) {
+	t.Parallel()
 	want := []string{
 		started,
 		qwenGaps,
@@ -161,6 +163,7 @@ func TestQwenToolRefused(t *testing.T) {
 // --approval-mode yolo the call runs without asking and the server's
 // answer goes back to the model.
 func TestQwenMCPStdio(t *testing.T) {
+	t.Parallel()
 	want := []string{
 		started,
 		qwenGaps,
@@ -222,6 +225,7 @@ func TestQwenMCPStdio(t *testing.T) {
 // TestQwenCancel: cancelled while the model call streams; Qwen answers the
 // prompt "cancelled" and calls the model no more.
 func TestQwenCancel(t *testing.T) {
+	t.Parallel()
 	r, srv := qwenRig(t)
 	cancelMidTurn(t, r, srv)
 }
@@ -230,6 +234,7 @@ func TestQwenCancel(t *testing.T) {
 // saved session through session/load; Qwen replays the history before the
 // load's response, and it reaches the model.
 func TestQwenResume(t *testing.T) {
+	t.Parallel()
 	r, srv := qwenRig(t)
 	run := resumeAcrossProcesses(t, r, srv)
 	assertGaps(t, run, "token counts")
@@ -247,6 +252,7 @@ const qwenBadRequest = `session/prompt error -32603: Internal error (data: {"det
 // is followed by a successful attempt, and acpdrive reports a completed
 // turn with the reply of the attempt that succeeded.
 func TestQwenModelHTTPError(t *testing.T) {
+	t.Parallel()
 	wantOutcome := outcome{Outcome: "turn_failed", Kind: "response_error", Message: qwenBadRequest}
 	want := []string{started, qwenGaps, "turn_ended_with_error:" + qwenBadRequest}
 	badRequest := fakes.Reply{Status: 400, ErrorMessage: "fake bad request"}
@@ -280,6 +286,7 @@ func TestQwenModelHTTPError(t *testing.T) {
 
 // TestQwenProbe: `acpdrive probe` against the raw initialize answer.
 func TestQwenProbe(t *testing.T) {
+	t.Parallel()
 	r, srv := qwenRig(t)
 	probeMatchesInitialize(t, r, srv, "qwen", "qwen_chats")
 }
@@ -289,6 +296,7 @@ func TestQwenProbe(t *testing.T) {
 // server's over two turns (the first with two model calls), through the
 // library and through `acpdrive run` with the shipped sources.
 func TestQwenUsage(t *testing.T) {
+	t.Parallel()
 	tool := &fakes.ToolCall{ID: "call_qwen_usage", Name: "run_shell_command", Args: map[string]any{"command": "true", "description": "nothing"}}
 	t.Run("library", func(t *testing.T) {
 		r, srv := qwenRig(t, "--approval-mode", "yolo")

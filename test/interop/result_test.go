@@ -190,6 +190,7 @@ func asides(srv *fakes.Server, marker string) int {
 // permission request of the call is allowed by result_tool under the
 // measured title.
 func TestResultTool(t *testing.T) {
+	t.Parallel()
 	for _, c := range resultRows() {
 		for _, mode := range c.modes {
 			name := c.row
@@ -253,6 +254,7 @@ func TestResultTool(t *testing.T) {
 // its reply with a fenced JSON block gives the result, source reply, with
 // no follow-up.
 func TestResultFromReply(t *testing.T) {
+	t.Parallel()
 	for _, c := range resultRows() {
 		t.Run(c.row, func(t *testing.T) {
 			r, srv := c.rig(t)
@@ -276,6 +278,7 @@ func TestResultFromReply(t *testing.T) {
 // reaches the model; answered with prose again, the turn completes with
 // result_missing and no result.
 func TestResultMissing(t *testing.T) {
+	t.Parallel()
 	followUp := domain.ResultFollowUp(domain.MsgResultNoJSON, true)
 	for _, c := range resultRows() {
 		t.Run(c.row, func(t *testing.T) {
@@ -316,6 +319,7 @@ func TestResultMissing(t *testing.T) {
 // that asks: the request for the result tool is allowed by result_tool
 // under the announced title, and the call's result is the turn's.
 func TestResultToolPermissionForms(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		row   string
 		rig   func(t *testing.T) (*rig, *fakes.Server)
@@ -369,6 +373,7 @@ func TestResultToolPermissionForms(t *testing.T) {
 // result_missing; the last turn (Session.TurnWithResult) carries the
 // instruction and its call is the result (docs/behaviour.md#structured-results).
 func TestResultToolLastTurnGemini(t *testing.T) {
+	t.Parallel()
 	const tool = "mcp_" + domain.ResultServerName + "_" + domain.ResultToolName
 	r, srv := geminiRig(t, true)
 	srv.Script(

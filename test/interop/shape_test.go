@@ -273,6 +273,7 @@ func turnProblems(want, got []string) []string {
 
 // TestShapeMatcher pins the comparison rules on made-up sequences.
 func TestShapeMatcher(t *testing.T) {
+	t.Parallel()
 	gaps := gapNotice(domain.CapTokenCounts)
 	want := []string{started, gaps, keepAlive, "notification:Let me write the file.", refused,
 		"tool_result:execute:error", keepAlive, "notification:I did not write the file.", "turn_completed"}

@@ -55,6 +55,7 @@ var sshGeminiTurns = []struct{ prompt, reply string }{
 }
 
 func TestSSHGemini(t *testing.T) {
+	// Not parallel: it sets the test process's environment (t.Setenv: the launcher forwards GEMINI_API_KEY and the fake's URL from it), which a parallel test must not see.
 	nodePath(t)
 	local := locate(t, "gemini", "gemini/node_modules/@google/gemini-cli/bundle/gemini.js")
 	srv := sshtest.Start(t)
@@ -63,7 +64,7 @@ func TestSSHGemini(t *testing.T) {
 	// The runtime's package tree, owned by the remote user, 0755
 	// directories along the way (srv.Dir is 0755).
 	tree := filepath.Join(srv.Dir, "gemini")
-	src := filepath.Join(runtimesDir(), "gemini")
+	src := runtimePath("gemini")
 	t0 := time.Now()
 	copyTree(t, src, tree, uid, gid)
 	t.Logf("copied the Gemini CLI tree for %s in %s", srv.User, time.Since(t0).Round(time.Millisecond))

@@ -36,6 +36,7 @@ import (
 // file is not created, the daemon does not survive Stop, and the edit
 // inside the workspace is made.
 func TestSSHSandboxClaude(t *testing.T) {
+	// Not parallel: t.Setenv (sshtest.CurrentUserEnv) changes the whole test process's environment; and it counts the processes carrying its token on the whole machine.
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("bubblewrap is not installed: .ci/run installs it")
@@ -91,7 +92,7 @@ func sshSandboxClaude(t *testing.T, srv *sshtest.Server, entry string, newLaunch
 	}
 	fake.Script(
 		fakes.Reply{Text: []string{"Writing outside."}, Tool: bash("toolu_ssh_1", "echo escaped > "+outside), Usage: fakes.Usage{Input: 100, Output: 9}},
-		fakes.Reply{Text: []string{"Starting a daemon."}, Tool: bash("toolu_ssh_2", "setsid sh -c 'sleep 600; : "+token+"' </dev/null >/dev/null 2>&1 &"),
+		fakes.Reply{Text: []string{"Starting a daemon."}, Tool: bash("toolu_ssh_2", daemonCommand(token)),
 			Usage: fakes.Usage{Input: 110, Output: 9}},
 		fakes.Reply{Text: []string{"Editing inside."}, Tool: &fakes.ToolCall{ID: "toolu_ssh_3", Name: "Write",
 			Args: map[string]any{"file_path": inside, "content": "edited"}}, Usage: fakes.Usage{Input: 120, Output: 9}},
@@ -187,6 +188,7 @@ func runSSHSandbox(t *testing.T, srv *sshtest.Server, newLauncher func(*slog.Log
 // execvp codex-linux-sandbox: No such file or directory"; see
 // docs/runtimes.md).
 func TestSSHSandboxCodex(t *testing.T) {
+	// Not parallel: t.Setenv (sshtest.CurrentUserEnv) changes the whole test process's environment; and it counts the processes carrying its token on the whole machine.
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("bubblewrap is not installed: .ci/run installs it")
@@ -251,7 +253,7 @@ trust_level = "trusted"
 	}
 	fake.Script(
 		fakes.Reply{Text: []string{"Writing outside."}, Tool: exec("call_ssh_1", "echo escaped > "+outside), Usage: fakes.Usage{Input: 100, Output: 9}},
-		fakes.Reply{Text: []string{"Starting a daemon."}, Tool: exec("call_ssh_2", "setsid sh -c 'sleep 600; : "+token+"' </dev/null >/dev/null 2>&1 &"),
+		fakes.Reply{Text: []string{"Starting a daemon."}, Tool: exec("call_ssh_2", daemonCommand(token)),
 			Usage: fakes.Usage{Input: 110, Output: 9}},
 		fakes.Reply{Text: []string{"Editing inside."}, Tool: exec("call_ssh_3", "printf edited > "+inside), Usage: fakes.Usage{Input: 120, Output: 9}},
 		fakes.TextReply(fakes.Usage{Input: 130, Output: 6}, "Done."),

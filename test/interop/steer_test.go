@@ -23,6 +23,7 @@ const steerMarker = "STEER-7f3a: stop and commit what you have"
 // turn (a later model call of that turn carries its text), the stream
 // shows steered, and the turn ends normally (docs/behaviour.md#steering).
 func TestCurrentReleasesSteer(t *testing.T) {
+	t.Parallel()
 	for _, c := range currentRows() {
 		t.Run(c.row, func(t *testing.T) {
 			r, srv := c.rig(t, c.row)

@@ -77,6 +77,7 @@ func requestedModel(t *testing.T, srv *fakes.Server, i int) string {
 // exactly what the fake reported for that turn's calls, attributed to the
 // model requested, and "token counts" is not in the gap.
 func TestUsageClaudeTwoTurns(t *testing.T) {
+	t.Parallel()
 	r, srv := claudeRig(t)
 	call1 := fakes.Usage{Input: 100, Output: 9, Cached: 30}
 	call2 := fakes.Usage{Input: 130, Output: 6, Cached: 45}
@@ -141,6 +142,7 @@ func TestUsageClaudeTwoTurns(t *testing.T) {
 // TestUsageClaudeContinued: a session saved by one start and continued
 // by another (session/load) counts only the continued turn.
 func TestUsageClaudeContinued(t *testing.T) {
+	t.Parallel()
 	r, srv := claudeRig(t)
 	first := fakes.Usage{Input: 50, Output: 5, Cached: 7}
 	second := fakes.Usage{Input: 80, Output: 7, Cached: 9}

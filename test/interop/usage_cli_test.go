@@ -18,6 +18,7 @@ import (
 // CLI): each turn_result carries that turn's exact figures, run_result
 // their sum, and token counts is not a gap.
 func TestUsageCLICodex(t *testing.T) {
+	t.Parallel()
 	r, srv := codexRig(t)
 	r.measure = true
 	srv.Script(

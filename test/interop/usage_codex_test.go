@@ -58,6 +58,7 @@ func usageEvents(r *rig) []domain.Event { return r.rec.OfType(domain.EventTokenU
 // "token counts" is not a gap; a session continued through session/load
 // counts only its own turn.
 func TestUsageCodex(t *testing.T) {
+	t.Parallel()
 	t.Run("two turns", func(t *testing.T) {
 		r, srv := codexRig(t)
 		srv.Script(

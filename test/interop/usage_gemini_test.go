@@ -132,6 +132,7 @@ func readLines(r *rig) []string {
 // alone (the source reads no journal: its home is empty), each turn's
 // wait ending when Gemini CLI's next log batch lands (about 5 s).
 func TestUsageGeminiTelemetry(t *testing.T) {
+	t.Parallel()
 	r, srv := geminiRig(t, true)
 	r.readTimeout = geminiUsageReadTimeout
 	usageTwoTurns(t, r, srv, t.TempDir(), passAppendedEnv)
@@ -149,6 +150,7 @@ func TestUsageGeminiTelemetry(t *testing.T) {
 // (the rig's `env -i` drops them), so the outfile never catches up within
 // the bound; the session journal under the runtime's HOME answers.
 func TestUsageGeminiJournal(t *testing.T) {
+	t.Parallel()
 	r, srv := geminiRig(t, true)
 	r.readTimeout = 2 * time.Second
 	usageTwoTurns(t, r, srv, r.home)

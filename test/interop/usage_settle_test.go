@@ -153,6 +153,7 @@ func assertOneRestart(t *testing.T, r *rig, c *startCounter, sess *app.Session) 
 // and starts again with the Gemini source armed; both turns are measured
 // exactly.
 func TestSettleWrapperMeasured(t *testing.T) {
+	t.Parallel()
 	r, srv := geminiRig(t, true)
 	r.readTimeout = geminiUsageReadTimeout
 	gemini := locate(t, "gemini", "gemini/node_modules/.bin/gemini")
@@ -213,6 +214,7 @@ func TestSettleWrapperMeasured(t *testing.T) {
 // names acpdrive-reference-agent, which no source reads, so acpdrive stops
 // it and starts again with no source's settings; the turn is unmeasured.
 func TestSettleNamedButOtherRuntime(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	envLog := filepath.Join(r.root, "starts.log")
 	script := filepath.Join(r.root, "bin", "gemini")
@@ -359,6 +361,7 @@ var turnCancelled = outcome{Outcome: "turn_cancelled", Kind: "turn_cancelled", M
 // held unanswered has no complete record in the rollout, so no figure;
 // the source stays, and the next turn is measured exactly.
 func TestUsageCancelCodex(t *testing.T) {
+	t.Parallel()
 	t.Run("after a measured turn", func(t *testing.T) {
 		r, srv, p := codexRigStalled(t, 1)
 		srv.Script(

@@ -64,6 +64,7 @@ var wireTurns = []modelSide{{input: 80, cached: 40, output: 12}, {input: 160, ca
 // in the one meaning, the journal source cross-checks without a warning,
 // and Claude's turn costs add up to its cumulative session cost.
 func TestUsageWireCurrent(t *testing.T) {
+	t.Parallel()
 	for _, c := range currentRows() {
 		t.Run(c.row, func(t *testing.T) {
 			r, srv := c.rig(t, c.row)
@@ -113,6 +114,7 @@ func TestUsageWireCurrent(t *testing.T) {
 // (the journal source) reports the same normalized figures as codex 2.6.0
 // reports on the wire for the same model-side counts.
 func TestUsageWireOldCodexPin(t *testing.T) {
+	t.Parallel()
 	r, srv := codexRig(t)
 	srv.Script(fakes.TextReply(wireTurns[0].asOpenAI(), "Answer."), fakes.TextReply(wireTurns[1].asOpenAI(), "Again."))
 	sess := r.mustStart(codexMeasured(r))
@@ -133,6 +135,7 @@ const codexMeasuredName = "codex_rollout"
 // Codex, Gemini, Qwen and Copilot through the fakes, are reported
 // identically, whichever source measured them.
 func TestUsageWireFiveRuntimes(t *testing.T) {
+	t.Parallel()
 	m := wireTurns[0]
 	rows := []struct {
 		name    string
@@ -182,6 +185,7 @@ func sources(srcs ...ports.MeasurementSource) optFn {
 // prompt results carry usage, --max-tokens stops the second prompt; on
 // Claude 0.101.0, which reports a cumulative cost, --max-cost does.
 func TestUsageWireCeilingsCLI(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		row, flag, value, stopped string
 		rig                       func(t testing.TB, row string) (*rig, *fakes.Server)

@@ -47,6 +47,7 @@ func withProtocol(p domain.ProtocolChoice) optFn {
 // state_update, with the reply's text, the version in the record, and
 // the prompt accepted with a messageId before the idle.
 func TestClaudeV2TwoTurns(t *testing.T) {
+	t.Parallel()
 	for _, m := range v2Modes {
 		t.Run(m.name, func(t *testing.T) {
 			r, srv := claudeV2Rig(t, m.adapter)
@@ -93,6 +94,7 @@ func TestClaudeV2TwoTurns(t *testing.T) {
 // TestClaudeV2OnlyNeedsV2: an adapter serving v2 only refuses the default
 // --protocol 1 naming the versions it supports; auto drives it.
 func TestClaudeV2OnlyNeedsV2(t *testing.T) {
+	t.Parallel()
 	r, srv := claudeV2Rig(t, "v2")
 	_, err := r.start()
 	require.Error(t, err)
@@ -112,6 +114,7 @@ func TestClaudeV2OnlyNeedsV2(t *testing.T) {
 // TestClaudeV2Cancel: a turn cancelled while the model streams ends
 // turn_cancelled, and the session takes the next turn.
 func TestClaudeV2Cancel(t *testing.T) {
+	t.Parallel()
 	for _, m := range v2Modes {
 		t.Run(m.name, func(t *testing.T) {
 			r, srv := claudeV2Rig(t, m.adapter)
@@ -161,6 +164,7 @@ func idleUpdates(r *rig) []string {
 // default mode is "auto", which asks nothing: Claude's user settings file
 // puts the session in its asking mode, "default".
 func TestClaudeV2RefusedToolCall(t *testing.T) {
+	t.Parallel()
 	for _, m := range v2Modes {
 		t.Run(m.name, func(t *testing.T) {
 			r, srv := claudeV2Rig(t, m.adapter)
@@ -202,6 +206,7 @@ func TestClaudeV2RefusedToolCall(t *testing.T) {
 // session/resume with replayFrom {"type":"start"}: the replay confirms
 // it, continuation stays delivered, and the next turn has the history.
 func TestClaudeV2Resume(t *testing.T) {
+	t.Parallel()
 	for _, m := range v2Modes {
 		t.Run(m.name, func(t *testing.T) {
 			r, srv := claudeV2Rig(t, m.adapter)
@@ -232,6 +237,7 @@ func TestClaudeV2Resume(t *testing.T) {
 // TestClaudeV2ConfirmToolServers: on v2 the adapter still starts the
 // declared stdio servers (sent with "type":"stdio"): the beacon confirms.
 func TestClaudeV2ConfirmToolServers(t *testing.T) {
+	t.Parallel()
 	r, srv := claudeV2Rig(t, "v2")
 	srv.Aside("You are naming a coding session", fakes.TextReply(fakes.Usage{Input: 50, Output: 4}, "A title"))
 	srv.Script(fakes.TextReply(fakes.Usage{Input: 100, Output: 6}, "Hello with a beacon."))
