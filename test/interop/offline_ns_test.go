@@ -156,21 +156,37 @@ func (n *netNamespace) forward(t testing.TB, addr string) {
 	}
 	ch := make(chan result, 1)
 	go func() {
-		// The socket is made on a thread moved into the namespace; the
-		// thread is never unlocked, so it ends with this goroutine
-		// instead of going back to the scheduler in the wrong namespace.
+		// The socket is made on a thread moved into the namespace, then
+		// moved back before the thread goes back to the scheduler. A
+		// thread is never left to end with its goroutine: a sandboxed
+		// runtime started from it would get its parent-death signal
+		// (bwrap --die-with-parent) and die mid-turn, as it did under the
+		// parallel suite. Only when the way back fails does the thread
+		// stay locked and end here.
 		runtime.LockOSThread()
+		home, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			ch <- result{err: err}
+			return
+		}
+		defer home.Close()
 		f, err := os.Open(filepath.Join("/run/netns", n.name))
 		if err != nil {
+			runtime.UnlockOSThread()
 			ch <- result{err: err}
 			return
 		}
 		defer f.Close()
 		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
 			ch <- result{err: fmt.Errorf("setns: %w", err)}
 			return
 		}
 		ln, err := net.Listen("tcp", addr)
+		if unix.Setns(int(home.Fd()), unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
 		ch <- result{ln: ln, err: err}
 	}()
 	res := <-ch
