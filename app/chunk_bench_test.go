@@ -6,6 +6,7 @@ import (
 
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/internal/testsupport/fakeclock"
+	"github.com/acpdrive/acpdrive/protocol/dialect"
 )
 
 // BenchmarkSessionChunk feeds one agent_message_chunk notification at a
@@ -34,11 +35,11 @@ var reshapedMessage = []byte(`{"sessionId":"s-1","update":{"sessionUpdate":"agen
 func BenchmarkSessionReshapedMessage(b *testing.B) {
 	opts := Options{Clock: fakeclock.New(streamEpoch), Logger: slog.New(slog.DiscardHandler), OnEvent: func(domain.Event) {}}
 	s := newSession(newConnection(opts, false), opts, nil)
-	part, ok := partFor(2)
+	d, ok := dialect.For(2)
 	if !ok {
-		b.Fatal("no part of version 2")
+		b.Fatal("no dialect of version 2")
 	}
-	s.proto.Store(&protocolRef{part.make(s)})
+	s.settle(d)
 	s.adopt("s-1")
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -52,11 +53,11 @@ func BenchmarkSessionReshapedMessage(b *testing.B) {
 func BenchmarkSessionChunkOnV2(b *testing.B) {
 	opts := Options{Clock: fakeclock.New(streamEpoch), Logger: slog.New(slog.DiscardHandler), OnEvent: func(domain.Event) {}}
 	s := newSession(newConnection(opts, false), opts, nil)
-	part, ok := partFor(2)
+	d, ok := dialect.For(2)
 	if !ok {
-		b.Fatal("no part of version 2")
+		b.Fatal("no dialect of version 2")
 	}
-	s.proto.Store(&protocolRef{part.make(s)})
+	s.settle(d)
 	s.adopt("s-1")
 	params := []byte(`{"sessionId":"s-1","update":{"sessionUpdate":"agent_message_chunk","messageId":"m-1","content":{"type":"text","text":"hello world "}}}`)
 	b.ReportAllocs()

@@ -6,12 +6,12 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/acpdrive/acpdrive/domain"
 	"github.com/acpdrive/acpdrive/ports"
+	"github.com/acpdrive/acpdrive/protocol/dialect"
 	"github.com/acpdrive/acpdrive/protocol/jsonrpc"
 )
 
@@ -21,8 +21,9 @@ import (
 // message to the session it names, what the handshake reported, the
 // protocol version it settled, and the measurement armed for the process.
 // Sessions are opened on it; each leaves it through leave, the one stop
-// path, and the connection is torn down when the last one leaves unless
-// its keeper keeps it (a Host's keep-warm).
+// path. A connection opened by Start carries one session and is torn
+// down when it leaves; a Host's is torn down when its keeper says so (no
+// session left and none kept warm).
 //
 // A connection opened by Start carries one session, which the router
 // hands every message (backpressure, as on a process of its own); a
@@ -43,13 +44,10 @@ type connection struct {
 	// it; nil: torn down with its last session.
 	keeper keeper
 
-	// agent is what the handshake reported and part the protocol version
-	// it settled, set once by handshake.
-	agent domain.AgentInfo
-	part  protocolPart
-
-	mu       sync.Mutex
-	sessions int // sessions opened and not yet left
+	// agent is what the handshake reported and dialect the protocol
+	// version it settled, set once by handshake.
+	agent   domain.AgentInfo
+	dialect dialect.Dialect
 }
 
 // keeper is told when a session leaves a shared connection and decides
@@ -79,9 +77,6 @@ func newConnection(o Options, shared bool) *connection {
 	}
 	return c
 }
-
-// route routes id, adopted by s, to s.
-func (c *connection) route(id string, s *Session) { c.router.adopted(id, s) }
 
 // shared reports whether sessions share the connection (a Host's).
 func (c *connection) shared() bool { return c.router.shared }
@@ -154,13 +149,6 @@ func (c *connection) launch(ctx context.Context, plan ports.Plan, env []string) 
 	return nil
 }
 
-// join counts a session opened on the connection.
-func (c *connection) join() {
-	c.mu.Lock()
-	c.sessions++
-	c.mu.Unlock()
-}
-
 // leave is the one stop path of a session (docs/behaviour.md#teardown):
 // the session's running turn is cancelled when others stay on the
 // connection, it is closed through the protocol, its route removed and
@@ -171,10 +159,7 @@ func (c *connection) join() {
 // first while the teardown goes on.
 func (c *connection) leave(ctx context.Context, s *Session) error {
 	s.life.once.Do(func() {
-		grace := s.opts.Settings.StopGrace
-		if grace <= 0 {
-			grace = domain.DefaultStopGrace
-		}
+		grace := stopGrace(s.opts.Settings)
 		deadline := c.clock.Now().Add(grace)
 		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 			deadline = d
@@ -195,11 +180,7 @@ func (c *connection) leave(ctx context.Context, s *Session) error {
 // depart carries out leave for s, by deadline.
 func (c *connection) depart(s *Session, deadline time.Time, grace time.Duration) error {
 	began := c.clock.Now()
-	c.mu.Lock()
-	c.sessions--
-	left := c.sessions
-	c.mu.Unlock()
-	stop := left == 0
+	stop := true // a connection without a keeper carries one session (Start's)
 	if c.keeper != nil {
 		// Others may stay, or the keeper keeps it warm: the running turn
 		// is cancelled and the session ends alone, through the protocol
@@ -262,9 +243,15 @@ func (c *connection) stop(deadline time.Time, grace time.Duration, last *Session
 // shutdown tears down a connection that carries no session (a Host's
 // process kept warm, or one whose start failed), within its stop grace.
 func (c *connection) shutdown() error {
-	grace := c.opts.Settings.StopGrace
-	if grace <= 0 {
-		grace = domain.DefaultStopGrace
-	}
+	grace := stopGrace(c.opts.Settings)
 	return c.stop(c.clock.Now().Add(grace), grace, nil)
+}
+
+// stopGrace is the settings' stop grace, domain.DefaultStopGrace when
+// unset (docs/behaviour.md#teardown).
+func stopGrace(set domain.SessionSettings) time.Duration {
+	if set.StopGrace <= 0 {
+		return domain.DefaultStopGrace
+	}
+	return set.StopGrace
 }

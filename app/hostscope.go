@@ -27,7 +27,7 @@ func (h *Host) sessionScope(o *Options) error {
 		differs("Settings.Protocol", set.Protocol != "", set.Protocol == hs.Protocol),
 		differs("Settings.Sandbox", !reflect.DeepEqual(set.Sandbox, domain.Sandbox{}), reflect.DeepEqual(set.Sandbox, hs.Sandbox)),
 		differs("Settings.Hosts", len(set.Hosts) > 0, slices.Equal(set.Hosts, hs.Hosts)),
-		differs("MeasurementSources", len(o.MeasurementSources) > 0, sameSources(o.MeasurementSources, ho.MeasurementSources)),
+		differs("MeasurementSources", len(o.MeasurementSources) > 0, slices.EqualFunc(o.MeasurementSources, ho.MeasurementSources, func(a, b ports.MeasurementSource) bool { return sameValue(a, b) })),
 		differs("ClientName", o.ClientName != "", o.ClientName == ho.ClientName),
 		differs("ClientVersion", o.ClientVersion != "", o.ClientVersion == ho.ClientVersion),
 	)
@@ -62,17 +62,4 @@ func sameValue(a, b any) (same bool) {
 		}
 	}()
 	return a == b
-}
-
-// sameSources reports whether a and b list the same sources, in order.
-func sameSources(a, b []ports.MeasurementSource) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !sameValue(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
 }

@@ -56,42 +56,6 @@ type protocol interface {
 	stateUpdate(sid string, u dialect.Update) bool
 }
 
-// protocolPart is one version acpdrive speaks: its dialect, and the
-// session's part once the runtime answered it.
-type protocolPart struct {
-	version int
-	dialect dialect.Dialect
-	// make settles the session's part on the version: from then on the
-	// session's event stream reads the wire in its dialect.
-	make func(s *Session) protocol
-}
-
-// protocolParts lists the versions acpdrive speaks: one part per
-// registered dialect.
-func protocolParts() []protocolPart {
-	all := dialect.All()
-	out := make([]protocolPart, 0, len(all))
-	for _, d := range all {
-		out = append(out, protocolPart{version: d.Version(), dialect: d, make: func(s *Session) protocol {
-			if s.stream != nil {
-				s.stream.speak(d)
-			}
-			return newSessionProtocol(s, d)
-		}})
-	}
-	return out
-}
-
-// partFor is the part of version v.
-func partFor(v int) (protocolPart, bool) {
-	for _, p := range protocolParts() {
-		if p.version == v {
-			return p, true
-		}
-	}
-	return protocolPart{}, false
-}
-
 // protocolRef holds the session's part behind an atomic pointer: the
 // reader goroutine reads it (otherKind) while the start settles it.
 type protocolRef struct{ protocol }
@@ -124,16 +88,23 @@ func (c *connection) handshake(ctx context.Context) error {
 		}
 		return err
 	}
-	c.part, _ = partFor(d.Version())
+	c.dialect = d
 	c.agent = agentInfo(acpwire.InitializeResponse(h))
 	return nil
 }
 
-// speak settles the session's protocol part on its connection's and
-// records what the handshake advertised.
+// speak settles the session on its connection's dialect — its event
+// stream (and its children's) read the wire in it, its protocol part
+// speaks it — and records what the handshake advertised.
 func (s *Session) speak() {
-	s.proto.Store(&protocolRef{s.conn.part.make(s)})
+	s.settle(s.conn.dialect)
 	s.handshakeInfo(s.conn.agent)
+}
+
+// settle makes d the session's dialect.
+func (s *Session) settle(d dialect.Dialect) {
+	s.stream.speak(d)
+	s.proto.Store(&protocolRef{newSessionProtocol(s, d)})
 }
 
 // protocol is the session's protocol part; before initialize settled

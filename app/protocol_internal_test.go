@@ -11,23 +11,25 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/acpdrive/acpdrive/protocol/dialect"
 )
 
-// TestProtocolPartsAreDistinct: each version acpdrive speaks is one part,
-// and the part it makes speaks that version (adding a version is adding
-// its part to protocolParts).
+// TestProtocolPartsAreDistinct: each version acpdrive speaks is one
+// dialect, and the session's part over it speaks that version (adding a
+// version is registering its dialect).
 func TestProtocolPartsAreDistinct(t *testing.T) {
 	seen := map[int]bool{}
-	for _, p := range protocolParts() {
-		require.False(t, seen[p.version], "version %d has two parts", p.version)
-		seen[p.version] = true
-		require.NotNil(t, p.dialect)
-		assert.Equal(t, p.version, p.dialect.Version())
-		made := p.make(&Session{conn: &connection{}})
-		assert.Equal(t, p.version, made.version())
-		got, ok := partFor(p.version)
+	for _, d := range dialect.All() {
+		v := d.Version()
+		require.False(t, seen[v], "version %d has two parts", v)
+		seen[v] = true
+		require.NotNil(t, d)
+		made := newSessionProtocol(&Session{conn: &connection{}}, d)
+		assert.Equal(t, v, made.version())
+		got, ok := dialect.For(v)
 		assert.True(t, ok)
-		assert.Equal(t, p.version, got.version)
+		assert.Equal(t, v, got.Version())
 	}
 }
 

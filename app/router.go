@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/acpdrive/acpdrive/protocol/acpwire"
 	"github.com/acpdrive/acpdrive/protocol/jsonrpc"
@@ -37,8 +38,11 @@ type router struct {
 	held      map[string][]held
 	announced map[string]bool // ids answered by session/new or session/fork, not yet routed
 	creating  int             // sessions being created, continued or forked
-	solo      *route          // the one session of a connection that is not shared
 	attached  map[*Session]*connHandler
+
+	// solo is the one session of a connection that is not shared: every
+	// line reads it, without the lock.
+	solo atomic.Pointer[route]
 }
 
 // held is one message kept for a session not yet routed: a notification
@@ -77,9 +81,7 @@ func newRouter(log *slog.Logger, shared bool) *router {
 // add).
 func (r *router) attach(s *Session, h *connHandler) {
 	if !r.shared {
-		r.mu.Lock()
-		r.solo = &route{s: s, h: h}
-		r.mu.Unlock()
+		r.solo.Store(&route{s: s, h: h})
 		return
 	}
 	r.mu.Lock()
@@ -231,11 +233,12 @@ func (r *router) roomLocked(id string) bool {
 
 // each runs f for every routed session.
 func (r *router) each(f func(route)) {
+	if solo := r.solo.Load(); solo != nil {
+		f(*solo) // no other route: add takes none on such a connection
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.solo != nil {
-		f(*r.solo)
-	}
 	for _, rt := range r.byID {
 		f(rt)
 	}
@@ -243,7 +246,7 @@ func (r *router) each(f func(route)) {
 
 // HandleNotification routes by the notification's sessionId.
 func (r *router) HandleNotification(method string, params json.RawMessage) {
-	if solo := r.only(); solo != nil {
+	if solo := r.solo.Load(); solo != nil {
 		// The one session takes everything: no id to read (a decode per
 		// line, half the reader's time in a flood).
 		solo.h.HandleNotification(method, params)
@@ -252,20 +255,12 @@ func (r *router) HandleNotification(method string, params json.RawMessage) {
 	r.deliver(requestSession(params), method, params)
 }
 
-// only is the one route of a connection that is not shared, nil on a
-// shared one (or before its session attached).
-func (r *router) only() *route {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.solo
-}
-
 // HandleRequest routes by the request's sessionId. A request naming a
 // session the runtime announced but whose route is not taken yet is held
 // for it (bounded); any other request naming no routed session is
 // refused at once, never held open.
 func (r *router) HandleRequest(req jsonrpc.Request) {
-	if solo := r.only(); solo != nil {
+	if solo := r.solo.Load(); solo != nil {
 		solo.h.HandleRequest(req)
 		return
 	}

@@ -122,7 +122,6 @@ func newSession(c *connection, opts Options, obs *observation) *Session {
 	}
 	s.stream.otherKind = s.otherKind
 	s.stream.childKind = s.childKind
-	c.join()
 	return s
 }
 
@@ -262,7 +261,7 @@ func (s *Session) adopt(id string) {
 	s.id.id = id
 	s.id.mu.Unlock()
 	s.stream.adopt(id)
-	s.conn.route(id, s)
+	s.conn.router.adopted(id, s)
 }
 
 // PID is the local process acpdrive watches (the runtime, or on SSH the

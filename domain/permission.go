@@ -272,12 +272,12 @@ func (p PermissionPolicy) Decide(r PermissionRequest) PermissionDecision {
 			return PermissionDecision{Verdict: PermissionAllow, By: by}
 		}
 		return PermissionDecision{Verdict: PermissionRefuse, By: by,
-			Reason: "preset read allows reading and searching only, not a request of kind " + kindWord(r.Kind)}
+			Reason: "preset read allows reading and searching only, not a request of kind " + string(r.Kind)}
 	case PresetEdit:
 		if readish || editish && r.Inside() {
 			return PermissionDecision{Verdict: PermissionAllow, By: by}
 		}
-		why := "preset edit allows reading, and edits inside the workspace; not a request of kind " + kindWord(r.Kind)
+		why := "preset edit allows reading, and edits inside the workspace; not a request of kind " + string(r.Kind)
 		switch {
 		case editish && len(r.Paths) == 0:
 			why = "the request names no path; preset edit allows edits inside the workspace only"
@@ -288,8 +288,8 @@ func (p PermissionPolicy) Decide(r PermissionRequest) PermissionDecision {
 	case PresetRules:
 		for _, rule := range p.Rules {
 			if rule.Matches(r) {
-				by := fmt.Sprintf("rules %s:%d", p.Source, rule.Line)
-				return PermissionDecision{Verdict: rule.Verdict, By: by, Reason: "the rule on " + p.Source + ":" + strconv.Itoa(rule.Line) + " decides it"}
+				at := fmt.Sprintf("%s:%d", p.Source, rule.Line)
+				return PermissionDecision{Verdict: rule.Verdict, By: "rules " + at, Reason: "the rule on " + at + " decides it"}
 			}
 		}
 		return PermissionDecision{Verdict: PermissionRefuse, By: by, Reason: "no rule of " + p.Source + " matches it"}
@@ -585,12 +585,4 @@ func (p PermissionPolicy) Validate() []Finding {
 func (p PermissionPolicy) clone() PermissionPolicy {
 	p.Rules = append([]PermissionRule(nil), p.Rules...)
 	return p
-}
-
-// kindWord is a tool kind as a refusal names it ("other" when unknown).
-func kindWord(k ToolKind) string {
-	if k == "" {
-		return "other"
-	}
-	return string(k)
 }

@@ -60,6 +60,7 @@ func (a *agent) mcpCall(ctx context.Context, st *Step) string {
 					var schema map[string]any
 					_ = json.Unmarshal(raw, &schema)
 					args = instanceOf(schema)
+					break
 				}
 			}
 		}

@@ -367,7 +367,6 @@ func (r *batchRunner) run(ctx context.Context, task batchTask) batchLine {
 // A configuration error is agent_not_found, reason configuration_invalid.
 func (r *batchRunner) taskOptions(task batchTask) (domain.Config, app.Options, error) {
 	cfg := r.cfg
-	invalid := configInvalid
 	if len(task.Settings) > 0 {
 		var findings []domain.Finding
 		cfg, findings = config.ApplyAgent(cfg, task.Settings, r.tasksDir)
@@ -380,18 +379,18 @@ func (r *batchRunner) taskOptions(task batchTask) (domain.Config, app.Options, e
 			}
 		}
 		if len(errs) > 0 {
-			return cfg, app.Options{}, invalid(errors.New("settings: " + strings.Join(errs, "; ")))
+			return cfg, app.Options{}, configInvalid(errors.New("settings: " + strings.Join(errs, "; ")))
 		}
 	}
 	settings, err := withOutputSchema(r.flags.settings(cfg), cfg)
 	if err != nil {
-		return cfg, app.Options{}, invalid(err)
+		return cfg, app.Options{}, configInvalid(err)
 	}
 	opts := r.base
 	opts.Settings = settings
 	if task.Workspace != "" {
 		if opts.Workspace, err = localWorkspace(cfg, task.Workspace); err != nil {
-			return cfg, app.Options{}, invalid(err)
+			return cfg, app.Options{}, configInvalid(err)
 		}
 	}
 	if err := checkAdditionalDirectories(cfg); err != nil {
