@@ -277,10 +277,6 @@ func (t *tree) remember(members []procStat) []procStat {
 // known, tag) brings in its descendants, read from
 // /proc/<pid>/task/<tid>/children.
 func (t *tree) walkTree() ([]procStat, error) {
-	kids, err := orphanCandidates(t.self)
-	if err != nil {
-		return nil, fmt.Errorf("localexec: list this process's children: %w", err)
-	}
 	member := map[int]procStat{}
 	var queue []procStat
 	consider := func(pid, parent int) {
@@ -305,24 +301,43 @@ func (t *tree) walkTree() ([]procStat, error) {
 			queue = append(queue, st)
 		}
 	}
+	descend := func() {
+		for len(queue) > 0 {
+			st := queue[0]
+			queue = queue[1:]
+			children, err := childrenOf(st.pid)
+			if err != nil {
+				continue // gone while we looked
+			}
+			for _, c := range children {
+				consider(c, st.pid)
+			}
+		}
+	}
 	if t.attached {
 		consider(t.leader, 0)
 	}
 	for pid := range t.known {
 		consider(pid, 0)
 	}
-	for _, pid := range otherThanLeaders(kids, t.leader) {
-		consider(pid, 0)
-	}
-	for len(queue) > 0 {
-		st := queue[0]
-		queue = queue[1:]
-		children, err := childrenOf(st.pid)
+	descend()
+	// A member that exits moves its children here. This process's
+	// children are read after every member's, so a process that left a
+	// member's list before that list was read is in this one; and again
+	// until a reading brings no new member, for the orphans of the
+	// members it brought (docs/behaviour.md#containment).
+	for {
+		kids, err := orphanCandidates(t.self)
 		if err != nil {
-			continue // gone while we looked
+			return nil, fmt.Errorf("localexec: list this process's children: %w", err)
 		}
-		for _, c := range children {
-			consider(c, st.pid)
+		found := len(member)
+		for _, pid := range otherThanLeaders(kids, t.leader) {
+			consider(pid, 0)
+		}
+		descend()
+		if len(member) == found {
+			break
 		}
 	}
 	members := make([]procStat, 0, len(member))
