@@ -168,17 +168,30 @@ func waitStatusExit(ws syscall.WaitStatus) domain.ExitStatus {
 	return st
 }
 
-// startOffMainThread runs start, which forks the leader, on a thread
-// other than the main one, as a rule. Orphans are reparented to this
-// process's main thread (see orphanCandidates), so a walk lists only that
-// thread's children, and a leader forked there would lengthen that list.
-// A start that finds itself on the main thread stays locked there while a
-// goroutine of its own forks: a locked thread runs nothing else, so that
-// goroutine runs on another thread. Only the main thread is ever held this
-// way, so this costs at most one thread whatever the number of starts; a
-// start that moves to the main thread after the check only lengthens the
-// list by one.
+// startOffMainThread runs start, which forks the leader, on a fresh
+// goroutine, so never on a thread a caller locked: the kernel sends a
+// parent-death signal (bwrap --die-with-parent, prctl PR_SET_PDEATHSIG)
+// when the thread that forked a process ends, and a locked thread ends
+// with its goroutine, while the Go runtime never ends an unlocked one
+// (docs/behaviour.md#containment). And on a thread other than the main
+// one, as a rule: orphans are reparented to this process's main thread
+// (see orphanCandidates), so a walk lists only that thread's children, and
+// a leader forked there would lengthen that list. A start that finds
+// itself on the main thread stays locked there while a goroutine of its
+// own forks: a locked thread runs nothing else, so that goroutine runs on
+// another thread. Only the main thread is ever held this way, so this
+// costs at most one thread whatever the number of starts; a start that
+// moves to the main thread after the check only lengthens the list by
+// one.
 func startOffMainThread(start func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- forkOffMainThread(start) }()
+	return <-done
+}
+
+// forkOffMainThread runs start on the calling goroutine's thread unless it
+// is the main one (see startOffMainThread).
+func forkOffMainThread(start func() error) error {
 	if !pidfdUsable() {
 		return start()
 	}
