@@ -354,6 +354,9 @@ func (h *connHandler) childRequest(req jsonrpc.Request, ch *child) {
 	if a.decision != nil {
 		ch.stream.permission(*a.decision)
 	}
+	if a.question != nil {
+		ch.stream.elicitation(*a.question)
+	}
 	switch {
 	case a.refused:
 		ch.stream.refused(ch.ID, a.notice)

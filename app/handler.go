@@ -86,6 +86,9 @@ func (h *connHandler) HandleRequest(req jsonrpc.Request) {
 	if a.decision != nil {
 		h.stream.permission(*a.decision)
 	}
+	if a.question != nil {
+		h.stream.elicitation(*a.question)
+	}
 	switch {
 	case a.refused:
 		h.stream.refused(h.sessionID(), a.notice)

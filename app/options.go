@@ -105,6 +105,13 @@ type Options struct {
 	// (docs/behaviour.md#permission-posture); nil means
 	// Settings.Permissions, whose zero value refuses every request.
 	PermissionPolicy ports.PermissionPolicy
+	// Answers answers the runtime's questions (elicitation/create), the
+	// parent session's and its children's; set, it makes acpdrive offer
+	// elicitation's form mode at initialize. nil offers none, and a
+	// question ends the turn turn_input_required
+	// (docs/behaviour.md#elicitation). On a Host it is offered when the
+	// host's options set it.
+	Answers ports.AnswerPolicy
 	// VerifyCredential runs VerifyCredential before the working session.
 	VerifyCredential bool
 	// ClientName and ClientVersion are sent as clientInfo; they default to

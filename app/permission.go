@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/acpdrive/acpdrive/domain"
@@ -39,6 +40,10 @@ type answer struct {
 	// decision, set for every permission request answered with an
 	// outcome, is the permission_decision event's account.
 	decision *domain.PermissionInfo
+	// question, set for every elicitation/create whose params could be
+	// read, is the elicitation event's account (and, with person, the
+	// question on the turn's result).
+	question *domain.ElicitationInfo
 }
 
 // judged is the permission policy's decision on one request, taken
@@ -47,6 +52,14 @@ type answer struct {
 type judged struct {
 	req domain.PermissionRequest
 	dec domain.PermissionDecision
+
+	// q is an elicitation/create request's question (nil for a
+	// permission request); ans is the answers policy's answer, nil when no
+	// policy is set or the policy was not asked (a mode not offered).
+	q   *domain.ElicitationQuestion
+	ans *domain.ElicitationAnswer
+	// offered: an answers policy is set, so elicitation was offered.
+	offered bool
 }
 
 // decide is the answer to req, given whether an ending is already decided
@@ -62,16 +75,98 @@ type judged struct {
 //     (domain.ChoosePermissionOption).
 //   - person, or no refusing option: the cancelled outcome and a
 //     person-needed ending.
-//   - elicitation/create: -32601 and a person-needed ending.
+//   - elicitation/create: see decideElicitation.
 //   - anything else: -32601, reported as an unimplemented method.
 func decide(req jsonrpc.Request, endingPending bool, j *judged) answer {
 	switch req.Method {
 	case acpwire.MethodRequestPermission:
 		return decidePermission(req.Params, endingPending, j)
 	case acpwire.MethodElicitationCreate:
-		return answer{errCode: jsonrpc.CodeMethodNotFound, errMsg: "Method not found", person: domain.MsgElicitation}
+		return decideElicitation(endingPending, j)
 	}
 	return answer{errCode: jsonrpc.CodeMethodNotFound, errMsg: "Method not found", unimplemented: true}
+}
+
+// decideElicitation answers elicitation/create (docs/behaviour.md#elicitation):
+//
+//   - no answers policy (elicitation not offered): -32601 and a
+//     person-needed ending;
+//   - a policy, params that cannot be read: -32602; the session goes on;
+//   - a policy, a mode other than form: -32602 and a person-needed ending;
+//   - an ending already decided: the cancel action, nothing more;
+//   - the policy's accept: the accept action with the form's content;
+//   - the policy's decline or cancel: that action and a person-needed
+//     ending.
+//
+// Every question that could be read gets the elicitation event; a
+// person-needed ending carries it as the turn's question.
+func decideElicitation(endingPending bool, j *judged) answer {
+	if j == nil || !j.offered {
+		a := answer{errCode: jsonrpc.CodeMethodNotFound, errMsg: "Method not found", person: domain.MsgElicitation}
+		if j != nil && j.q != nil {
+			a.question = questionInfo(*j.q, domain.ElicitUnanswered, domain.ElicitByNoPolicy,
+				"no answers policy is set, so elicitation was not offered")
+		}
+		return a
+	}
+	if j.q == nil {
+		return answer{errCode: jsonrpc.CodeInvalidParams, errMsg: "Invalid params"}
+	}
+	q := *j.q
+	if j.ans == nil {
+		return answer{errCode: jsonrpc.CodeInvalidParams, errMsg: "Invalid params", person: domain.MsgElicitation,
+			question: questionInfo(q, domain.ElicitUnanswered, domain.ElicitByModeNotOffered,
+				"acpdrive offers the form mode only and never opens a URL")}
+	}
+	if endingPending {
+		return answer{result: acpwire.ElicitationResponse{Action: string(domain.ElicitCancel)},
+			question: questionInfo(q, domain.ElicitCancel, domain.ElicitByEndingPending, "")}
+	}
+	ans := *j.ans
+	if ans.Action == domain.ElicitAccept && len(ans.Content) > 0 {
+		info := questionInfo(q, domain.ElicitAccept, domain.ElicitByAnswers, "")
+		for name := range ans.Content {
+			info.Fields = append(info.Fields, name)
+		}
+		slices.Sort(info.Fields)
+		return answer{result: acpwire.ElicitationResponse{Action: string(domain.ElicitAccept), Content: ans.Content},
+			question: info}
+	}
+	action := domain.ElicitDecline
+	if ans.Action == domain.ElicitCancel {
+		action = domain.ElicitCancel
+	}
+	reason := ans.Reason
+	if reason == "" {
+		reason = "the answers policy gave no answer"
+	}
+	return answer{result: acpwire.ElicitationResponse{Action: string(action)}, person: domain.MsgElicitation,
+		question: questionInfo(q, action, domain.ElicitByAnswers, reason)}
+}
+
+// questionInfo is the account of question q answered with action.
+func questionInfo(q domain.ElicitationQuestion, action domain.ElicitationAction, by, reason string) *domain.ElicitationInfo {
+	return &domain.ElicitationInfo{Session: q.Session, ToolCallID: q.ToolCallID, Mode: q.Mode, Message: q.Message,
+		Schema: q.Schema, URL: q.URL, Action: action, By: by, Reason: reason}
+}
+
+// decodeQuestion reads elicitation/create params as the policy sees them;
+// ok is false for params null, missing, undecodable, or without a message
+// or a mode.
+func decodeQuestion(params json.RawMessage, session string) (domain.ElicitationQuestion, bool) {
+	var p acpwire.ElicitationRequest
+	if t := bytes.TrimSpace(params); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return domain.ElicitationQuestion{}, false
+	}
+	if err := json.Unmarshal(params, &p); err != nil || p.Message == "" || p.Mode == "" {
+		return domain.ElicitationQuestion{}, false
+	}
+	q := domain.ElicitationQuestion{Session: session, ToolCallID: p.ToolCallID, Mode: p.Mode,
+		Message: p.Message, URL: p.URL}
+	if t := bytes.TrimSpace(p.RequestedSchema); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
+		q.Schema = p.RequestedSchema
+	}
+	return q, true
 }
 
 func decidePermission(params json.RawMessage, endingPending bool, j *judged) answer {
@@ -129,6 +224,7 @@ func decodePermission(params json.RawMessage) (acpwire.RequestPermissionRequest,
 // links. On a remote launch no path can be known here: none is inside.
 type permissionJudge struct {
 	policy    ports.PermissionPolicy
+	answers   ports.AnswerPolicy // nil: elicitation is not offered
 	workspace string   // the workspace as given ("" on a remote launch)
 	roots     []string // the resolved workspace and additional directories
 
@@ -146,7 +242,7 @@ type permissionJudge struct {
 // else Settings.Permissions (whose zero value refuses); announced is the
 // title of the session's open tool calls (eventStream.announcedTitle).
 func newPermissionJudge(opts Options, remote bool, announced func(toolCallID string) string) *permissionJudge {
-	j := &permissionJudge{policy: opts.PermissionPolicy, announced: announced}
+	j := &permissionJudge{policy: opts.PermissionPolicy, answers: opts.Answers, announced: announced}
 	if j.policy == nil {
 		j.policy = opts.Settings.Permissions
 	}
@@ -169,6 +265,9 @@ func newPermissionJudge(opts Options, remote bool, announced func(toolCallID str
 // this run does not follow is never the policy's: it gets the default
 // refusal, decided by "other_session".
 func (j *permissionJudge) judge(req jsonrpc.Request, session string, ours bool) *judged {
+	if req.Method == acpwire.MethodElicitationCreate {
+		return j.judgeQuestion(req, session, ours)
+	}
 	if req.Method != acpwire.MethodRequestPermission {
 		return nil
 	}
@@ -192,6 +291,29 @@ func (j *permissionJudge) judge(req jsonrpc.Request, session string, ours bool) 
 		policy = j.policy
 	}
 	return &judged{req: r, dec: policy.Decide(r)}
+}
+
+// judgeQuestion asks the answers policy about an elicitation/create
+// request (docs/behaviour.md#elicitation): the policy is asked about a
+// form-mode question of a session this run follows; a question naming
+// another session is declined without it.
+func (j *permissionJudge) judgeQuestion(req jsonrpc.Request, session string, ours bool) *judged {
+	jd := &judged{offered: j != nil && j.answers != nil}
+	q, ok := decodeQuestion(req.Params, session)
+	if !ok {
+		return jd
+	}
+	jd.q = &q
+	switch {
+	case !jd.offered || q.Mode != domain.ElicitModeForm:
+	case !ours:
+		jd.ans = &domain.ElicitationAnswer{Action: domain.ElicitDecline,
+			Reason: "the question names a session this run does not follow"}
+	default:
+		ans := j.answers.Answer(q)
+		jd.ans = &ans
+	}
+	return jd
 }
 
 // resultToolRequest reports whether r asks to call acpdrive's result

@@ -70,7 +70,8 @@ func (c *connection) handshake(ctx context.Context) error {
 		return err
 	}
 	params := n.Params(dialect.Client{Name: c.opts.ClientName, Version: c.opts.ClientVersion,
-		Subagents: c.opts.Settings.Subagents, FailureChannel: c.opts.Settings.FailureChannel})
+		Subagents: c.opts.Settings.Subagents, FailureChannel: c.opts.Settings.FailureChannel,
+		Elicitation: c.opts.Answers != nil})
 	callCtx, cancel := context.WithTimeout(ctx, c.opts.Settings.InitializeTimeout())
 	raw, err := c.rt.client.Call(callCtx, acpwire.MethodInitialize, params)
 	cancel()

@@ -393,7 +393,16 @@ func (s *eventStream) held(e *ending) {
 	if e.decision != nil {
 		s.permission(*e.decision)
 	}
+	if e.question != nil {
+		s.elicitation(*e.question)
+	}
 	s.notice(e.notice)
+}
+
+// elicitation reports a question the runtime asked and its answer
+// (docs/behaviour.md#elicitation).
+func (s *eventStream) elicitation(info domain.ElicitationInfo) {
+	s.other(domain.Event{Type: domain.EventElicitation, Message: info.ElicitationMessage(), Elicitation: &info})
 }
 
 // refused reports a refused permission request and, the first time in a

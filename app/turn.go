@@ -35,6 +35,10 @@ type ending struct {
 	// detail, when set, is the detail of a person-needed ending: what sent
 	// the request to a person.
 	detail string
+	// question is the unanswered question a person-needed ending came
+	// from (the turn result's Question); a held ending's turn reports its
+	// elicitation event before the notice.
+	question *domain.ElicitationInfo
 }
 
 // result is the turn result this ending produces.
@@ -50,7 +54,11 @@ func (e ending) result() domain.TurnResult {
 				detail = e.detail
 			}
 		}
-		return domain.Disposition("", e.override, detail)
+		res := domain.Disposition("", e.override, detail)
+		if e.override == domain.OverrideInputRequired {
+			res.Question = e.question
+		}
+		return res
 	}
 	return domain.FailedResult(e.err)
 }
@@ -233,6 +241,7 @@ func (e *turnEngine) request(decide func(endingPending bool) answer) (a answer, 
 		override: domain.OverrideInputRequired,
 		notice:   a.person,
 		detail:   a.detail,
+		question: a.question,
 		err:      domain.Disposition("", domain.OverrideInputRequired, "").Err,
 	}
 	if owned {
@@ -245,6 +254,7 @@ func (e *turnEngine) request(decide func(endingPending bool) answer) (a answer, 
 		// The turn that takes the held ending reports the decision
 		// before its notice; the reader reports nothing of it.
 		end.decision, a.decision = a.decision, nil
+		a.question = nil // end.question has it
 		e.held = &end
 	}
 	return a, nil

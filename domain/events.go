@@ -62,6 +62,11 @@ const (
 	// EventPermissionDecision reports the answer to one permission request
 	// and what decided it (docs/behaviour.md#permission-posture).
 	EventPermissionDecision EventType = "permission_decision"
+	// EventElicitation reports a question the runtime asked
+	// (elicitation/create), whatever it was answered with; Event.Elicitation
+	// holds the question, its schema and the answer
+	// (docs/behaviour.md#elicitation).
+	EventElicitation EventType = "elicitation"
 	// EventRuntimeRetrying reports that the runtime is retrying a provider
 	// failure on its own (docs/behaviour.md#failures); Event.Retry says
 	// which.
@@ -226,6 +231,8 @@ type Event struct {
 	// Permission is set on permission_decision: the request, the decision,
 	// what decided it and the option sent.
 	Permission *PermissionInfo `json:"permission,omitempty"`
+	// Elicitation is set on elicitation: the question and its answer.
+	Elicitation *ElicitationInfo `json:"elicitation,omitempty"`
 }
 
 // Who wrote a notification (Event.Origin).

@@ -122,6 +122,11 @@ type TurnResult struct {
 	// "" when it has one, no schema was set or the turn did not ask. It
 	// never changes Outcome.
 	ResultMissing string
+	// Question is the question the runtime asked when the turn ended
+	// turn_input_required because it went unanswered, so that a person
+	// can be asked and the session resumed; nil otherwise
+	// (docs/behaviour.md#elicitation).
+	Question *ElicitationInfo
 }
 
 // Retryable reports whether retrying the turn can help: the failure's

@@ -19,12 +19,48 @@ type ClientCapabilities struct {
 	// Session, when set, offers session-level capabilities (the notices
 	// marker, ClientSessionCapabilities).
 	Session *ClientSessionCapabilities `json:"session,omitempty"`
+	// Elicitation, when set, offers elicitation/create in the modes it
+	// names (acpdrive offers the form mode only, when an answers policy
+	// is set).
+	Elicitation *ElicitationCapabilities `json:"elicitation,omitempty"`
 	// Subagents, when set, declares that the client follows subagents
 	// as child sessions.
 	Subagents *SubagentCapability `json:"subagents,omitempty"`
 	// Meta is the capabilities' _meta object (the session failure
 	// extension, SessionFailureOffered).
 	Meta json.RawMessage `json:"_meta,omitempty"`
+}
+
+// ElicitationCapabilities is clientCapabilities.elicitation: a mode is
+// offered when its member is a non-null object.
+type ElicitationCapabilities struct {
+	Form *struct{} `json:"form,omitempty"`
+	URL  *struct{} `json:"url,omitempty"`
+}
+
+// FormElicitation offers the form mode alone.
+func FormElicitation() *ElicitationCapabilities {
+	return &ElicitationCapabilities{Form: &struct{}{}}
+}
+
+// ElicitationRequest is the params of elicitation/create: a message, a
+// mode, the session (and tool call) or request it belongs to, and the
+// mode's own members.
+type ElicitationRequest struct {
+	SessionID       string          `json:"sessionId"`
+	ToolCallID      string          `json:"toolCallId"`
+	Mode            string          `json:"mode"`
+	Message         string          `json:"message"`
+	RequestedSchema json.RawMessage `json:"requestedSchema"`
+	ElicitationID   string          `json:"elicitationId"`
+	URL             string          `json:"url"`
+}
+
+// ElicitationResponse is the result of elicitation/create: the action,
+// and the form's content on accept.
+type ElicitationResponse struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
 }
 
 // Implementation names a client or agent implementation.

@@ -72,6 +72,9 @@ type Client struct {
 	Subagents bool
 	// FailureChannel: the client reads a turn's failure marker.
 	FailureChannel bool
+	// Elicitation: the client answers form-mode questions (an answers
+	// policy is set).
+	Elicitation bool
 }
 
 // Dialect is one ACP version: how it is written and read.

@@ -27,6 +27,9 @@ func (v1) Version() int { return protocolVersion1 }
 // settings ask for them.
 func (v1) InitializeFields(c Client) []Field {
 	caps := acpwire.ClientCapabilities{Session: acpwire.NoticesOffered()}
+	if c.Elicitation {
+		caps.Elicitation = acpwire.FormElicitation()
+	}
 	if c.Subagents {
 		caps.Subagents = &acpwire.SubagentCapability{}
 	} else if c.FailureChannel {

@@ -228,12 +228,19 @@ func (v2) Version() int { return ProtocolVersion2 }
 
 // InitializeFields: the client's implementation is "info", its
 // capabilities "capabilities" (v2 has no client file system and no client
-// terminals, so acpdrive offers none).
+// terminals, so acpdrive offers none; the form mode of elicitation when an
+// answers policy is set).
 func (v2) InitializeFields(c Client) []Field {
+	var caps struct {
+		Elicitation *acpwire.ElicitationCapabilities `json:"elicitation,omitempty"`
+	}
+	if c.Elicitation {
+		caps.Elicitation = acpwire.FormElicitation()
+	}
 	return []Field{
 		{"protocolVersion", ProtocolVersion2},
 		{"info", &acpwire.Implementation{Name: c.Name, Version: c.Version}},
-		{"capabilities", struct{}{}},
+		{"capabilities", caps},
 	}
 }
 

@@ -1,0 +1,114 @@
+package domain_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acpdrive/acpdrive/domain"
+)
+
+const branchForm = `{"type":"object","title":"Push target","properties":{
+	"branch":{"type":"string","default":"main"},
+	"force":{"type":"boolean","default":false},
+	"retries":{"type":"integer"},
+	"colour":{"type":"string","enum":["red","green"]}},
+	"required":["branch"]}`
+
+func question(schema string) domain.ElicitationQuestion {
+	return domain.ElicitationQuestion{Session: domain.PermissionParent, Mode: domain.ElicitModeForm,
+		Message: "Which branch should I push to?", Schema: json.RawMessage(schema)}
+}
+
+func TestAnswersAnswer(t *testing.T) {
+	tests := []struct {
+		name    string
+		answers string
+		q       domain.ElicitationQuestion
+		action  domain.ElicitationAction
+		content map[string]any
+		reason  string
+	}{
+		{name: "by field name", answers: `{"fields":{"branch":"dev","retries":3}}`, q: question(branchForm),
+			action: domain.ElicitAccept, content: map[string]any{"branch": "dev", "retries": 3.0}},
+		{name: "by question first", answers: `{"questions":{"Which branch should I push to?":{"branch":"release"}},"fields":{"branch":"dev"}}`,
+			q: question(branchForm), action: domain.ElicitAccept, content: map[string]any{"branch": "release"}},
+		{name: "by schema title", answers: `{"questions":{"Push target":{"branch":"release","colour":"red"}}}`,
+			q: question(branchForm), action: domain.ElicitAccept, content: map[string]any{"branch": "release", "colour": "red"}},
+		{name: "defaults when allowed", answers: `{"defaults":true}`, q: question(branchForm),
+			action: domain.ElicitAccept, content: map[string]any{"branch": "main", "force": false}},
+		{name: "no defaults unless allowed", answers: `{}`, q: question(branchForm),
+			action: domain.ElicitDecline, reason: `no answer for the required field "branch"`},
+		{name: "wrong type", answers: `{"fields":{"branch":"dev","force":"yes"}}`, q: question(branchForm),
+			action: domain.ElicitDecline, reason: `the answer for the field "force" is not a boolean`},
+		{name: "not an integer", answers: `{"fields":{"branch":"dev","retries":1.5}}`, q: question(branchForm),
+			action: domain.ElicitDecline, reason: `the answer for the field "retries" is not an integer`},
+		{name: "not a choice", answers: `{"fields":{"branch":"dev","colour":"blue"}}`, q: question(branchForm),
+			action: domain.ElicitDecline, reason: `the answer for the field "colour" is not one of the field's choices`},
+		{name: "enum of objects never matches", answers: `{"fields":{"x":"a"}}`,
+			q:      question(`{"type":"object","properties":{"x":{"type":"string","enum":[{"a":1},"b"]}}}`),
+			action: domain.ElicitDecline, reason: `the answer for the field "x" is not one of the field's choices`},
+		{name: "nothing to answer optional fields with", answers: `{"fields":{"other":"x"}}`,
+			q:      question(`{"type":"object","properties":{"x":{"type":"string"}}}`),
+			action: domain.ElicitDecline, reason: "no answer for any field of the form"},
+		{name: "no schema", answers: `{"fields":{"x":"a"}}`, q: question(`null`),
+			action: domain.ElicitDecline, reason: "the form's schema names no field"},
+		{name: "url mode", answers: `{"fields":{"x":"a"}}`,
+			q:      domain.ElicitationQuestion{Mode: domain.ElicitModeURL, Message: "Sign in", URL: "https://example.invalid/"},
+			action: domain.ElicitDecline, reason: "acpdrive answers forms only and never opens a URL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := domain.ParseAnswers([]byte(tt.answers))
+			require.NoError(t, err)
+			got := a.Answer(tt.q)
+			assert.Equal(t, tt.action, got.Action)
+			assert.Equal(t, tt.reason, got.Reason)
+			if tt.content != nil {
+				assert.Equal(t, tt.content, got.Content)
+			}
+		})
+	}
+}
+
+func TestAnswersFromGoValues(t *testing.T) {
+	a := domain.Answers{Fields: map[string]any{"branch": "dev", "retries": 2}}
+	got := a.Answer(question(branchForm))
+	require.Equal(t, domain.ElicitAccept, got.Action, got.Reason)
+	assert.Equal(t, map[string]any{"branch": "dev", "retries": 2.0}, got.Content)
+}
+
+func TestParseAnswersRefuses(t *testing.T) {
+	for name, in := range map[string]string{
+		"unknown member":  `{"field":{"branch":"dev"}}`,
+		"object value":    `{"fields":{"branch":{"name":"dev"}}}`,
+		"list value":      `{"questions":{"q":{"branch":["dev"]}}}`,
+		"null value":      `{"fields":{"branch":null}}`,
+		"two values":      `{} {}`,
+		"not json":        `fields: {}`,
+		"not an object":   `[]`,
+		"defaults a word": `{"defaults":"yes"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := domain.ParseAnswers([]byte(in))
+			assert.Error(t, err)
+		})
+	}
+}
+
+func TestElicitationMessage(t *testing.T) {
+	tests := []struct {
+		info domain.ElicitationInfo
+		want string
+	}{
+		{domain.ElicitationInfo{Message: "Q?", Action: domain.ElicitAccept, Fields: []string{"a", "b"}}, `answered "Q?" (a, b)`},
+		{domain.ElicitationInfo{Message: "Q?", Action: domain.ElicitDecline, Reason: "no answer"}, `declined "Q?": no answer`},
+		{domain.ElicitationInfo{Message: "Q?", Action: domain.ElicitUnanswered, Reason: "no policy"}, `did not answer "Q?": no policy`},
+		{domain.ElicitationInfo{Message: "Q?", Action: domain.ElicitCancel}, `cancelled "Q?": the turn is ending`},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, tt.info.ElicitationMessage())
+	}
+}
