@@ -242,7 +242,7 @@ type permissionJudge struct {
 // else Settings.Permissions (whose zero value refuses); announced is the
 // title of the session's open tool calls (eventStream.announcedTitle).
 func newPermissionJudge(opts Options, remote bool, announced func(toolCallID string) string) *permissionJudge {
-	j := &permissionJudge{policy: opts.PermissionPolicy, answers: opts.Answers, announced: announced}
+	j := &permissionJudge{policy: opts.PermissionPolicy, answers: opts.answerPolicy(), announced: announced}
 	if j.policy == nil {
 		j.policy = opts.Settings.Permissions
 	}
@@ -498,4 +498,16 @@ func resolvePath(p string) (string, bool) {
 // splitNames splits a path into its names, empty ones dropped.
 func splitNames(p string) []string {
 	return strings.FieldsFunc(p, func(r rune) bool { return r < 0x80 && os.IsPathSeparator(uint8(r)) })
+}
+
+// answerPolicy is the session's answers policy: Options.Answers, else
+// Settings.Answers; nil when neither is set (docs/behaviour.md#elicitation).
+func (o Options) answerPolicy() ports.AnswerPolicy {
+	if o.Answers != nil {
+		return o.Answers
+	}
+	if o.Settings.Answers != nil {
+		return *o.Settings.Answers
+	}
+	return nil
 }

@@ -71,7 +71,7 @@ func (c *connection) handshake(ctx context.Context) error {
 	}
 	params := n.Params(dialect.Client{Name: c.opts.ClientName, Version: c.opts.ClientVersion,
 		Subagents: c.opts.Settings.Subagents, FailureChannel: c.opts.Settings.FailureChannel,
-		Elicitation: c.opts.Answers != nil})
+		Elicitation: c.opts.answerPolicy() != nil})
 	callCtx, cancel := context.WithTimeout(ctx, c.opts.Settings.InitializeTimeout())
 	raw, err := c.rt.client.Call(callCtx, acpwire.MethodInitialize, params)
 	cancel()

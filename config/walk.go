@@ -164,6 +164,8 @@ func (l *loader) agentKey(path string, e kv) {
 		l.protocol(path, e.val)
 	case "permissions":
 		l.permissions(path, e.val)
+	case "answers":
+		l.answers(path, e.val)
 	case "sandbox":
 		if v, err := l.boolean(path, e.val); err == nil {
 			c.Sandbox.Enabled = v

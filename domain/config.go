@@ -140,6 +140,9 @@ type Config struct {
 	// (docs/behaviour.md#permission-posture). The WORKFLOW.md loader reads
 	// a rules file and reports its faults with their lines.
 	Permissions PermissionPolicy
+	// Answers is agent.answers: the answers policy read from its file
+	// (docs/behaviour.md#elicitation); nil offers no elicitation.
+	Answers *Answers
 	// Session is agent.mode, agent.model, agent.config_options,
 	// agent.additional_directories, agent.system_prompt and
 	// agent.system_prompt_mode (docs/behaviour.md#session-configuration).

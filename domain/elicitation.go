@@ -138,6 +138,10 @@ type Answers struct {
 	Defaults bool `json:"defaults,omitempty"`
 }
 
+// CheckAnswersInvalid is the validation check of an answers file that
+// cannot be read or parsed (agent.answers).
+const CheckAnswersInvalid = "agent.answers.invalid"
+
 // ParseAnswers reads an answers file: a JSON object with "questions",
 // "fields" and "defaults", every value a string, a number or a boolean.
 // Unknown members are errors, as a mistyped key would otherwise answer

@@ -81,6 +81,11 @@ type SessionSettings struct {
 	// (agent.permissions, --permissions): its zero value refuses every
 	// request, the unattended posture (docs/behaviour.md#permission-posture).
 	Permissions PermissionPolicy
+	// Answers is the answers policy the operator chose (agent.answers,
+	// --answers); nil offers no elicitation and a question ends the turn
+	// turn_input_required (docs/behaviour.md#elicitation). Options.Answers,
+	// when set, comes first.
+	Answers *Answers
 	// Sandbox confines the runtime and everything it spawns
 	// (docs/behaviour.md#sandbox); the zero value runs it unconfined.
 	Sandbox Sandbox
@@ -133,6 +138,7 @@ func (c Config) SessionSettings() SessionSettings {
 		Subagents:                 c.Subagents,
 		Protocol:                  protocolOf(c.Protocol),
 		Permissions:               c.Permissions.clone(),
+		Answers:                   c.Answers,
 		Sandbox:                   c.Sandbox.clone(),
 		OutputRetries:             c.OutputRetries,
 		OutputSchemaTurns:         ResultTurns(c.OutputSchemaTurns),

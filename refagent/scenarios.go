@@ -91,6 +91,15 @@ func builtinTurns() map[string]*Turn {
 				{Step: StepWaitCancel},
 			},
 		},
+		"question": {
+			Description: "elicitation/create (form mode: branch, a required string; force, a boolean defaulting to false); reports the answer's action, says \"Going on.\" and ends end_turn: --answers works on the built-in agent.",
+			Steps: []Step{
+				text("I need to ask you something. "),
+				{Step: StepElicitation, Message: "Which branch should I push to?", Report: true,
+					RequestedSchema: json.RawMessage(`{"type":"object","title":"Push target","properties":{"branch":{"type":"string"},"force":{"type":"boolean","default":false}},"required":["branch"]}`)},
+				text("Going on."),
+			},
+		},
 		"updates": {
 			Description: "thought, plan, the five session-state updates between two chunks of one message, an informational chunk (_meta.claudeCode.kind), an _auth/status_update notification, a notice, a state_update (unknown variant), a tool call whose terminal update carries no title, an image chunk, an update for another session, then end_turn.",
 			Steps: []Step{

@@ -41,7 +41,7 @@ var flagValues = map[string]string{
 // Flags whose value is a directory or a file.
 var (
 	dirFlags  = map[string]bool{"workspace": true, "add-dir": true}
-	fileFlags = map[string]bool{"workflow": true, "f": true, "system-prompt-file": true, "ssh-config": true, "output-schema": true, "script": true, "log": true}
+	fileFlags = map[string]bool{"workflow": true, "f": true, "system-prompt-file": true, "ssh-config": true, "output-schema": true, "answers": true, "script": true, "log": true}
 )
 
 // commandFlagSets are the flag sets of the commands that take flags.

@@ -22,7 +22,7 @@ var runFlagGroups = []flagGroup{
 		"system-prompt-file", "system-prompt-mode"}},
 	{"LIMITS", []string{"read-timeout", "turn-timeout", "stall-timeout", "stop-grace", "max-tokens", "max-cost",
 		"max-context-fraction", "retries"}},
-	{"INPUT AND OUTPUT", []string{"f", "json", "quiet", "q", "verbose", "log-level", "output-schema", "output-schema-turns", "output-retries", "steer-stdin"}},
+	{"INPUT AND OUTPUT", []string{"f", "json", "quiet", "q", "verbose", "log-level", "answers", "output-schema", "output-schema-turns", "output-retries", "steer-stdin"}},
 	{"SSH", []string{"ssh-host", "ssh-transport", "ssh-config"}},
 }
 
@@ -36,7 +36,7 @@ var batchFlagGroups = []flagGroup{
 	{"LIMITS", []string{"read-timeout", "turn-timeout", "stall-timeout", "stop-grace", "max-tokens", "max-cost",
 		"max-context-fraction", "retries"}},
 	{"PLACEMENT", []string{"parallel", "sessions-per-process", "keep-warm"}},
-	{"OUTPUT", []string{"json", "log-level", "output-schema", "output-schema-turns", "output-retries"}},
+	{"OUTPUT", []string{"json", "log-level", "answers", "output-schema", "output-schema-turns", "output-retries"}},
 	{"SSH", []string{"ssh-host", "ssh-transport", "ssh-config"}},
 }
 

@@ -54,6 +54,9 @@ type turnResultLine struct {
 	Result        json.RawMessage `json:"result,omitempty"`
 	ResultSource  string          `json:"result_source,omitempty"`
 	ResultMissing string          `json:"result_missing,omitempty"`
+	// Question is the unanswered question a turn_input_required turn
+	// ended on (docs/behaviour.md#elicitation).
+	Question *domain.ElicitationInfo `json:"question,omitempty"`
 }
 
 // newTurnResultLine is turn n's result as its JSON line shows it; exit is
@@ -64,7 +67,8 @@ func newTurnResultLine(n int, res domain.TurnResult, exit string, unanswered boo
 		StopReason: res.StopReason, Message: res.Message(), Usage: res.Usage, Model: res.Model,
 		Source: res.Source, Breakdown: res.Breakdown, Cost: res.Cost, Context: res.Context, RuntimeExit: exit,
 		CancelUnanswered: unanswered, Reply: res.Reply, ReplyCut: res.ReplyCut, Failure: res.Failure,
-		Result: res.Result, ResultSource: res.ResultSource, ResultMissing: res.ResultMissing}
+		Result: res.Result, ResultSource: res.ResultSource, ResultMissing: res.ResultMissing,
+		Question: res.Question}
 	if res.Err != nil {
 		retry := res.Retryable()
 		line.ErrorKind, line.Retryable = string(res.Err.Kind), &retry
@@ -341,6 +345,9 @@ func (p *printer) event(ev domain.Event) {
 	case domain.EventPermissionDecision:
 		p.endLine()
 		fmt.Fprintln(p.out, "· permission: "+ev.Message)
+	case domain.EventElicitation:
+		p.endLine()
+		fmt.Fprintln(p.out, "· question: "+ev.Message)
 	case domain.EventRuntimeRetrying:
 		p.endLine()
 		fmt.Fprintln(p.out, p.colour.paint(sgrYellow, "· "+ev.Message))
@@ -454,6 +461,9 @@ func (p *printer) turnResult(n int, res domain.TurnResult, exit string) {
 	}
 	if res.Failure != nil && res.Failure.Class != domain.FailureUnknown {
 		fmt.Fprintln(p.out, p.colour.paint(colour, "── failure: "+res.Failure.Text()))
+	}
+	if q := res.Question; q != nil {
+		fmt.Fprintln(p.out, p.colour.paint(colour, fmt.Sprintf("── question: %q", q.Message)))
 	}
 	if res.Outcome != domain.OutcomeCompleted && res.Outcome != domain.OutcomeCancelled {
 		// Errors go to standard error (docs/behaviour.md#cli): the turn

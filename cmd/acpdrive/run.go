@@ -53,6 +53,7 @@ type runFlags struct {
 	confirmToolServersTimeout time.Duration
 	protocol                  string
 	permissions               string
+	answers                   string
 	outputSchema              string
 	outputRetries             int
 	outputSchemaTurns         string
@@ -89,6 +90,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.confirmToolServersTimeout, "confirm-tool-servers-timeout", domain.DefaultConfirmToolServersTimeout, "how long after the session is created the runtime has to start the beacon")
 	fs.StringVar(&f.protocol, "protocol", string(domain.ProtocolDefault), "the ACP version to ask for: 1, 2 (the v2 draft) or auto (ask for 2, accept 1 or 2) (agent.protocol)")
 	fs.StringVar(&f.permissions, "permissions", string(domain.PresetRefuse), "how permission requests are answered: refuse (every one), read (allow read, search, think), edit (read, and edit, delete, move inside the workspace or an --add-dir) or rules:FILE (an ordered rules file) (agent.permissions)")
+	fs.StringVar(&f.answers, "answers", "", "answer the agent's questions (elicitation, form mode) from the answers `FILE`: values by question or field name, schema defaults when it allows them; a question it cannot answer ends the turn needing a person (agent.answers)")
 	fs.StringVar(&f.outputSchema, "output-schema", "", "a JSON Schema (draft 2020-12) `FILE` of each turn's result, an object: the agent is asked for it and it is validated (agent.output_schema; --output-schema-turns last asks the last turn only)")
 	fs.IntVar(&f.outputRetries, "output-retries", 0, "send up to `N` follow-up prompts asking for a result that did not arrive or did not validate (agent.output_retries)")
 	fs.StringVar(&f.outputSchemaTurns, "output-schema-turns", string(domain.ResultTurnsEach), "which turns ask for the result: each (every prompt) or last (the last prompt only; the turns before it carry no instruction and have no result) (agent.output_schema_turns)")
@@ -307,6 +309,9 @@ func (f runFlags) overrides(cfg domain.Config) (domain.Config, error) {
 			return cfg, err
 		}
 		cfg.Permissions = p
+	}
+	if err := answersFlag(&cfg, f.answers); err != nil {
+		return cfg, err
 	}
 	if err := f.budgets.apply(&cfg, f.set, f.workflow != ""); err != nil {
 		return cfg, err
