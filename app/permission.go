@@ -225,8 +225,8 @@ func decodePermission(params json.RawMessage) (acpwire.RequestPermissionRequest,
 type permissionJudge struct {
 	policy    ports.PermissionPolicy
 	answers   ports.AnswerPolicy // nil: elicitation is not offered
-	workspace string   // the workspace as given ("" on a remote launch)
-	roots     []string // the resolved workspace and additional directories
+	workspace string             // the workspace as given ("" on a remote launch)
+	roots     []string           // the resolved workspace and additional directories
 
 	// resultTool: the session declares acpdrive's result tool, whose
 	// calls are allowed (docs/behaviour.md#structured-results).
