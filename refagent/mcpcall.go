@@ -62,7 +62,10 @@ func (a *agent) mcpCall(ctx context.Context, st *Step) string {
 		defer cs.Close()
 		return callTool(ctx, cs, st, report)
 	}
-	return report("error", "no stdio or HTTP MCP server named "+st.MCPServer+" was declared")
+	if a.takesHTTP() {
+		return report("error", "no stdio or HTTP MCP server named "+st.MCPServer+" was declared")
+	}
+	return report("error", "no stdio MCP server named "+st.MCPServer+" was declared")
 }
 
 // mcpTransport is the MCP client transport of a declared server: its
