@@ -80,7 +80,12 @@ type Options struct {
 	// ResultServer serves the result tool to a local launch when
 	// Settings.OutputSchema is set (docs/behaviour.md#structured-results);
 	// nil: the result is taken from the reply alone. adapters/mcpresult
-	// implements it (the CLI re-executes itself as "mcp-result").
+	// implements it: mcpresult.New(mcpresult.Options{HTTP: true}) serves
+	// it from this process over HTTP on 127.0.0.1 to a runtime that
+	// advertises mcpCapabilities.http, with no binary to re-execute (the
+	// default of wiring.NewResultServer); with Options.Command it is a
+	// re-executed stdio server (the CLI re-executes itself as
+	// "mcp-result").
 	ResultServer ports.ResultServer
 	// MeasurementSources may measure the runtime's token usage; the first
 	// that claims a local launch is used (docs/behaviour.md#token-accounting).

@@ -10,6 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
 )
 
 // MsgOutputSchema is the message of an output schema refused at start;
@@ -201,24 +202,47 @@ func (s *Session) fromTool(res *domain.TurnResult) {
 }
 
 // armResult declares the result tool's server beside the others when an
-// output schema is set and a ResultServer is given, on a local launch
-// only: a remote launch declares no stdio server, and the result comes
-// from the reply (docs/behaviour.md#structured-results).
-func (s *Session) armResult(ctx context.Context, servers []domain.MCPServer) ([]domain.MCPServer, error) {
+// output schema is set and a ResultServer is given, once the handshake
+// said which MCP transports the runtime takes: the server is armed for
+// them (over HTTP from this process when the runtime advertises
+// mcpCapabilities.http and the server serves it, else over stdio). A
+// server that offers no transport the runtime takes
+// (ports.ErrResultNotServed), and a remote launch (it declares no MCP
+// server), leave the result to the reply
+// (docs/behaviour.md#structured-results).
+func (s *Session) armResult(ctx context.Context) error {
 	if s.opts.output == nil || s.opts.ResultServer == nil {
-		return servers, nil
+		return nil
 	}
 	if s.conn.rt.target.Remote() {
 		s.log.Info("a remote launch delivers no MCP servers; the result is taken from the reply", "host", s.conn.rt.target.Host)
-		return servers, nil
+		return nil
 	}
-	a, err := s.opts.ResultServer.Arm(ctx, s.opts.output.raw)
+	adv := s.res.agent.Advertised
+	a, err := s.opts.ResultServer.Arm(ctx, s.opts.output.raw, ports.MCPTransports{HTTP: adv.MCPHTTP, SSE: adv.MCPSSE})
+	if errors.Is(err, ports.ErrResultNotServed) {
+		s.log.Info("the result server offers no MCP transport the runtime takes; the result is taken from the reply",
+			"http", adv.MCPHTTP, "sse", adv.MCPSSE)
+		return nil
+	}
 	if err != nil {
-		return nil, keepKind(err, msgResultArm+": "+err.Error())
+		return keepKind(err, msgResultArm+": "+err.Error())
+	}
+	srv := a.Server()
+	if !srv.Deliverable(adv.MCPHTTP, adv.MCPSSE) {
+		s.log.Info("the result server's transport is not one the runtime takes; the result is taken from the reply",
+			"transport", string(srv.Transport), "http", adv.MCPHTTP, "sse", adv.MCPSSE)
+		if err := a.Release(); err != nil {
+			s.log.Debug("could not release the result server", "error", err)
+		}
+		return nil
 	}
 	a.Ask(false) // until a turn that asks begins
 	s.tools.result = a
-	return append(append([]domain.MCPServer{}, servers...), a.Server()), nil
+	s.res.servers = append(append([]domain.MCPServer{}, s.res.servers...), srv)
+	s.stream.serveTools(true)
+	s.log.Debug("result server declared", "transport", string(cmp.Or(srv.Transport, domain.MCPStdio)))
+	return nil
 }
 
 // msgResultArm is the message of a start that could not arm the result

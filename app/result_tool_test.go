@@ -26,7 +26,7 @@ type fakeResultServer struct {
 	released bool
 }
 
-func (f *fakeResultServer) Arm(_ context.Context, schema json.RawMessage) (ports.ArmedResult, error) {
+func (f *fakeResultServer) Arm(_ context.Context, schema json.RawMessage, _ ports.MCPTransports) (ports.ArmedResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.schema = schema

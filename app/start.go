@@ -173,15 +173,14 @@ func (s *Session) launch(ctx context.Context, unreachable []string) error {
 	return nil
 }
 
-// prepareServers reads the MCP configuration and arms the tool servers
-// acpdrive serves the session itself (the beacon, the result tool).
+// prepareServers reads the MCP configuration and arms the beacon. The
+// result tool's server is armed after the handshake (armResult, from
+// resolve): which transport it is served on depends on the runtime's
+// mcpCapabilities.
 func (s *Session) prepareServers(ctx context.Context) ([]domain.MCPServer, error) {
 	servers, err := s.loadMCPServers(ctx)
 	if err == nil {
 		servers, err = s.armBeacon(ctx, servers)
-	}
-	if err == nil {
-		servers, err = s.armResult(ctx, servers)
 	}
 	return servers, err
 }
@@ -370,6 +369,9 @@ func agentInfo(resp acpwire.InitializeResponse) domain.AgentInfo {
 // "session continuation" and falls back to session/new.
 func (s *Session) resolve(ctx context.Context) error {
 	if err := s.admitSessionConfig(); err != nil {
+		return err
+	}
+	if err := s.armResult(ctx); err != nil {
 		return err
 	}
 	if s.opts.ForkSessionID != "" {

@@ -15,76 +15,116 @@ import (
 // mcpCallBound bounds one mcpCall step: start, initialize, call, stop.
 const mcpCallBound = 20 * time.Second
 
-// mcpCall runs an mcpCall step and returns its report line.
+// declaredServer is one MCP server of session/new's mcpServers: a stdio
+// server (command, args, env) or an HTTP one (type "http", url, headers).
+type declaredServer struct {
+	Type    string      `json:"type"`
+	Name    string      `json:"name"`
+	Command string      `json:"command"`
+	Args    []string    `json:"args"`
+	Env     []nameValue `json:"env"`
+	URL     string      `json:"url"`
+	Headers []nameValue `json:"headers"`
+}
+
+// nameValue is an environment variable or a header.
+type nameValue struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// mcpCall runs an mcpCall step and returns its report line: the server
+// named st.MCPServer is started (stdio) or reached (HTTP, when this agent
+// advertises mcpCapabilities.http), initialized, and its tool called.
 func (a *agent) mcpCall(ctx context.Context, st *Step) string {
 	report := func(status, text string) string { return "mcpCall " + st.MCPTool + " " + status + ": " + text }
 	a.mu.Lock()
 	servers := a.mcpServers
 	a.mu.Unlock()
-	var list []struct {
-		Name    string   `json:"name"`
-		Command string   `json:"command"`
-		Args    []string `json:"args"`
-		Env     []struct {
-			Name  string `json:"name"`
-			Value string `json:"value"`
-		} `json:"env"`
-	}
+	var list []declaredServer
 	_ = json.Unmarshal(servers, &list)
 	for _, srv := range list {
-		if srv.Name != st.MCPServer || srv.Command == "" {
+		if srv.Name != st.MCPServer {
 			continue
 		}
+		transport, release, ok := a.mcpTransport(srv)
+		if !ok {
+			continue
+		}
+		defer release()
+		ctx, cancel := context.WithTimeout(ctx, mcpCallBound)
+		defer cancel()
+		client := mcp.NewClient(&mcp.Implementation{Name: "acpdrive-reference-agent", Version: Version}, nil)
+		cs, err := client.Connect(ctx, transport, nil)
+		if err != nil {
+			return report("error", "connect: "+err.Error())
+		}
+		defer cs.Close()
+		return callTool(ctx, cs, st, report)
+	}
+	if a.takesHTTP() {
+		return report("error", "no stdio or HTTP MCP server named "+st.MCPServer+" was declared")
+	}
+	return report("error", "no stdio MCP server named "+st.MCPServer+" was declared")
+}
+
+// mcpTransport is the MCP client transport of a declared server: its
+// command for a stdio server, its URL and headers for an HTTP server when
+// this agent advertised mcpCapabilities.http; ok is false for any other.
+// release closes what the transport opened.
+func (a *agent) mcpTransport(srv declaredServer) (t mcp.Transport, release func(), ok bool) {
+	switch {
+	case (srv.Type == "" || srv.Type == "stdio") && srv.Command != "":
 		cmd := exec.Command(srv.Command, srv.Args...)
 		cmd.Env = os.Environ()
 		for _, e := range srv.Env {
 			cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
 		}
-		ctx, cancel := context.WithTimeout(ctx, mcpCallBound)
-		defer cancel()
-		client := mcp.NewClient(&mcp.Implementation{Name: "acpdrive-reference-agent", Version: Version}, nil)
-		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-		if err != nil {
-			return report("error", "connect: "+err.Error())
-		}
-		defer cs.Close()
-		var args any
-		if len(st.MCPArguments) == 0 && st.MCPArgumentsFromSchema {
-			tools, err := cs.ListTools(ctx, nil)
-			if err != nil {
-				return report("error", "tools/list: "+err.Error())
-			}
-			for _, tool := range tools.Tools {
-				if tool.Name == st.MCPTool {
-					raw, _ := json.Marshal(tool.InputSchema)
-					var schema map[string]any
-					_ = json.Unmarshal(raw, &schema)
-					args = instanceOf(schema)
-					break
-				}
-			}
-		}
-		if len(st.MCPArguments) > 0 {
-			if err := json.Unmarshal(st.MCPArguments, &args); err != nil {
-				return report("error", "arguments: "+err.Error())
-			}
-		}
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: st.MCPTool, Arguments: args})
-		if err != nil {
-			return report("error", err.Error())
-		}
-		var b strings.Builder
-		for _, c := range res.Content {
-			if t, ok := c.(*mcp.TextContent); ok {
-				b.WriteString(t.Text)
-			}
-		}
-		if res.IsError {
-			return report("error", b.String())
-		}
-		return report("ok", b.String())
+		return &mcp.CommandTransport{Command: cmd}, func() {}, true
+	case srv.Type == "http" && srv.URL != "" && a.takesHTTP():
+		return httpTransport(srv.URL, srv.Headers)
 	}
-	return report("error", "no stdio MCP server named "+st.MCPServer+" was declared")
+	return nil, nil, false
+}
+
+// callTool calls st's tool on cs (its arguments, or a value of the tool's
+// input schema) and returns the report line.
+func callTool(ctx context.Context, cs *mcp.ClientSession, st *Step, report func(status, text string) string) string {
+	var args any
+	if len(st.MCPArguments) == 0 && st.MCPArgumentsFromSchema {
+		tools, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			return report("error", "tools/list: "+err.Error())
+		}
+		for _, tool := range tools.Tools {
+			if tool.Name == st.MCPTool {
+				raw, _ := json.Marshal(tool.InputSchema)
+				var schema map[string]any
+				_ = json.Unmarshal(raw, &schema)
+				args = instanceOf(schema)
+				break
+			}
+		}
+	}
+	if len(st.MCPArguments) > 0 {
+		if err := json.Unmarshal(st.MCPArguments, &args); err != nil {
+			return report("error", "arguments: "+err.Error())
+		}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: st.MCPTool, Arguments: args})
+	if err != nil {
+		return report("error", err.Error())
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	if res.IsError {
+		return report("error", b.String())
+	}
+	return report("ok", b.String())
 }
 
 // instanceOf is a small value a JSON Schema accepts: an object with each

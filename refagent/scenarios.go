@@ -330,6 +330,7 @@ var startupScenarios = map[string]scenario{
 		s.Steering = true
 		s.DefaultTurn = "await-steer"
 	}},
+	"result-tool-http": resultToolHTTP, // refagent/mcphttp.go
 	"result-tool": {"The default turn reports through acpdrive's result tool: it calls submit_result of the stdio MCP server acpdrive-result (declared by acpdrive under --output-schema) with the smallest value the tool's input schema accepts (mcpArgumentsFromSchema), says \"Submitted the result.\" and ends end_turn: --output-schema works on the built-in agent.", func(s *Script) {
 		s.DefaultTurn = "submit-result"
 	}},

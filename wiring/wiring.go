@@ -64,11 +64,12 @@ type LocalSettings struct {
 	// executable and "mcp-beacon". Empty: a session that asks for the
 	// confirmation fails to start.
 	BeaconCommand []string
-	// ResultCommand re-executes the result tool's server
-	// (adapters/mcpresult, Options.Command): the CLI passes its own
-	// executable and "mcp-result". Empty: no result server is provided,
-	// and a result is taken from the reply alone
-	// (docs/behaviour.md#structured-results).
+	// ResultCommand re-executes the result tool's server as a stdio MCP
+	// server (adapters/mcpresult, Options.Command): the CLI passes its
+	// own executable and "mcp-result". Empty: the result tool is served
+	// from this process over HTTP on 127.0.0.1 to a runtime that
+	// advertises mcpCapabilities.http, and a result from any other
+	// runtime is taken from the reply (docs/behaviour.md#structured-results).
 	ResultCommand []string
 }
 
@@ -132,11 +133,15 @@ func NewToolServerBeacon(logger *slog.Logger, s LocalSettings) ports.ToolServerB
 	return mcpbeacon.New(mcpbeacon.Options{Command: s.BeaconCommand, Logger: logger})
 }
 
-// NewResultServer builds the result tool's server; nil when
-// LocalSettings.ResultCommand is empty.
+// NewResultServer builds the result tool's server
+// (docs/behaviour.md#structured-results): the stdio server of
+// LocalSettings.ResultCommand when it is set (the CLI's), else the server
+// a library program needs no binary for, served from its own process
+// over HTTP on 127.0.0.1 to a runtime that advertises
+// mcpCapabilities.http.
 func NewResultServer(logger *slog.Logger, s LocalSettings) ports.ResultServer {
 	if len(s.ResultCommand) == 0 {
-		return nil
+		return mcpresult.New(mcpresult.Options{HTTP: true, Logger: logger})
 	}
 	return mcpresult.New(mcpresult.Options{Command: s.ResultCommand, Logger: logger})
 }

@@ -2,6 +2,8 @@ package wiring_test
 
 import (
 	"context"
+	"encoding/json"
+	"log/slog"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -68,4 +70,36 @@ func TestVendorSourcesJoinTheGroup(t *testing.T) {
 	require.Len(t, deps.Observers, 1)
 	deps.Observers[0].Observe(domain.Event{})
 	assert.Equal(t, 1, n)
+}
+
+// TestNewResultServerDefault: without a command the result tool is served
+// from this process over HTTP to a runtime that takes it, and not served
+// to one that does not; with a command it is the stdio server, as the
+// CLI's (docs/behaviour.md#structured-results).
+func TestNewResultServerDefault(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object"}`)
+	cases := []struct {
+		name    string
+		command []string
+		takes   ports.MCPTransports
+		want    domain.MCPTransport
+		err     error
+	}{
+		{"library, http taken", nil, ports.MCPTransports{HTTP: true}, domain.MCPHTTP, nil},
+		{"library, http not taken", nil, ports.MCPTransports{}, "", ports.ErrResultNotServed},
+		{"cli", []string{"/bin/true"}, ports.MCPTransports{HTTP: true}, domain.MCPStdio, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rs := wiring.NewResultServer(slog.New(slog.DiscardHandler), wiring.LocalSettings{ResultCommand: c.command})
+			a, err := rs.Arm(context.Background(), schema, c.takes)
+			if c.err != nil {
+				require.ErrorIs(t, err, c.err)
+				return
+			}
+			require.NoError(t, err)
+			defer func() { require.NoError(t, a.Release()) }()
+			assert.Equal(t, c.want, a.Server().Transport)
+		})
+	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/acpdrive/acpdrive/adapters/mcpresult"
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
 )
 
 // serveArg makes the test binary run the result server (mcpresult.Main),
@@ -50,7 +51,7 @@ func textOf(r *mcp.CallToolResult) string {
 // (docs/behaviour.md#structured-results).
 func TestResultToolValidatesAndReports(t *testing.T) {
 	s := mcpresult.New(mcpresult.Options{Command: []string{os.Args[0], serveArg}})
-	a, err := s.Arm(context.Background(), json.RawMessage(schema))
+	a, err := s.Arm(context.Background(), json.RawMessage(schema), ports.MCPTransports{})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, a.Release()) }()
 	srv := a.Server()
@@ -104,7 +105,7 @@ func TestResultToolValidatesAndReports(t *testing.T) {
 // again, a valid call is recorded (docs/behaviour.md#structured-results).
 func TestResultToolNotAsked(t *testing.T) {
 	s := mcpresult.New(mcpresult.Options{Command: []string{os.Args[0], serveArg}})
-	a, err := s.Arm(context.Background(), json.RawMessage(schema))
+	a, err := s.Arm(context.Background(), json.RawMessage(schema), ports.MCPTransports{})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, a.Release()) }()
 	srv := a.Server()

@@ -44,21 +44,51 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, getenv func(string)
 	if err != nil {
 		return fmt.Errorf("read the schema: %w", err)
 	}
+	resolved, err := resolveSchema(raw)
+	if err != nil {
+		return err
+	}
+	socket, token := getenv(EnvSocket), getenv(EnvToken)
+	server := toolServer(raw, resolved, logger, func(ctx context.Context, r report) (bool, error) {
+		r.Token = token
+		return submit(ctx, socket, r)
+	})
+	err = server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// resolveSchema decodes and resolves the schema the tool's arguments are
+// validated against.
+func resolveSchema(raw json.RawMessage) (*jsonschema.Resolved, error) {
 	var schema jsonschema.Schema
 	if err := json.Unmarshal(raw, &schema); err != nil {
-		return fmt.Errorf("decode the schema: %w", err)
+		return nil, fmt.Errorf("decode the schema: %w", err)
 	}
 	resolved, err := schema.Resolve(nil)
 	if err != nil {
-		return fmt.Errorf("resolve the schema: %w", err)
+		return nil, fmt.Errorf("resolve the schema: %w", err)
 	}
-	socket, token := getenv(EnvSocket), getenv(EnvToken)
+	return resolved, nil
+}
+
+// keepFunc hands one call's report to the client and says whether the
+// turn now running asks for the result (nothing was kept when not); err
+// is set when the client could not be told.
+type keepFunc func(ctx context.Context, r report) (asked bool, err error)
+
+// toolServer is the MCP server offering the result tool, on any
+// transport: a call is validated against resolved, then reported through
+// keep before it is answered (docs/behaviour.md#structured-results).
+func toolServer(raw json.RawMessage, resolved *jsonschema.Resolved, logger *slog.Logger, keep keepFunc) *mcp.Server {
 	server := mcp.NewServer(&mcp.Implementation{Name: domain.ResultServerName, Version: ServerVersion}, &mcp.ServerOptions{Logger: logger})
-	server.AddTool(&mcp.Tool{Name: domain.ResultToolName, Description: domain.ResultToolDescription, InputSchema: json.RawMessage(raw)},
+	server.AddTool(&mcp.Tool{Name: domain.ResultToolName, Description: domain.ResultToolDescription, InputSchema: raw},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			args := req.Params.Arguments
 			if why := check(resolved, args); why != "" {
-				asked, err := submit(ctx, socket, report{Token: token, Invalid: why})
+				asked, err := keep(ctx, report{Invalid: why})
 				if err != nil {
 					logger.Warn("result server could not report an invalid call", "error", err)
 				}
@@ -67,7 +97,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, getenv func(string)
 				}
 				return toolText(why, true), nil
 			}
-			asked, err := submit(ctx, socket, report{Token: token, Result: args})
+			asked, err := keep(ctx, report{Result: args})
 			if err != nil {
 				logger.Warn("result server could not report", "error", err)
 				return toolText(MsgNotRecorded+err.Error(), true), nil
@@ -77,11 +107,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, getenv func(string)
 			}
 			return toolText(MsgRecorded, false), nil
 		})
-	err = server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
-	if errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
+	return server
 }
 
 // check returns the validation errors of args, "" when they validate.

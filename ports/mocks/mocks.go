@@ -999,18 +999,18 @@ func (m *MockResultServer) EXPECT() *MockResultServerMockRecorder {
 }
 
 // Arm mocks base method.
-func (m *MockResultServer) Arm(arg0 context.Context, arg1 json.RawMessage) (ports.ArmedResult, error) {
+func (m *MockResultServer) Arm(arg0 context.Context, arg1 json.RawMessage, arg2 ports.MCPTransports) (ports.ArmedResult, error) {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "Arm", arg0, arg1)
+	ret := m.ctrl.Call(m, "Arm", arg0, arg1, arg2)
 	ret0, _ := ret[0].(ports.ArmedResult)
 	ret1, _ := ret[1].(error)
 	return ret0, ret1
 }
 
 // Arm indicates an expected call of Arm.
-func (mr *MockResultServerMockRecorder) Arm(arg0, arg1 interface{}) *gomock.Call {
+func (mr *MockResultServerMockRecorder) Arm(arg0, arg1, arg2 interface{}) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Arm", reflect.TypeOf((*MockResultServer)(nil).Arm), arg0, arg1)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Arm", reflect.TypeOf((*MockResultServer)(nil).Arm), arg0, arg1, arg2)
 }
 
 // MockArmedResult is a mock of ArmedResult interface.
