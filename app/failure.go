@@ -106,7 +106,8 @@ func (s *Session) classifyFailure(res *domain.TurnResult) {
 	var f domain.Failure
 	switch retry := s.stream.retries.latest(); {
 	case errors.As(res.Err, &rpc):
-		f = acpwire.RuntimeFailures.ClassifyRPCError(domain.RPCError{Code: rpc.Code, Message: rpc.Message, Data: rpc.Data})
+		f = acpwire.RuntimeFailures.ClassifyRPCErrorAt(domain.RPCError{Code: rpc.Code, Message: rpc.Message, Data: rpc.Data},
+			s.clock.Now(), time.LoadLocation)
 		if f.Class == domain.FailureUnknown {
 			f.Retryable = res.Err.Kind.Retryable()
 		}
