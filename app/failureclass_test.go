@@ -1,0 +1,69 @@
+package app_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acpdrive/acpdrive/adapters/sysclock"
+	"github.com/acpdrive/acpdrive/app"
+	"github.com/acpdrive/acpdrive/domain"
+)
+
+// stoppedNow is the system clock whose Now stands still: a usage window's
+// reset is measured from it (docs/behaviour.md#usage-windows).
+type stoppedNow struct {
+	sysclock.Clock
+	at time.Time
+}
+
+func (c stoppedNow) Now() time.Time { return c.at }
+
+// TestReferenceAgentFailureTurns: each of the reference agent's named
+// provider failures ends with its class, retryability, status and
+// retry_after (docs/reference-agent.md#provider-failures), under any
+// scenario.
+func TestReferenceAgentFailureTurns(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 7, 17, 0, 0, 0, time.UTC)
+	h := start(t, nil, func(o *app.Options) { o.Clock = stoppedNow{at: now} })
+	cases := []struct {
+		turn      string
+		class     domain.FailureClass
+		retryable bool
+		status    int
+		after     time.Duration
+	}{
+		{"#failure-rate-limit", domain.FailureRateLimited, true, 429, 17 * time.Second},
+		{"#failure-overloaded", domain.FailureOverloaded, true, 529, 0},
+		{"#failure-quota", domain.FailureQuotaExhausted, false, 0, 0},
+		{"#failure-credentials", domain.FailureAuthFailed, false, 400, 0},
+		{"#failure-context-overflow", domain.FailureContextOverflow, false, 0, 0},
+		{"#failure-usage-window", domain.FailureQuotaExhausted, true, 0, 32 * time.Minute},
+	}
+	for _, c := range cases {
+		res := h.turn(c.turn)
+		require.Equal(t, domain.OutcomeFailed, res.Outcome, c.turn)
+		assert.Equal(t, domain.KindResponseError, res.Err.Kind, c.turn)
+		require.NotNil(t, res.Failure, c.turn)
+		assert.Equal(t, c.class, res.Failure.Class, c.turn+": "+res.Failure.Evidence)
+		assert.Equal(t, c.retryable, res.Retryable(), c.turn)
+		assert.Equal(t, c.status, res.Failure.ProviderStatus, c.turn)
+		assert.Equal(t, c.after, res.Failure.RetryAfter, c.turn)
+	}
+}
+
+// TestReferenceAgentRetryingTurn: the reference agent's announced retry
+// gives a turn its own bound ended the retried failure's class.
+func TestReferenceAgentRetryingTurn(t *testing.T) {
+	t.Parallel()
+	h := start(t, nil, withConfig(func(s *domain.SessionSettings) { s.TurnTimeout = 300 * time.Millisecond }))
+	res := h.turn("#failure-retrying")
+	require.Equal(t, domain.OutcomeFailed, res.Outcome)
+	assert.Equal(t, domain.KindTurnTimeout, res.Err.Kind)
+	require.NotNil(t, res.Failure)
+	assert.Equal(t, domain.FailureRateLimited, res.Failure.Class, res.Failure.Evidence)
+	assert.True(t, res.Retryable())
+}
