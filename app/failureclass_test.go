@@ -67,3 +67,28 @@ func TestReferenceAgentRetryingTurn(t *testing.T) {
 	assert.Equal(t, domain.FailureRateLimited, res.Failure.Class, res.Failure.Evidence)
 	assert.True(t, res.Retryable())
 }
+
+// TestRetrierWaitsForAUsageWindowsReset: a spent usage window is retried
+// no sooner than its reset, whatever the back-off's cap, and only when the
+// policy's total wait allows it (docs/behaviour.md#usage-windows).
+func TestRetrierWaitsForAUsageWindowsReset(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 12, 7, 17, 0, 0, 0, time.UTC)
+	stopped := func(o *app.Options) { o.Clock = stoppedNow{at: now} }
+
+	h := start(t, script(t, "usage-window.json"), stopped)
+	out := retryTurn(t, h, app.Retrier{Policy: app.RetryPolicy{MaxRetries: 2, MaxBackoff: time.Second}, Options: h.opts}, "go")
+	require.NoError(t, out.err)
+	require.Equal(t, domain.OutcomeCompleted, out.res.Outcome, out.res.Message())
+	require.Len(t, out.waits, 1)
+	assert.Equal(t, 32*time.Minute, out.waits[0].Wait, "the reset, not the 1 s back-off cap")
+	assert.True(t, out.waits[0].FromRuntime)
+	assert.Equal(t, domain.FailureQuotaExhausted, out.waits[0].Result.Failure.Class)
+
+	h = start(t, script(t, "usage-window.json"), stopped)
+	out = retryTurn(t, h, app.Retrier{Policy: app.RetryPolicy{MaxRetries: 2, MaxWait: 30 * time.Minute}, Options: h.opts}, "go")
+	require.Equal(t, domain.OutcomeFailed, out.res.Outcome)
+	assert.Equal(t, domain.FailureQuotaExhausted, out.res.Failure.Class)
+	assert.Empty(t, out.waits, "a 32 min reset passes a 30 min budget")
+	assert.Len(t, received(t, h.agentLg, "session/prompt"), 1)
+}
