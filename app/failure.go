@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/protocol/acpwire"
 	"github.com/acpdrive/acpdrive/protocol/jsonrpc"
 )
@@ -104,12 +105,22 @@ func (s *Session) classifyFailure(res *domain.TurnResult) {
 	}
 	var rpc *jsonrpc.Error
 	var f domain.Failure
-	switch retry := s.stream.retries.latest(); {
+	retry := s.stream.retries.latest()
+	if retry == nil {
+		retry = s.journalRetries()
+	}
+	switch {
 	case errors.As(res.Err, &rpc):
 		f = acpwire.RuntimeFailures.ClassifyRPCErrorAt(domain.RPCError{Code: rpc.Code, Message: rpc.Message, Data: rpc.Data},
 			s.clock.Now(), time.LoadLocation)
 		if f.Class == domain.FailureUnknown {
 			f.Retryable = res.Err.Kind.Retryable()
+		}
+		if retry != nil && retry.RetryAfterMS > 0 && (f.Class == domain.FailureRateLimited || f.Class == domain.FailureUnknown) {
+			// The runtime's journal names the spent usage window behind
+			// the rate limit it gave up on (docs/behaviour.md#usage-windows).
+			f = retry.Failure()
+			f.Evidence = "the runtime gave up retrying: " + retry.Evidence
 		}
 	case retry != nil && res.Err.Kind == domain.KindTurnTimeout:
 		f = retry.Failure()
@@ -117,4 +128,34 @@ func (s *Session) classifyFailure(res *domain.TurnResult) {
 		f = domain.UnknownFailure(res.Err.Kind, "error kind "+string(res.Err.Kind))
 	}
 	res.Failure = &f
+}
+
+// journalRetries reads the runtime's own retries of the turn from its
+// journal, when the armed measurement keeps one (ports.RetryJournal: Claude
+// Code's transcript), and emits each as runtime_retrying; it returns the
+// latest, nil when there is none. The journal is read once the turn has
+// ended, so these events come after the turn's own
+// (docs/behaviour.md#runtime-retrying).
+func (s *Session) journalRetries() *domain.RuntimeRetry {
+	j := s.conn.meter.retryJournal()
+	if j == nil {
+		return nil
+	}
+	now := s.clock.Now()
+	var last *domain.RuntimeRetry
+	for _, r := range j.TurnRetries(s.ID(), now) {
+		s.stream.retries.saw(r)
+		s.stream.emit(domain.Event{Type: domain.EventRuntimeRetrying, Time: now, Message: r.Text(), Retry: &r})
+		last = &r
+	}
+	return last
+}
+
+// retryJournal is the armed measurement as a ports.RetryJournal; nil when
+// none is armed or it keeps no journal of retries.
+func (mt *meter) retryJournal() ports.RetryJournal {
+	mt.mu.Lock()
+	defer mt.mu.Unlock()
+	j, _ := mt.m.(ports.RetryJournal)
+	return j
 }

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/sysclock"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
+	"github.com/acpdrive/acpdrive/refagent"
 )
 
 // stoppedNow is the system clock whose Now stands still: a usage window's
@@ -91,4 +94,84 @@ func TestRetrierWaitsForAUsageWindowsReset(t *testing.T) {
 	assert.Equal(t, domain.FailureQuotaExhausted, out.res.Failure.Class)
 	assert.Empty(t, out.waits, "a 32 min reset passes a 30 min budget")
 	assert.Len(t, received(t, h.agentLg, "session/prompt"), 1)
+}
+
+// journalSource is a fakeSource whose measurement keeps a journal of the
+// runtime's own retries (ports.RetryJournal), as Claude Code's transcript.
+type journalSource struct {
+	*fakeSource
+	retries []domain.RuntimeRetry
+}
+
+func (j journalSource) Arm(ctx context.Context) (ports.Measurement, error) {
+	m, err := j.fakeSource.Arm(ctx)
+	return journalMeasurement{Measurement: m, retries: j.retries}, err
+}
+
+type journalMeasurement struct {
+	ports.Measurement
+	retries []domain.RuntimeRetry
+}
+
+func (j journalMeasurement) TurnRetries(string, time.Time) []domain.RuntimeRetry { return j.retries }
+
+// TestRetriesFromTheRuntimesJournal: the runtime's own retries its journal
+// recorded are runtime_retrying events when no signal reached the wire; a
+// turn its bound ended carries the retried failure's class, and a rate
+// limit the runtime gave up on whose journal names a spent usage window
+// is quota_exhausted with the wait to its reset
+// (docs/behaviour.md#runtime-retrying).
+func TestRetriesFromTheRuntimesJournal(t *testing.T) {
+	t.Parallel()
+	rate := domain.RuntimeRetry{Class: domain.FailureRateLimited, Attempt: 1, MaxAttempts: 10, WaitMS: 17000, ProviderStatus: 429, Evidence: "Claude Code's transcript: API error 429"}
+	window := domain.RuntimeRetry{Class: domain.FailureQuotaExhausted, Attempt: 2, MaxAttempts: 10, WaitMS: 34000, ProviderStatus: 429,
+		RetryAfterMS: (32 * time.Minute).Milliseconds(), Evidence: "Claude Code's transcript: API error 429, usage window five_hour resets at 2026-12-07T17:32:00Z"}
+	session := func(t *testing.T, retries ...domain.RuntimeRetry) *harness {
+		src := journalSource{fakeSource: &fakeSource{name: "ref", runtime: refagent.AgentName, claimWord: "acpdrive-reference-agent"}, retries: retries}
+		o, rec, logs, agentLog := agentOptions(t, nil, withConfig(func(s *domain.SessionSettings) { s.TurnTimeout = 300 * time.Millisecond }))
+		o.MeasurementSources = []ports.MeasurementSource{src}
+		return startWith(t, o, rec, logs, agentLog)
+	}
+	retrying := func(h *harness) []domain.RuntimeRetry {
+		var got []domain.RuntimeRetry
+		for _, ev := range h.rec.OfType(domain.EventRuntimeRetrying) {
+			got = append(got, *ev.Retry)
+		}
+		return got
+	}
+
+	t.Run("a turn its bound ended", func(t *testing.T) {
+		h := session(t, rate)
+		res := h.turn("#wait-cancel")
+		require.Equal(t, domain.KindTurnTimeout, res.Err.Kind)
+		require.NotNil(t, res.Failure)
+		assert.Equal(t, domain.FailureRateLimited, res.Failure.Class, res.Failure.Evidence)
+		assert.Equal(t, 429, res.Failure.ProviderStatus)
+		assert.True(t, res.Retryable())
+		assert.Equal(t, []domain.RuntimeRetry{rate}, retrying(h))
+	})
+	t.Run("a rate limit given up on in a spent window", func(t *testing.T) {
+		h := session(t, rate, window)
+		res := h.turn("#failure-rate-limit")
+		require.NotNil(t, res.Failure)
+		assert.Equal(t, domain.FailureQuotaExhausted, res.Failure.Class, res.Failure.Evidence)
+		assert.True(t, res.Retryable())
+		assert.Equal(t, 32*time.Minute, res.Failure.RetryAfter)
+		assert.Equal(t, []domain.RuntimeRetry{rate, window}, retrying(h))
+	})
+	t.Run("the wire's signal first", func(t *testing.T) {
+		h := session(t, window)
+		res := h.turn("#failure-retrying")
+		require.NotNil(t, res.Failure)
+		assert.Equal(t, domain.FailureRateLimited, res.Failure.Class, res.Failure.Evidence)
+		got := retrying(h)
+		require.Len(t, got, 1, "the journal is not read when the wire said it")
+		assert.Contains(t, got[0].Evidence, "Retrying Claude")
+	})
+	t.Run("a completed turn reads no journal", func(t *testing.T) {
+		h := session(t, rate)
+		res := h.turn("hello")
+		require.Equal(t, domain.OutcomeCompleted, res.Outcome)
+		assert.Empty(t, retrying(h))
+	})
 }
