@@ -14,12 +14,13 @@ import (
 
 var _ ports.RetryJournal = (*measurement)(nil)
 
-// apiErrorRecord is Claude Code's transcript record of an API error it is
-// about to retry (type system, subtype api_error; both generations):
-// its retry delay, attempt and limit, and the error. 0.101.0 writes the
-// error as {message, status, rateLimits {rateLimitType, resetsAt}|null,
-// …}; 0.23.1 as the SDK's error object {status, error {error {type,
-// message}}, …} (docs/behaviour.md#runtime-retrying).
+// apiErrorRecord is Claude Code's record of an API error it is about to
+// retry (type system, subtype api_error): its retry delay, attempt and
+// limit, and the error. The adapter 0.101.0 keeps it in the transcript,
+// the error as {message, status, rateLimits {rateLimitType,
+// resetsAt}|null, …}; 0.23.1 makes it with the SDK's error object
+// {status, error {error {type, message}}, …} but keeps none in the
+// transcript (measured; docs/behaviour.md#runtime-retrying).
 type apiErrorRecord struct {
 	Type         string  `json:"type"`
 	Subtype      string  `json:"subtype"`

@@ -11,10 +11,13 @@ import (
 	"github.com/acpdrive/acpdrive/ports"
 )
 
-// The transcripts' api_error records in the shapes both generations
-// write (testdata/retries-*.jsonl): 0.101.0's serialized error with its
-// status and rateLimits, 0.23.1's SDK error object (status and body; an
-// error without either is a dropped connection).
+// The api_error records in the shapes both generations make
+// (testdata/retries-*.jsonl): 0.101.0's serialized error with its status
+// and rateLimits, as its transcript keeps them (measured,
+// test/interop/failures_window_test.go); 0.23.1's SDK error object (status
+// and body; an error without either is a dropped connection), which 0.23.1
+// makes but was measured to keep out of its transcript: read if it ever
+// is.
 func TestTurnRetriesFromTheTranscript(t *testing.T) {
 	now := time.Date(2026, 12, 7, 17, 0, 30, 0, time.UTC)
 	cases := []struct {

@@ -181,6 +181,8 @@ var geminiFailures = []failureShape{
 	{"quota", fakes.Reply{Status: 429, ErrorBody: []byte(`{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]}]}}`)}, domain.FailureQuotaExhausted},
 	{"401", fakes.Reply{Status: 401, ErrorBody: []byte(`{"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}`)}, domain.FailureAuthFailed},
 	{"context", fakes.Reply{Status: 400, ErrorBody: []byte(`{"error":{"code":400,"message":"The input token count (1048577) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`)}, domain.FailureContextOverflow},
+	// An invalid or expired key is a 400 whose ErrorInfo names it.
+	{"key-invalid", fakes.Reply{Status: 400, ErrorBody: []byte(`{"error":{"code":400,"message":"API key expired. Please renew the API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com","metadata":{"service":"generativelanguage.googleapis.com"}},{"@type":"type.googleapis.com/google.rpc.LocalizedMessage","locale":"en-US","message":"API key expired. Please renew the API key."}]}}`)}, domain.FailureAuthFailed},
 }
 
 // TestFailuresGemini: Gemini CLI against the Gemini failure shapes, its
