@@ -3,6 +3,7 @@
 package interop
 
 import (
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -146,4 +147,39 @@ func TestFailuresClaudeRetryingPastTheBound(t *testing.T) {
 			assert.True(t, res.Retryable())
 		})
 	}
+}
+
+// TestFailuresClaudeJournalCLI: `acpdrive run --json`, which arms the
+// Claude transcript source itself, prints the transcript's retries as
+// runtime_retrying lines and the spent window on turn_result.
+func TestFailuresClaudeJournalCLI(t *testing.T) {
+	t.Parallel()
+	r, srv := claudeRigOf(t, "claude-current")
+	r.setenv("CLAUDE_CODE_MAX_RETRIES", "2")
+	r.measure = true
+	reset := time.Now().Add(time.Hour)
+	srv.SetFallback(windowReply(reset, "1"))
+	args := append(append([]string{"run", "--json"}, r.launchFlags()...), "say hello")
+	stdout, stderr, code := r.acpdrive(args...)
+	require.Equal(t, 1, code, stderr)
+	var retrying int
+	var result struct {
+		Failure struct {
+			Class        string `json:"class"`
+			Retryable    bool   `json:"retryable"`
+			RetryAfterMS int64  `json:"retry_after_ms"`
+		} `json:"failure"`
+	}
+	for _, l := range strings.Split(stdout, "\n") {
+		switch {
+		case strings.Contains(l, `"type":"runtime_retrying"`):
+			retrying++
+		case strings.Contains(l, `"type":"turn_result"`):
+			require.NoError(t, json.Unmarshal([]byte(l), &result))
+		}
+	}
+	assert.Positive(t, retrying, stdout)
+	assert.Equal(t, "quota_exhausted", result.Failure.Class, stdout)
+	assert.True(t, result.Failure.Retryable)
+	assert.InDelta(t, time.Until(reset).Seconds(), float64(result.Failure.RetryAfterMS)/1000, 120)
 }
