@@ -124,27 +124,38 @@ func TestFailuresClaudeJournal(t *testing.T) {
 	}
 }
 
-// TestFailuresClaudeRetryingPastTheBound: a 429 asking for 17 s is
-// retried by the Claude adapter 0.101.0 for longer than a 10 s turn
-// bound; the turn ends turn_timeout with the class of what its transcript
-// says it was retrying (0.23.1 keeps no such record).
+// TestFailuresClaudeRetryingPastTheBound: a 429 asking for 17 s, and a
+// 401, are retried by the Claude adapter 0.101.0 for longer than a 10 s
+// turn bound; the turn ends turn_timeout with the class of what its
+// transcript says it was retrying (0.23.1 keeps no such record).
 func TestFailuresClaudeRetryingPastTheBound(t *testing.T) {
 	t.Parallel()
-	for _, row := range []string{"claude-current"} {
-		t.Run(row, func(t *testing.T) {
+	for _, row := range []struct {
+		name      string
+		reply     fakes.Reply
+		class     domain.FailureClass
+		status    int
+		retryable bool
+	}{
+		{"429", fakes.Reply{Status: 429, ErrorMessage: "Number of request tokens has exceeded your per-minute rate limit", Header: http.Header{"Retry-After": {"17"}}},
+			domain.FailureRateLimited, 429, true},
+		{"401", fakes.Reply{Status: 401, ErrorMessage: "invalid x-api-key"}, domain.FailureAuthFailed, 401, false},
+	} {
+		t.Run("claude-current/"+row.name, func(t *testing.T) {
 			t.Parallel()
-			r, srv := claudeRigOf(t, row)
-			srv.SetFallback(fakes.Reply{Status: 429, ErrorMessage: "Number of request tokens has exceeded your per-minute rate limit", Header: http.Header{"Retry-After": {"17"}}})
+			r, srv := claudeRigOf(t, "claude-current")
+			srv.SetFallback(row.reply)
 			sess := r.mustStart(claudeMeasured(r), func(o *app.Options) { o.Settings.TurnTimeout = 10 * time.Second })
 			t0 := time.Now()
 			res := r.turn(sess, "say hello")
 			failureEvidence(t, r, res, time.Since(t0), srv)
 			transcriptOf(t, r)
+			require.NotNil(t, res.Err)
 			require.Equal(t, domain.KindTurnTimeout, res.Err.Kind, res.Message())
 			require.NotNil(t, res.Failure)
-			assert.Equal(t, domain.FailureRateLimited, res.Failure.Class, res.Failure.Evidence)
-			assert.Equal(t, 429, res.Failure.ProviderStatus)
-			assert.True(t, res.Retryable())
+			assert.Equal(t, row.class, res.Failure.Class, res.Failure.Evidence)
+			assert.Equal(t, row.status, res.Failure.ProviderStatus)
+			assert.Equal(t, row.retryable, res.Retryable())
 		})
 	}
 }
