@@ -20,7 +20,9 @@ const (
 	// (HTTP 5xx, Anthropic 529); retry soon.
 	FailureOverloaded FailureClass = "overloaded"
 	// FailureQuotaExhausted: the account's quota, credit or usage limit is
-	// spent; a retry cannot help until a person acts.
+	// spent; a retry cannot help until a person acts, or, for a usage
+	// window with a known reset, until it resets (UsageWindowFailure:
+	// Failure.Retryable true, RetryAfter the wait).
 	FailureQuotaExhausted FailureClass = "quota_exhausted"
 	// FailureAuthFailed: the credential is missing, invalid or expired; a
 	// retry cannot help until a person acts.
