@@ -63,6 +63,9 @@ func TestFailuresClaudeUsageWindow(t *testing.T) {
 		t.Run(row, func(t *testing.T) {
 			t.Parallel()
 			r, srv := claudeRigOf(t, row)
+			// A subscription credential must not send the runtime to any
+			// other host: the row runs in a namespace of its own.
+			r.offline()
 			r.setenv("ANTHROPIC_API_KEY", "")
 			r.setenv("CLAUDE_CODE_OAUTH_TOKEN", "fake-oauth-token")
 			r.setenv("CLAUDE_CODE_MAX_RETRIES", "2")
