@@ -29,19 +29,40 @@ const (
 type retryWatch struct {
 	mu   sync.Mutex
 	last *domain.RuntimeRetry
+	// wire reports that a signal of the turn came on the wire: the
+	// runtime's journal is then not read.
+	wire bool
+	// journal counts the turn's journal records already emitted.
+	journal int
 }
 
 // begin forgets the previous turn's signal.
 func (w *retryWatch) begin() {
 	w.mu.Lock()
-	w.last = nil
+	w.last, w.wire, w.journal = nil, false, 0
 	w.mu.Unlock()
 }
 
 func (w *retryWatch) saw(r domain.RuntimeRetry) {
 	w.mu.Lock()
-	w.last = &r
+	w.last, w.wire = &r, true
 	w.mu.Unlock()
+}
+
+// fromJournal takes the turn's journal records read so far: it returns
+// those not yet emitted (none once the wire gave a signal) and remembers
+// the latest.
+func (w *retryWatch) fromJournal(all []domain.RuntimeRetry) []domain.RuntimeRetry {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.wire || len(all) <= w.journal {
+		return nil
+	}
+	fresh := all[w.journal:]
+	w.journal = len(all)
+	last := all[len(all)-1]
+	w.last = &last
+	return fresh
 }
 
 // latest is the latest signal of the turn, nil when none came.
@@ -105,10 +126,8 @@ func (s *Session) classifyFailure(res *domain.TurnResult) {
 	}
 	var rpc *jsonrpc.Error
 	var f domain.Failure
+	s.journalRetries()
 	retry := s.stream.retries.latest()
-	if retry == nil {
-		retry = s.journalRetries()
-	}
 	switch {
 	case errors.As(res.Err, &rpc):
 		f = acpwire.RuntimeFailures.ClassifyRPCErrorAt(domain.RPCError{Code: rpc.Code, Message: rpc.Message, Data: rpc.Data},
@@ -130,25 +149,50 @@ func (s *Session) classifyFailure(res *domain.TurnResult) {
 	res.Failure = &f
 }
 
+// journalPoll is how often the runtime's journal is read for its retries
+// while a turn runs.
+const journalPoll = time.Second
+
 // journalRetries reads the runtime's own retries of the turn from its
 // journal, when the armed measurement keeps one (ports.RetryJournal: Claude
-// Code's transcript), and emits each as runtime_retrying; it returns the
-// latest, nil when there is none. The journal is read once the turn has
-// ended, so these events come after the turn's own
-// (docs/behaviour.md#runtime-retrying).
-func (s *Session) journalRetries() *domain.RuntimeRetry {
+// Code's transcript) and no retry signal of the turn came on the wire, and
+// emits each record not yet emitted as runtime_retrying; like the wire's,
+// each is activity for the stall timer (docs/behaviour.md#runtime-retrying).
+func (s *Session) journalRetries() {
 	j := s.conn.meter.retryJournal()
 	if j == nil {
-		return nil
+		return
 	}
 	now := s.clock.Now()
-	var last *domain.RuntimeRetry
-	for _, r := range j.TurnRetries(s.ID(), now) {
-		s.stream.retries.saw(r)
+	for _, r := range s.stream.retries.fromJournal(j.TurnRetries(s.ID(), now)) {
 		s.stream.emit(domain.Event{Type: domain.EventRuntimeRetrying, Time: now, Message: r.Text(), Retry: &r})
-		last = &r
+		s.stream.activity(now)
 	}
-	return last
+}
+
+// watchJournal reads the runtime's journal every journalPoll while the
+// turn runs (journalRetries), when the armed measurement keeps one; the
+// returned func stops it and waits for it.
+func (s *Session) watchJournal() (stop func()) {
+	if s.conn.meter.retryJournal() == nil {
+		return func() {}
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-done:
+				return
+			case <-s.clock.After(journalPoll):
+				s.journalRetries()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 // retryJournal is the armed measurement as a ports.RetryJournal; nil when

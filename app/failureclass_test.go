@@ -128,7 +128,7 @@ func TestRetriesFromTheRuntimesJournal(t *testing.T) {
 		RetryAfterMS: (32 * time.Minute).Milliseconds(), Evidence: "Claude Code's transcript: API error 429, usage window five_hour resets at 2026-12-07T17:32:00Z"}
 	session := func(t *testing.T, retries ...domain.RuntimeRetry) *harness {
 		src := journalSource{fakeSource: &fakeSource{name: "ref", runtime: refagent.AgentName, claimWord: "acpdrive-reference-agent"}, retries: retries}
-		o, rec, logs, agentLog := agentOptions(t, nil, withConfig(func(s *domain.SessionSettings) { s.TurnTimeout = 300 * time.Millisecond }))
+		o, rec, logs, agentLog := agentOptions(t, nil)
 		o.MeasurementSources = []ports.MeasurementSource{src}
 		return startWith(t, o, rec, logs, agentLog)
 	}
@@ -142,7 +142,9 @@ func TestRetriesFromTheRuntimesJournal(t *testing.T) {
 
 	t.Run("a turn its bound ended", func(t *testing.T) {
 		h := session(t, rate)
-		res := h.turn("#wait-cancel")
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		res := <-h.turnAsync(ctx, "#wait-cancel")
 		require.Equal(t, domain.KindTurnTimeout, res.Err.Kind)
 		require.NotNil(t, res.Failure)
 		assert.Equal(t, domain.FailureRateLimited, res.Failure.Class, res.Failure.Evidence)
@@ -161,17 +163,30 @@ func TestRetriesFromTheRuntimesJournal(t *testing.T) {
 	})
 	t.Run("the wire's signal first", func(t *testing.T) {
 		h := session(t, window)
-		res := h.turn("#failure-retrying")
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		res := <-h.turnAsync(ctx, "#failure-retrying")
 		require.NotNil(t, res.Failure)
 		assert.Equal(t, domain.FailureRateLimited, res.Failure.Class, res.Failure.Evidence)
 		got := retrying(h)
 		require.Len(t, got, 1, "the journal is not read when the wire said it")
 		assert.Contains(t, got[0].Evidence, "Retrying Claude")
 	})
-	t.Run("a completed turn reads no journal", func(t *testing.T) {
+	t.Run("while the turn runs", func(t *testing.T) {
 		h := session(t, rate)
-		res := h.turn("hello")
-		require.Equal(t, domain.OutcomeCompleted, res.Outcome)
-		assert.Empty(t, retrying(h))
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := h.turnAsync(ctx, "#wait-cancel")
+		require.Eventually(t, func() bool { return len(retrying(h)) == 1 }, waitFor, 10*time.Millisecond,
+			"the record is an event before the turn ends")
+		select {
+		case res := <-done:
+			t.Fatalf("the turn ended first: %s", res.Message())
+		default:
+		}
+		cancel()
+		res := <-done
+		assert.Equal(t, domain.KindTurnCancelled, res.Err.Kind)
+		assert.Equal(t, []domain.RuntimeRetry{rate}, retrying(h), "each record once")
 	})
 }

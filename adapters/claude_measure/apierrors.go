@@ -104,7 +104,7 @@ func retryOf(r apiErrorRecord, now time.Time) domain.RuntimeRetry {
 // first.
 func apiErrors(data []byte, prompt string, now time.Time) []domain.RuntimeRetry {
 	end := bytes.LastIndexByte(data, '\n')
-	if end < 0 {
+	if end < 0 || !bytes.Contains(data, []byte(`"api_error"`)) {
 		return nil
 	}
 	var retries []domain.RuntimeRetry
