@@ -126,10 +126,11 @@ func (r Retrier) retry(ctx context.Context, sess *Session, turn func(*Session) d
 }
 
 // retryWait is the wait before retry attempt: the failure's retry_after
-// when the runtime exposed one, else the capped exponential back-off.
+// when the runtime exposed one or a usage window's reset (providerWait,
+// never shortened), else the capped exponential back-off.
 func retryWait(res domain.TurnResult, attempt int, maxBackoff time.Duration) (time.Duration, bool) {
-	if res.Failure != nil && res.Failure.RetryAfter > 0 {
-		return res.Failure.RetryAfter, true
+	if wait, ok := providerWait(res); ok {
+		return wait, true
 	}
 	return domain.RetryBackoff(attempt, maxBackoff), false
 }

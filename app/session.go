@@ -170,7 +170,9 @@ func (s *Session) turn(ctx context.Context, prompt string, asks bool, opening do
 		res = domain.FailedResult(domain.NewError(domain.KindPortExit, domain.MsgConnEndedBeforeResult))
 	default:
 		req := promptRequest{sessionID: s.ID(), text: s.queued.prefix(prompt), meta: t.meta}
+		stopJournal := s.watchJournal() // the runtime's own retries (app/failure.go)
 		res = s.turns.run(ctx, t, s.prompter(), boundsOf(s.opts.Settings), req)
+		stopJournal()
 		s.protocol().endTurn()
 	}
 

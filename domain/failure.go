@@ -20,7 +20,9 @@ const (
 	// (HTTP 5xx, Anthropic 529); retry soon.
 	FailureOverloaded FailureClass = "overloaded"
 	// FailureQuotaExhausted: the account's quota, credit or usage limit is
-	// spent; a retry cannot help until a person acts.
+	// spent; a retry cannot help until a person acts, or, for a usage
+	// window with a known reset, until it resets (UsageWindowFailure:
+	// Failure.Retryable true, RetryAfter the wait).
 	FailureQuotaExhausted FailureClass = "quota_exhausted"
 	// FailureAuthFailed: the credential is missing, invalid or expired; a
 	// retry cannot help until a person acts.
@@ -172,6 +174,9 @@ type RuntimeRetry struct {
 	WaitMS int64 `json:"wait_ms,omitempty"`
 	// ProviderStatus is the provider's HTTP status, when sent.
 	ProviderStatus int `json:"provider_status,omitempty"`
+	// RetryAfterMS is the wait until a spent usage window resets, when
+	// the runtime recorded the reset (docs/behaviour.md#usage-windows).
+	RetryAfterMS int64 `json:"retry_after_ms,omitempty"`
 	// Evidence is the runtime's own words.
 	Evidence string `json:"evidence"`
 }
@@ -191,12 +196,20 @@ func (r RuntimeRetry) Text() string {
 	if r.WaitMS > 0 {
 		s += ", waiting " + (time.Duration(r.WaitMS) * time.Millisecond).String()
 	}
+	if r.RetryAfterMS > 0 {
+		s += ", the limit resets in " + (time.Duration(r.RetryAfterMS) * time.Millisecond).String()
+	}
 	return s
 }
 
 // Failure is the class of a turn that ended while the runtime was
 // retrying this failure (its own bound or the caller's passed).
 func (r RuntimeRetry) Failure() Failure {
-	return Failure{Class: r.Class, Retryable: r.Class.Retryable(), ProviderStatus: r.ProviderStatus,
+	f := Failure{Class: r.Class, Retryable: r.Class.Retryable(), ProviderStatus: r.ProviderStatus,
 		Evidence: "the runtime was retrying when the turn ended: " + TruncateRunes(r.Evidence, 120)}
+	if r.RetryAfterMS > 0 {
+		// A usage window with its reset: retryable once it resets.
+		f.Retryable, f.RetryAfter = true, time.Duration(r.RetryAfterMS)*time.Millisecond
+	}
+	return f
 }

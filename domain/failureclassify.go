@@ -47,6 +47,11 @@ type FailureVocabulary struct {
 	// ReportFields are data fields whose presence says the data's
 	// "message" is a report of that runtime (its kind field naming none).
 	ReportFields []string
+	// UsageWindows are texts of a spent usage window, each anchored to
+	// the whole message; a group named "reset" holds the reset time
+	// (ParseResetClock). They are read before the data's kind fields: a
+	// runtime may call a spent window a rate limit.
+	UsageWindows []FailureText
 	// RetryPath is the path in a session_info_update's _meta to a
 	// runtime's error object carrying willRetry, message and an info
 	// field (RetryInfoField, read as DataInfos).
@@ -102,6 +107,15 @@ const sdkPrefix = "Internal error: "
 // else: unknown. retry_after is read from the data, on a retryable class
 // only.
 func (v FailureVocabulary) ClassifyRPCError(e RPCError) Failure {
+	return v.ClassifyRPCErrorAt(e, time.Time{}, nil)
+}
+
+// ClassifyRPCErrorAt is ClassifyRPCError that also reads a spent usage
+// window's reset (UsageWindows) first: the class quota_exhausted, with
+// retry_after the wait from now to the reset, its zone found by zones
+// (docs/behaviour.md#usage-windows). A zero now reads the window without
+// its reset.
+func (v FailureVocabulary) ClassifyRPCErrorAt(e RPCError, now time.Time, zones ZoneResolver) Failure {
 	data := decodeObject(e.Data)
 	msg := errorText(e.Message)
 	status, where := v.statusIn(data), "in the error data"
@@ -111,7 +125,19 @@ func (v FailureVocabulary) ClassifyRPCError(e RPCError) Failure {
 	if status == 0 && e.Code >= 400 && e.Code <= 599 {
 		status, where = int(e.Code), "as the error code"
 	}
+	if f, ok := v.classifyUsageWindow(msg, status, now, zones); ok {
+		return f
+	}
 	f, ok := v.classifyData(data, status)
+	var google GoogleError
+	if !ok {
+		var isGoogle bool
+		if google, isGoogle = ParseGoogleError(msg); isGoogle {
+			if c, ev, found := google.Class(); found {
+				f, ok = newFailure(c, max(status, google.Code), ev+" in the provider's error body"), true
+			}
+		}
+	}
 	if !ok {
 		f, ok = classifyTexts(v.Texts, msg, status)
 	}
@@ -141,6 +167,9 @@ func (v FailureVocabulary) ClassifyRPCError(e RPCError) Failure {
 	}
 	if f.Retryable {
 		f.RetryAfter = retryAfterIn(data)
+		if f.RetryAfter == 0 {
+			f.RetryAfter = google.RetryDelay
+		}
 	}
 	return f
 }

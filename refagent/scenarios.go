@@ -274,6 +274,10 @@ func builtinTurns() map[string]*Turn {
 	for name, t := range childTurns() {
 		turns[name] = t
 	}
+	// Provider failures, one turn per class (refagent/failures.go).
+	for name, t := range failureTurns() {
+		turns[name] = t
+	}
 	return turns
 }
 

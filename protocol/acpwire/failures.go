@@ -72,7 +72,16 @@ var RuntimeFailures = domain.FailureVocabulary{
 		regexp.MustCompile(`^exceeded retry limit, last status: (\d{3})[^\n]*$`),
 		regexp.MustCompile(`(?s)^unexpected status (\d{3})( [A-Za-z ]+)?: .*$`),
 	},
-	ReportTexts:    []domain.FailureText{codexQuota, codexContext},
+	ReportTexts: []domain.FailureText{codexQuota, codexContext},
+	// Claude Code's spent usage windows (subscriptions: the 5-hour,
+	// session and weekly windows; spend limits), the 0.101.0 adapter with
+	// errorKind rate_limit, 0.23.1 with no data.
+	UsageWindows: []domain.FailureText{
+		{Pattern: regexp.MustCompile(`^You(?:'|’)ve hit your [^\n]*? · (?:your [^·\n]+ )?resets (?P<reset>[^·\n]+?)(?: · [^\n]*)?$`),
+			Class: domain.FailureQuotaExhausted, Source: "Claude Code"},
+		{Pattern: regexp.MustCompile(`^You(?:'|’)ve hit your [^\n]*(?:limit|budget)\b[^\n]*$`),
+			Class: domain.FailureQuotaExhausted, Source: "Claude Code"},
+	},
 	ReplyRuntimes:  []domain.RuntimeVersion{{Name: "codex-acp", VersionPrefix: "2."}},
 	ReportFields:   []string{"codexErrorInfo", "codex_error_info"},
 	RetryPath:      []string{"codex", "error"},
