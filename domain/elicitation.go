@@ -132,7 +132,9 @@ type Answers struct {
 	// Questions holds the values for the forms of one question, keyed by
 	// the question's message or its schema's title; they come first.
 	Questions map[string]map[string]any `json:"questions,omitempty"`
-	// Fields holds values by field name, for any question.
+	// Fields holds values by field name, for any question. Here and in
+	// Questions, a field with no value under its name takes the one under
+	// its title, else under its description.
 	Fields map[string]any `json:"fields,omitempty"`
 	// Defaults lets a field with no value take its schema's default.
 	Defaults bool `json:"defaults,omitempty"`
@@ -213,14 +215,34 @@ type formSchema struct {
 // a boolean, or an array of strings (a multi-select). A field's choices
 // are its enum or the consts of its titled oneOf/anyOf options (the form
 // Claude's AskUserQuestion and codex's request_user_input send); a
-// multi-select's are its items' (docs/behaviour.md#elicitation).
+// multi-select's are its items'. Its title and description may hold the
+// question (docs/behaviour.md#elicitation).
 type formField struct {
-	Type    string          `json:"type"`
-	Enum    []any           `json:"enum"`
-	OneOf   []enumOption    `json:"oneOf"`
-	AnyOf   []enumOption    `json:"anyOf"`
-	Items   *formField      `json:"items"`
-	Default json.RawMessage `json:"default"`
+	Type        string          `json:"type"`
+	Title       string          `json:"title"`
+	Description string          `json:"description"`
+	Enum        []any           `json:"enum"`
+	OneOf       []enumOption    `json:"oneOf"`
+	AnyOf       []enumOption    `json:"anyOf"`
+	Items       *formField      `json:"items"`
+	Default     json.RawMessage `json:"default"`
+}
+
+// lookupField is the value m holds for the field name: under its name,
+// else under its title, else under its description. A runtime may name
+// its fields after nothing a policy can know beforehand (codex names them
+// with ids its model chose, Claude question_<n>) and put the question
+// itself in the field's title or description (docs/behaviour.md#elicitation).
+func lookupField(m map[string]any, name string, f formField) (any, bool) {
+	for _, key := range []string{name, f.Title, f.Description} {
+		if key == "" {
+			continue
+		}
+		if v, ok := m[key]; ok {
+			return v, true
+		}
+	}
+	return nil, false
 }
 
 // enumOption is one titled choice of a oneOf/anyOf enum.
@@ -230,7 +252,8 @@ type enumOption struct {
 }
 
 // Answer answers q from the policy: a form whose every required field has
-// a value of its type (from Questions, then Fields, then the schema's
+// a value of its type (from Questions, then Fields, each keyed by the
+// field's name, else its title, else its description; then the schema's
 // default when Defaults allows) is accepted with the fields that have one;
 // anything else is declined with the reason. A url-mode question is always
 // declined: acpdrive never opens a URL.
@@ -260,9 +283,9 @@ func (a Answers) Answer(q ElicitationQuestion) ElicitationAnswer {
 		if err := json.Unmarshal(s.Properties[name], &f); err != nil {
 			return decline("the form's field %q cannot be read", name)
 		}
-		v, ok := byQuestion[name]
+		v, ok := lookupField(byQuestion, name, f)
 		if !ok {
-			v, ok = a.Fields[name]
+			v, ok = lookupField(a.Fields, name, f)
 		}
 		if !ok && a.Defaults && len(f.Default) > 0 && string(f.Default) != "null" {
 			ok = json.Unmarshal(f.Default, &v) == nil

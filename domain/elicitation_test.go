@@ -101,9 +101,10 @@ const choiceForm = `{"type":"object","properties":{"choice":{"type":"string","on
 	{"const":"retry_fallback","title":"Retry with the other model"},
 	{"const":"cancelled","title":"Keep the refusal"}]}}}`
 
-// TestAnswersRuntimeForms: the enum encodings today's runtimes send are
-// read: a titled oneOf/anyOf option's const is a choice, a multi-select
-// takes a list of picks (or one pick), and a title stands for its const.
+// TestAnswersRuntimeForms: the forms today's runtimes send are read: a
+// titled oneOf/anyOf option's const is a choice, a multi-select takes a
+// list of picks (or one pick), an option's title stands for its const,
+// and a field is found by its name, else its title, else its description.
 func TestAnswersRuntimeForms(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -137,6 +138,19 @@ func TestAnswersRuntimeForms(t *testing.T) {
 			action: domain.ElicitAccept, content: map[string]any{"choice": "cancelled"}},
 		{name: "a const as itself", answers: `{"fields":{"choice":"retry_fallback"}}`, schema: choiceForm,
 			action: domain.ElicitAccept, content: map[string]any{"choice": "retry_fallback"}},
+		{name: "codex field by its title (the question)", answers: `{"fields":{"Which branch should I push to?":"dev"}}`, schema: codexForm,
+			action: domain.ElicitAccept, content: map[string]any{"branch": "dev"}},
+		{name: "claude fields by their descriptions (the questions)",
+			answers: `{"fields":{"Which branch should I push to?":"main","Which checks should run?":["test"]}}`, schema: claudeForm,
+			action: domain.ElicitAccept, content: map[string]any{"question_0": "main", "question_1": []any{"test"}}},
+		{name: "claude field by its title (the header)", answers: `{"questions":{"Which branch should I push to?":{"Branch":"dev"}}}`, schema: claudeForm,
+			action: domain.ElicitAccept, content: map[string]any{"question_0": "dev"}},
+		{name: "a name before a title", answers: `{"fields":{"branch":"main","Which branch should I push to?":"dev"}}`, schema: codexForm,
+			action: domain.ElicitAccept, content: map[string]any{"branch": "main"}},
+		{name: "the question's values before any field's", answers: `{"questions":{"Which branch should I push to?":{"Which branch should I push to?":"dev"}},"fields":{"branch":"main"}}`,
+			schema: codexForm, action: domain.ElicitAccept, content: map[string]any{"branch": "dev"}},
+		{name: "one title for several fields", answers: `{"fields":{"question_0":"dev","Other":"after lunch"}}`, schema: claudeForm,
+			action: domain.ElicitAccept, content: map[string]any{"question_0": "dev", "question_0_custom": "after lunch", "question_1_custom": "after lunch"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

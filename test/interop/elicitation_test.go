@@ -331,7 +331,9 @@ func TestElicitationClaude(t *testing.T) {
 	t.Run("multi-select through the CLI", func(t *testing.T) {
 		t.Parallel()
 		r, srv := claudeAskRig(t, claudeBranchQuestion(), claudeChecksQuestion())
-		file := answersFile(t, r, `{"fields":{"question_0":"main","question_1":["lint","test"]}}`)
+		// With two questions the message is a generic one; each field
+		// carries its question in its description, and is answered by it.
+		file := answersFile(t, r, `{"fields":{"`+claudeQuestion+`":"main","`+claudeChecks+`":["lint","test"]}}`)
 		code, asked, results := cliAsk(t, r, []string{"--answers", file}, "push my work")
 		assert.Equal(t, 0, code)
 		require.Len(t, asked, 1)
@@ -469,8 +471,10 @@ func TestElicitationCodex(t *testing.T) {
 	t.Run("answered", func(t *testing.T) {
 		t.Parallel()
 		r, srv := codexAskRig(t)
+		// The field is named with the id the model chose; the policy
+		// answers it by its title, the question.
 		sess := r.mustStart(withSessionConfig(domain.SessionConfig{Options: codexPlan}),
-			withAnswers(domain.Answers{Fields: map[string]any{"branch": "dev"}}))
+			withAnswers(domain.Answers{Fields: map[string]any{codexQuestion: "dev"}}))
 		res := r.turn(sess, "push my work")
 		r.stop(sess)
 		assert.Equal(t, completed, outcomeOf(res), res.Message())
