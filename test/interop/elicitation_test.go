@@ -184,9 +184,6 @@ func cliAsk(t *testing.T, r *rig, flags []string, prompt string) (code int, aske
 		proctest.WaitGroupEmpty(t, pid, 3*time.Second)
 	}
 	t.Logf("exit %d; stderr tail: %s", code, tail(stderr, 600))
-	if os.Getenv("ELICIT_DEBUG") != "" {
-		t.Log(stderr)
-	}
 	return code, asked, results
 }
 
