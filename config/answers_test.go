@@ -19,7 +19,7 @@ func TestAnswersFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "answers.json"), []byte(`{"fields":{"branch":"dev"},"defaults":true}`), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.json"), []byte(`{"fields":{"branch":["dev"]}}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.json"), []byte(`{"fields":{"branch":{"name":"dev"}}}`), 0o644))
 	workflow := filepath.Join(dir, "WORKFLOW.md")
 
 	cfg, findings := config.Parse([]byte(front("agent:", "  command: x", "  answers: answers.json")), workflow)

@@ -132,7 +132,9 @@ type Answers struct {
 	// Questions holds the values for the forms of one question, keyed by
 	// the question's message or its schema's title; they come first.
 	Questions map[string]map[string]any `json:"questions,omitempty"`
-	// Fields holds values by field name, for any question.
+	// Fields holds values by field name, for any question. Here and in
+	// Questions, a field with no value under its name takes the one under
+	// its title, else under its description.
 	Fields map[string]any `json:"fields,omitempty"`
 	// Defaults lets a field with no value take its schema's default.
 	Defaults bool `json:"defaults,omitempty"`
@@ -143,9 +145,9 @@ type Answers struct {
 const CheckAnswersInvalid = "agent.answers.invalid"
 
 // ParseAnswers reads an answers file: a JSON object with "questions",
-// "fields" and "defaults", every value a string, a number or a boolean.
-// Unknown members are errors, as a mistyped key would otherwise answer
-// nothing.
+// "fields" and "defaults", every value a string, a number, a boolean or a
+// list of strings (the picks of a multi-select field). Unknown members are
+// errors, as a mistyped key would otherwise answer nothing.
 func ParseAnswers(data []byte) (Answers, error) {
 	var a Answers
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -190,8 +192,15 @@ func scalar(v any) (any, error) {
 			return nil, fmt.Errorf("not a number: %s", v)
 		}
 		return f, nil
+	case []any:
+		for _, item := range v {
+			if _, ok := item.(string); !ok {
+				return nil, errors.New("a list must hold strings only")
+			}
+		}
+		return v, nil
 	}
-	return nil, errors.New("a value must be a string, a number or a boolean")
+	return nil, errors.New("a value must be a string, a number, a boolean or a list of strings")
 }
 
 // formSchema is the flat object schema of a form-mode request.
@@ -202,16 +211,49 @@ type formSchema struct {
 	Required   []string                   `json:"required"`
 }
 
-// formField is one property of a form: a string (maybe an enum), a
-// number, an integer or a boolean.
+// formField is one property of a form: a string, a number, an integer or
+// a boolean, or an array of strings (a multi-select). A field's choices
+// are its enum or the consts of its titled oneOf/anyOf options (the form
+// Claude's AskUserQuestion and codex's request_user_input send); a
+// multi-select's are its items'. Its title and description may hold the
+// question (docs/behaviour.md#elicitation).
 type formField struct {
-	Type    string          `json:"type"`
-	Enum    []any           `json:"enum"`
-	Default json.RawMessage `json:"default"`
+	Type        string          `json:"type"`
+	Title       string          `json:"title"`
+	Description string          `json:"description"`
+	Enum        []any           `json:"enum"`
+	OneOf       []enumOption    `json:"oneOf"`
+	AnyOf       []enumOption    `json:"anyOf"`
+	Items       *formField      `json:"items"`
+	Default     json.RawMessage `json:"default"`
+}
+
+// lookupField is the value m holds for the field name: under its name,
+// else under its title, else under its description. A runtime may name
+// its fields after nothing a policy can know beforehand (codex names them
+// with ids its model chose, Claude question_<n>) and put the question
+// itself in the field's title or description (docs/behaviour.md#elicitation).
+func lookupField(m map[string]any, name string, f formField) (any, bool) {
+	for _, key := range []string{name, f.Title, f.Description} {
+		if key == "" {
+			continue
+		}
+		if v, ok := m[key]; ok {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// enumOption is one titled choice of a oneOf/anyOf enum.
+type enumOption struct {
+	Const any    `json:"const"`
+	Title string `json:"title"`
 }
 
 // Answer answers q from the policy: a form whose every required field has
-// a value of its type (from Questions, then Fields, then the schema's
+// a value of its type (from Questions, then Fields, each keyed by the
+// field's name, else its title, else its description; then the schema's
 // default when Defaults allows) is accepted with the fields that have one;
 // anything else is declined with the reason. A url-mode question is always
 // declined: acpdrive never opens a URL.
@@ -241,9 +283,9 @@ func (a Answers) Answer(q ElicitationQuestion) ElicitationAnswer {
 		if err := json.Unmarshal(s.Properties[name], &f); err != nil {
 			return decline("the form's field %q cannot be read", name)
 		}
-		v, ok := byQuestion[name]
+		v, ok := lookupField(byQuestion, name, f)
 		if !ok {
-			v, ok = a.Fields[name]
+			v, ok = lookupField(a.Fields, name, f)
 		}
 		if !ok && a.Defaults && len(f.Default) > 0 && string(f.Default) != "null" {
 			ok = json.Unmarshal(f.Default, &v) == nil
@@ -254,8 +296,8 @@ func (a Answers) Answer(q ElicitationQuestion) ElicitationAnswer {
 			}
 			continue
 		}
-		v = numberAsFloat(v)
-		if err := f.accepts(v); err != nil {
+		v, err := f.value(numberAsFloat(v))
+		if err != nil {
 			return decline("the answer for the field %q %v", name, err)
 		}
 		content[name] = v
@@ -266,8 +308,77 @@ func (a Answers) Answer(q ElicitationQuestion) ElicitationAnswer {
 	return ElicitationAnswer{Action: ElicitAccept, Content: content}
 }
 
-// accepts reports whether v is a value of the field's type (and among its
-// enum, when it has one).
+// value is the answer v as the field takes it: for a multi-select (type
+// array), a single string becomes a list of one pick and every pick must
+// be one of the items' choices; otherwise v itself, of the field's type
+// and among its choices (a string that is the title of exactly one
+// titled option stands for that option's const).
+func (f formField) value(v any) (any, error) {
+	if f.Type != "array" {
+		if err := f.accepts(v); err != nil {
+			return nil, err
+		}
+		return f.choice(v)
+	}
+	var picks []any
+	switch v := v.(type) {
+	case string:
+		picks = []any{v}
+	case []string:
+		for _, p := range v {
+			picks = append(picks, p)
+		}
+	case []any:
+		picks = v
+	default:
+		return nil, errors.New("is not a list of strings")
+	}
+	item := formField{Type: "string"}
+	if f.Items != nil {
+		item = *f.Items
+	}
+	out := make([]any, 0, len(picks))
+	for _, p := range picks {
+		if _, ok := p.(string); !ok {
+			return nil, errors.New("is not a list of strings")
+		}
+		if err := item.accepts(p); err != nil {
+			return nil, err
+		}
+		c, err := item.choice(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// choice is v among the field's choices: v when the field has none or v
+// is one; the const of the one titled option whose title v is; else an
+// error.
+func (f formField) choice(v any) (any, error) {
+	options := append(slices.Clone(f.OneOf), f.AnyOf...)
+	if len(f.Enum) == 0 && len(options) == 0 {
+		return v, nil
+	}
+	same := func(e any) bool { return sameScalar(e, v) }
+	if slices.ContainsFunc(f.Enum, same) || slices.ContainsFunc(options, func(o enumOption) bool { return same(o.Const) }) {
+		return v, nil
+	}
+	var found []any
+	for _, o := range options {
+		if s, ok := v.(string); ok && o.Title != "" && o.Title == s {
+			found = append(found, o.Const)
+		}
+	}
+	if len(found) == 1 && sameScalar(found[0], found[0]) {
+		return found[0], nil
+	}
+	return nil, errors.New("is not one of the field's choices")
+}
+
+// accepts reports whether v is a value of the field's type.
 func (f formField) accepts(v any) error {
 	switch f.Type {
 	case "string":
@@ -286,9 +397,6 @@ func (f formField) accepts(v any) error {
 		if f.Type == "integer" && n != math.Trunc(n) {
 			return errors.New("is not an integer")
 		}
-	}
-	if len(f.Enum) > 0 && !slices.ContainsFunc(f.Enum, func(e any) bool { return sameScalar(e, v) }) {
-		return errors.New("is not one of the field's choices")
 	}
 	return nil
 }
