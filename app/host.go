@@ -21,6 +21,13 @@ const DefaultSessionsPerProcess = 10
 // (docs/behaviour.md#runtime-host).
 const MsgHostNeedsClose = "the runtime does not advertise session/close; a session cannot share its process"
 
+// ErrCannotShare is the cause of a session refused on a shared process
+// because its runtime cannot share one: it does not advertise
+// session/close, or the session follows subagents. Test for it with
+// errors.Is; a Fleet then gives such a runtime's sessions a process each
+// (docs/behaviour.md#fleet).
+var ErrCannotShare = errors.New("app: the runtime cannot share a process")
+
 // MsgHostFull is the message of a session refused because every process
 // of the host is full and the host may start no other
 // (docs/behaviour.md#runtime-host).
@@ -115,6 +122,13 @@ type hostProc struct {
 // does not advertise session/close is refused (agent_not_found, reason
 // not_offered).
 func (h *Host) Start(ctx context.Context, opts Options) (*Session, error) {
+	return h.start(ctx, opts, nil)
+}
+
+// start is Start on into, a stopped session whose runtime a retry
+// replaces in place (Session.replaceRuntime), or on a new session when
+// into is nil.
+func (h *Host) start(ctx context.Context, opts Options, into *Session) (*Session, error) {
 	if err := h.sessionScope(&opts); err != nil {
 		return nil, err
 	}
@@ -123,14 +137,20 @@ func (h *Host) Start(ctx context.Context, opts Options) (*Session, error) {
 		return nil, refused(o, err)
 	}
 	if o.Settings.Subagents {
-		return nil, refused(o, domain.NewError(domain.KindAgentNotFound, "following subagents is not offered on a shared process").WithReason(domain.ReasonNotOffered))
+		return nil, refused(o, domain.WrapError(domain.KindAgentNotFound, "following subagents is not offered on a shared process", ErrCannotShare).WithReason(domain.ReasonNotOffered))
 	}
 	p, err := h.place(ctx)
 	if err != nil {
 		return nil, err
 	}
 	obs := observe(ctx, o.Observers, o.Clock.Now())
-	s := newSession(p.conn, o, obs)
+	s := into
+	if s == nil {
+		s = newSession(p.conn, o, obs)
+	} else {
+		s.assemble(p.conn, o, obs)
+	}
+	s.home = h
 	h.mu.Lock()
 	p.members[s] = struct{}{}
 	h.mu.Unlock()
@@ -225,7 +245,7 @@ func (h *Host) launch(ctx context.Context, p *hostProc) error {
 	}
 	err = c.handshake(ctx)
 	if err == nil && !c.agent.Advertised.Close {
-		err = domain.NewError(domain.KindAgentNotFound, MsgHostNeedsClose).WithReason(domain.ReasonNotOffered)
+		err = domain.WrapError(domain.KindAgentNotFound, MsgHostNeedsClose, ErrCannotShare).WithReason(domain.ReasonNotOffered)
 	}
 	if err != nil {
 		h.stopProc(p)

@@ -38,6 +38,14 @@ type Session struct {
 	totals sessionTotals // the session's turns summed (Totals)
 	queued steerQueue    // steers queued for the next prompt (docs/behaviour.md#steering)
 
+	// home is the Host whose shared process carries the session, nil on
+	// a process of its own; a replacement of the runtime goes through it
+	// (docs/behaviour.md#fleet).
+	home *Host
+	// seat is the Fleet's place of the session, nil outside a fleet; set
+	// once before the session is handed out, kept across replacements.
+	place *fleetSeat
+
 	res   resolution // what the start resolved; read-only once it returned
 	tools toolArms   // the tool servers acpdrive serves the session
 	life  lifecycle
@@ -86,13 +94,27 @@ type sessionIdent struct {
 
 // newSession assembles the parts of one session on c.
 func newSession(c *connection, opts Options, obs *observation) *Session {
+	s := &Session{}
+	s.assemble(c, opts, obs)
+	return s
+}
+
+// assemble makes s a session on c: every part new, what the session's
+// start resolves forgotten; only the session's totals and its queued
+// steers are kept, so that a session whose runtime a retry replaced in
+// place (Session.replaceRuntime) counts every attempt
+// (docs/behaviour.md#fleet). The caller owns s: nothing else uses it.
+func (s *Session) assemble(c *connection, opts Options, obs *observation) {
 	log := opts.Logger.With("component", "acp_session")
-	s := &Session{
-		opts: opts, log: log, clock: opts.Clock, obs: obs, conn: c,
-		turns: newTurnEngine(opts.Clock, log),
-		caps:  newCapRecord(log),
-	}
-	s.life.done = make(chan struct{})
+	s.opts, s.log, s.clock, s.obs, s.conn = opts, log, opts.Clock, obs, c
+	s.turns = newTurnEngine(opts.Clock, log)
+	s.caps = newCapRecord(log)
+	s.proto.Store(nil)
+	s.reply = turnReply{}
+	s.res = resolution{}
+	s.tools = toolArms{}
+	s.life = lifecycle{done: make(chan struct{})}
+	s.id = sessionIdent{}
 	s.out = newOutbox(log, c.shared(), c.backlog, func() {
 		s.turns.endRunning(ending{err: domain.NewError(domain.KindTurnOutcomeUnknown, msgConsumerBehind)})
 	})
@@ -122,7 +144,6 @@ func newSession(c *connection, opts Options, obs *observation) *Session {
 	}
 	s.stream.otherKind = s.otherKind
 	s.stream.childKind = s.childKind
-	return s
 }
 
 // msgConsumerBehind ends the turn of a session whose consumers fell
@@ -182,6 +203,7 @@ func (s *Session) turn(ctx context.Context, prompt string, asks bool, opening do
 	s.classifyFailure(&res)
 	s.measure(ctx, &res)
 	s.totals.add(res)
+	s.place.count(res)
 	s.takeResult(&res, asks)
 	s.turns.finish()
 	if n := s.out.settle(); n > 0 {
@@ -231,6 +253,7 @@ func outcomeEvent(res domain.TurnResult) domain.Event { return res.Event() }
 // the teardown is reported as a *domain.SurvivorsError (logged at Warn).
 func (s *Session) Stop(ctx context.Context) error {
 	s.life.stopped.Store(true)
+	defer s.place.release()
 	return s.conn.leave(ctx, s)
 }
 
