@@ -1,0 +1,227 @@
+package app_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acpdrive/acpdrive/app"
+	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/internal/testsupport/fakeclock"
+	"github.com/acpdrive/acpdrive/ports"
+)
+
+// placedLauncher counts the launches it prepares.
+type placedLauncher struct {
+	ports.Launcher
+	n atomic.Int32
+}
+
+func (c *placedLauncher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
+	c.n.Add(1)
+	return c.Launcher.Prepare(req)
+}
+
+// unreachableLauncher is a host that can never be reached.
+type unreachableLauncher struct{ n atomic.Int32 }
+
+func (u *unreachableLauncher) Prepare(ports.LaunchRequest) (ports.Plan, error) {
+	u.n.Add(1)
+	return nil, domain.WrapError(domain.KindPortExit, "the host could not be reached", domain.ErrHostUnreachable)
+}
+
+// TestFleetPlacesOnTheLeastLoadedHost: sessions go to the host with the
+// fewest running (ties to the earlier); a stopped session's seat is given
+// back (docs/behaviour.md#fleet).
+func TestFleetPlacesOnTheLeastLoadedHost(t *testing.T) {
+	t.Parallel()
+	o, _, _, _ := agentOptions(t, []string{"--scenario", "echo"})
+	a, b := &placedLauncher{Launcher: o.Launcher}, &placedLauncher{Launcher: o.Launcher}
+	f, err := app.NewFleet(app.FleetOptions{Hosts: []app.FleetHost{{Name: "a", Launcher: a}, {Name: "b", Launcher: b}}})
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, f.Close(context.Background())) }()
+	o.Launcher = nil
+	var sessions []*app.Session
+	for range 4 {
+		s, err := f.Start(context.Background(), o)
+		require.NoError(t, err)
+		sessions = append(sessions, s)
+	}
+	assert.Equal(t, []int32{2, 2}, []int32{a.n.Load(), b.n.Load()})
+	require.NoError(t, sessions[1].Stop(context.Background())) // on b
+	s, err := f.Start(context.Background(), o)
+	require.NoError(t, err)
+	sessions = append(sessions, s)
+	assert.Equal(t, []int32{2, 3}, []int32{a.n.Load(), b.n.Load()}, "b had the fewest")
+	for _, s := range sessions {
+		assert.NoError(t, s.Stop(context.Background()))
+	}
+}
+
+// TestFleetLeavesAnUnreachableHostOutForATime: a host that cannot be
+// reached is left out for DownFor (the next host takes the session, a
+// person is told once), then tried again.
+func TestFleetLeavesAnUnreachableHostOutForATime(t *testing.T) {
+	t.Parallel()
+	o, _, _, _ := agentOptions(t, []string{"--scenario", "echo"})
+	down := &unreachableLauncher{}
+	up := &placedLauncher{Launcher: o.Launcher}
+	clock := fakeclock.New(epoch)
+	var notices []string
+	f, err := app.NewFleet(app.FleetOptions{
+		Hosts:   []app.FleetHost{{Name: "down", Launcher: down}, {Name: "up", Launcher: up}},
+		DownFor: time.Minute, Clock: clock, OnNotice: func(m string) { notices = append(notices, m) },
+	})
+	require.NoError(t, err)
+	o.Launcher = nil
+	start := func() {
+		s, err := f.Start(context.Background(), o)
+		require.NoError(t, err)
+		require.NoError(t, s.Stop(context.Background()))
+	}
+	start()
+	start()
+	assert.Equal(t, int32(1), down.n.Load(), "left out after the first failure")
+	assert.Equal(t, int32(2), up.n.Load())
+	require.Len(t, notices, 1)
+	assert.Contains(t, notices[0], "host down could not be reached")
+	clock.Advance(time.Minute)
+	start()
+	assert.Equal(t, int32(2), down.n.Load(), "tried again once DownFor passed")
+}
+
+// TestFleetGivesARuntimeThatCannotShareAProcessEach: a runtime without
+// session/close is refused by the Host with ErrCannotShare, and the fleet
+// runs its sessions on a process each, saying so once.
+func TestFleetGivesARuntimeThatCannotShareAProcessEach(t *testing.T) {
+	t.Parallel()
+	o, _, _, _ := procOptions(t, nil)
+	var notices []string
+	var mu sync.Mutex
+	f, err := app.NewFleet(app.FleetOptions{Hosts: []app.FleetHost{{Launcher: o.Launcher}}, SessionsPerProcess: 4,
+		OnNotice: func(m string) { mu.Lock(); notices = append(notices, m); mu.Unlock() }})
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, f.Close(context.Background())) }()
+	o.Launcher = nil
+	var pids []int
+	for range 2 {
+		r := f.Run(context.Background(), o, app.Run{Prompts: []string{"hello"}})
+		require.NoError(t, r.Err)
+		require.True(t, r.Completed)
+		pids = append(pids, r.AgentPID)
+	}
+	assert.NotEqual(t, pids[0], pids[1], "a process each")
+	require.Len(t, notices, 1)
+	assert.Contains(t, notices[0], "cannot share a process")
+}
+
+// TestFleetSiblingsSurviveASharedProcessCrash: six tasks share one
+// process; one task's turn crashes it. The five others are run again on
+// processes of their own and complete; only the crasher reports the
+// crash (docs/behaviour.md#fleet).
+func TestFleetSiblingsSurviveASharedProcessCrash(t *testing.T) {
+	t.Parallel()
+	o, _, _, _ := procOptions(t, []string{"--scenario", "multi-session"})
+	f, err := app.NewFleet(app.FleetOptions{Hosts: []app.FleetHost{{Launcher: o.Launcher}}, SessionsPerProcess: 6})
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, f.Close(context.Background())) }()
+	o.Launcher = nil
+	results := make([]app.RunResult, 6)
+	var seated sync.WaitGroup
+	seated.Add(6)
+	var wg sync.WaitGroup
+	for i := range 6 {
+		prompts := []string{"one", "#slow-accept 1500", "three"}
+		if i == 4 {
+			prompts = []string{"one", "#crash"}
+		}
+		wg.Go(func() {
+			results[i] = f.Run(context.Background(), o, app.Run{Prompts: prompts,
+				OnTurnStart: func(n int, _ string) bool {
+					if n == 2 {
+						seated.Done() // every task is between its first and second turn
+						seated.Wait()
+					}
+					return true
+				}})
+		})
+	}
+	wg.Wait()
+	for i, r := range results {
+		require.NoError(t, r.Err, "task %d", i)
+		if i == 4 {
+			continue
+		}
+		last := r.Turns[len(r.Turns)-1].Result
+		assert.True(t, r.Completed, "task %d: %s", i, last.Message())
+		assert.Len(t, r.Turns, 3)
+		for _, rep := range r.Replacements {
+			assert.True(t, rep.Isolated, "task %d: a sibling is moved to a process of its own", i)
+			assert.False(t, rep.Resumed, "the reference agent cannot resume: the sibling runs fresh")
+		}
+	}
+	crasher := results[4]
+	assert.False(t, crasher.Completed)
+	last := crasher.Turns[len(crasher.Turns)-1].Result
+	require.NotNil(t, last.Err)
+	assert.Equal(t, domain.KindPortExit, last.Err.Kind)
+	assert.Contains(t, crasher.Turns[len(crasher.Turns)-1].RuntimeExit, "crashed on purpose")
+	require.Len(t, crasher.Replacements, 1, "the crasher ran its turn once more, alone")
+	assert.True(t, crasher.Replacements[0].Isolated)
+}
+
+// TestFleetRunRetriesAndCountsEveryAttempt: a rate-limited turn is
+// retried after the runtime's retry-after; the run's and the fleet's
+// totals count every attempt; the last prompt's result is the run's.
+func TestFleetRunRetriesAndCountsEveryAttempt(t *testing.T) {
+	t.Parallel()
+	o, _, _, _ := agentOptions(t, script(t, "retry-429.json"))
+	f, err := app.NewFleet(app.FleetOptions{Hosts: []app.FleetHost{{Launcher: o.Launcher}}})
+	require.NoError(t, err)
+	o.Launcher = nil
+	clock := fakeclock.New(epoch)
+	var advancing sync.WaitGroup
+	var waits []app.Retry
+	r := f.Run(context.Background(), o, app.Run{
+		Prompts: []string{"go"}, Retry: app.RetryPolicy{MaxRetries: 2}, Clock: clock,
+		OnRetry: func(w app.Retry) {
+			waits = append(waits, w)
+			advancing.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+				defer cancel()
+				if clock.WaitForTimers(ctx, 1) == nil {
+					clock.Advance(w.Wait)
+				}
+			})
+		},
+	})
+	advancing.Wait()
+	require.NoError(t, r.Err)
+	require.True(t, r.Completed, r.Turns[0].Result.Message())
+	require.Len(t, waits, 2)
+	assert.Equal(t, 17*time.Second, waits[0].Wait)
+	assert.Equal(t, 3, r.Totals.Turns, "every attempt")
+	assert.Equal(t, 3, f.Totals().Turns, "every attempt")
+	assert.Equal(t, "Done.", r.Turns[0].Result.Reply)
+	assert.NoError(t, r.StopErr)
+}
+
+// TestRunStopsAtItsCeilings: the turn ceiling stops a run before the next
+// prompt.
+func TestRunStopsAtItsCeilings(t *testing.T) {
+	t.Parallel()
+	h := start(t, []string{"--scenario", "echo"})
+	var seen []int
+	r := app.Run{Prompts: []string{"a", "b", "c"}, Ceilings: app.Ceilings{MaxTurns: 2},
+		OnTurn: func(rt app.RunTurn) { seen = append(seen, rt.N) }}.Drive(context.Background(), h.sess)
+	assert.False(t, r.Completed)
+	assert.Equal(t, app.MsgTurnCeilingReached, r.Stopped)
+	assert.Equal(t, []int{1, 2}, seen)
+	assert.True(t, strings.HasPrefix(r.Turns[1].Result.Reply, "b"), r.Turns[1].Result.Reply)
+}
