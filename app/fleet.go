@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,8 +69,44 @@ type FleetOptions struct {
 	// Logger defaults to one that discards everything.
 	Logger *slog.Logger
 	// OnNotice, when set, is told what a person running the fleet should
-	// know: a host left out, a runtime that cannot share a process.
-	OnNotice func(string)
+	// know: a host left out, a runtime that cannot share a process; each
+	// once.
+	OnNotice func(FleetNotice)
+}
+
+// FleetNoticeKind says what a FleetNotice is about.
+type FleetNoticeKind string
+
+// Fleet notice kinds (docs/behaviour.md#fleet).
+const (
+	// NoticeHostDown: a host could not be reached and is left out for
+	// FleetOptions.DownFor.
+	NoticeHostDown FleetNoticeKind = "host_down"
+	// NoticeCannotShare: a runtime cannot share a process
+	// (ErrCannotShare); its sessions get a process each.
+	NoticeCannotShare FleetNoticeKind = "cannot_share"
+)
+
+// FleetNotice is one thing a person running a fleet should know.
+type FleetNotice struct {
+	// Kind says what it is about.
+	Kind FleetNoticeKind
+	// Host is the host's FleetHost.Name.
+	Host string
+	// Command is the runtime's command (NoticeCannotShare).
+	Command []string
+	// DownFor is how long the host is left out (NoticeHostDown).
+	DownFor time.Duration
+	// Err is the failure that made it.
+	Err error
+}
+
+// Text is the notice in one line.
+func (n FleetNotice) Text() string {
+	if n.Kind == NoticeHostDown {
+		return fmt.Sprintf("host %s could not be reached; no session is placed there for %s: %s", n.Host, n.DownFor, errorText(n.Err))
+	}
+	return fmt.Sprintf("%s cannot share a process (%s): its sessions run on a process each", strings.Join(n.Command, " "), errorText(n.Err))
 }
 
 // Fleet places sessions over hosts and counts what they use

@@ -76,7 +76,7 @@ func TestFleetLeavesAnUnreachableHostOutForATime(t *testing.T) {
 	var notices []string
 	f, err := app.NewFleet(app.FleetOptions{
 		Hosts:   []app.FleetHost{{Name: "down", Launcher: down}, {Name: "up", Launcher: up}},
-		DownFor: time.Minute, Clock: clock, OnNotice: func(m string) { notices = append(notices, m) },
+		DownFor: time.Minute, Clock: clock, OnNotice: func(n app.FleetNotice) { notices = append(notices, n.Text()) },
 	})
 	require.NoError(t, err)
 	o.Launcher = nil
@@ -105,7 +105,7 @@ func TestFleetGivesARuntimeThatCannotShareAProcessEach(t *testing.T) {
 	var notices []string
 	var mu sync.Mutex
 	f, err := app.NewFleet(app.FleetOptions{Hosts: []app.FleetHost{{Launcher: o.Launcher}}, SessionsPerProcess: 4,
-		OnNotice: func(m string) { mu.Lock(); notices = append(notices, m); mu.Unlock() }})
+		OnNotice: func(n app.FleetNotice) { mu.Lock(); notices = append(notices, n.Text()); mu.Unlock() }})
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, f.Close(context.Background())) }()
 	o.Launcher = nil

@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
@@ -71,14 +69,14 @@ func (f *Fleet) leaveOut(h *fleetHost, err error) {
 	f.mu.Unlock()
 	f.log.Warn("host unreachable; left out", "host", h.Name, "down_for", f.opts.DownFor, "error", err)
 	if first {
-		f.notice(fmt.Sprintf("host %s could not be reached; no session is placed there for %s: %s", h.Name, f.opts.DownFor, errorText(err)))
+		f.notice(FleetNotice{Kind: NoticeHostDown, Host: h.Name, DownFor: f.opts.DownFor, Err: err})
 	}
 }
 
 // notice tells FleetOptions.OnNotice.
-func (f *Fleet) notice(msg string) {
+func (f *Fleet) notice(n FleetNotice) {
 	if f.opts.OnNotice != nil {
-		f.opts.OnNotice(msg)
+		f.opts.OnNotice(n)
 	}
 }
 
@@ -104,7 +102,7 @@ func (f *Fleet) startOn(ctx context.Context, h *fleetHost, o Options) (*Session,
 		h.own[key] = true
 		f.mu.Unlock()
 		if first {
-			f.notice(fmt.Sprintf("%s cannot share a process (%s): its sessions run on a process each", strings.Join(o.Settings.Command, " "), errorText(err)))
+			f.notice(FleetNotice{Kind: NoticeCannotShare, Host: h.Name, Command: o.Settings.Command, Err: err})
 		}
 		return Start(ctx, o)
 	}
