@@ -97,8 +97,8 @@ type RunResult struct {
 	StopErr error `json:"-"`
 }
 
-// Drive runs r on s, which stays the caller's to stop. A turn in flight
-// when ctx ends is cancelled; no further prompt is sent.
+// Drive runs r on s, which stays the caller's to stop. ctx ending
+// cancels the running turn (turn_cancelled), which ends the run.
 func (r Run) Drive(ctx context.Context, s *Session) RunResult {
 	b := r.Ceilings.budgets()
 	out := RunResult{Completed: true}
@@ -109,7 +109,7 @@ func (r Run) Drive(ctx context.Context, s *Session) RunResult {
 			out.Completed, out.Stopped = false, msg
 			break
 		}
-		if ctx.Err() != nil || r.OnTurnStart != nil && !r.OnTurnStart(i+1, prompt) {
+		if r.OnTurnStart != nil && !r.OnTurnStart(i+1, prompt) {
 			out.Completed, out.Interrupted = false, true
 			break
 		}
