@@ -31,7 +31,7 @@ const MsgFleetClosed = "the fleet is closed"
 
 // ErrFleetFull is the cause of a start refused because every reachable
 // host carries its cap of sessions; test for it with errors.Is.
-var ErrFleetFull = errors.New("app: every host of the fleet is full")
+const ErrFleetFull = Cause("every host of the fleet is full")
 
 // FleetHost is one host a Fleet places sessions on: this machine
 // (adapters/localexec, adapters/inprocess), an SSH host or pool

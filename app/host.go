@@ -26,7 +26,15 @@ const MsgHostNeedsClose = "the runtime does not advertise session/close; a sessi
 // session/close, or the session follows subagents. Test for it with
 // errors.Is; a Fleet then gives such a runtime's sessions a process each
 // (docs/behaviour.md#fleet).
-var ErrCannotShare = errors.New("app: the runtime cannot share a process")
+const ErrCannotShare = Cause("the runtime cannot share a process")
+
+// Cause is the typed cause of a start a Host or a Fleet refused, wrapped
+// by the *domain.AgentError it returns: test for one of its constants
+// with errors.Is, never by the message (docs/behaviour.md#fleet).
+type Cause string
+
+// Error implements error.
+func (c Cause) Error() string { return "app: " + string(c) }
 
 // MsgHostFull is the message of a session refused because every process
 // of the host is full and the host may start no other
