@@ -41,7 +41,7 @@ func ExampleFleet() {
 		return
 	}
 	opts := app.Options{Settings: domain.DefaultSessionSettings(), Workspace: "/"} // the launcher is the host's
-	a, err := fleet.Start(ctx, opts) // on "one"
+	a, err := fleet.Start(ctx, opts)                                               // on "one"
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -75,8 +75,10 @@ func ExampleFleet_Run() {
 	res := fleet.Run(ctx, app.Options{Settings: settings, Workspace: "/"}, app.Run{
 		Prompts: []string{"first", "second"},
 		Retry:   app.RetryPolicy{MaxRetries: 1},
-		OnRetry: func(w app.Retry) { fmt.Println("retry", w.Attempt, "after", w.Wait, "from the runtime:", w.FromRuntime) },
-		OnTurn:  func(t app.RunTurn) { fmt.Println("turn", t.N, t.Result.Outcome) },
+		OnRetry: func(w app.Retry) {
+			fmt.Println("retry", w.Attempt, "after", w.Wait, "from the runtime:", w.FromRuntime)
+		},
+		OnTurn: func(t app.RunTurn) { fmt.Println("turn", t.N, t.Result.Outcome) },
 	})
 	fmt.Println("completed:", res.Completed, "result:", string(res.Result))
 	fmt.Println(res.Totals)

@@ -225,3 +225,50 @@ func TestRunStopsAtItsCeilings(t *testing.T) {
 	assert.Equal(t, []int{1, 2}, seen)
 	assert.True(t, strings.HasPrefix(r.Turns[1].Result.Reply, "b"), r.Turns[1].Result.Reply)
 }
+
+// stuckLauncher's runtimes never start: Start waits for its context.
+type stuckLauncher struct{ starting chan struct{} }
+
+func (l *stuckLauncher) Prepare(ports.LaunchRequest) (ports.Plan, error) { return stuckPlan{l}, nil }
+
+type stuckPlan struct{ l *stuckLauncher }
+
+func (stuckPlan) Target() ports.Target { return ports.Target{} }
+
+func (p stuckPlan) Start(ctx context.Context, _ []string) (ports.Process, error) {
+	close(p.l.starting)
+	<-ctx.Done()
+	return nil, domain.WrapError(domain.KindTurnCancelled, "the start was cancelled", ctx.Err())
+}
+
+// TestStopDuringAReplacement: a Stop from another goroutine while a retry
+// replaces the session's runtime cancels the replacement's start, waits
+// for it and stops the session; the retry reports the replacement that
+// did not start (docs/behaviour.md#fleet).
+func TestStopDuringAReplacement(t *testing.T) {
+	t.Parallel()
+	h := start(t, script(t, "retry-429.json"))
+	stuck := &stuckLauncher{starting: make(chan struct{})}
+	next := h.opts
+	next.Launcher = stuck
+	var reps []app.Replacement
+	done := make(chan retried, 1)
+	go func() {
+		r := app.Retrier{Policy: app.RetryPolicy{MaxRetries: 1, MaxBackoff: time.Millisecond}, Options: next,
+			OnReplace: func(rep app.Replacement) { reps = append(reps, rep) }}
+		res, sess, err := r.Turn(context.Background(), h.sess, "#crash")
+		done <- retried{res: res, sess: sess, err: err}
+	}()
+	select {
+	case <-stuck.starting:
+	case <-time.After(waitFor):
+		t.Fatal("the replacement never started")
+	}
+	require.NoError(t, h.sess.Stop(context.Background()))
+	out := <-done
+	require.Error(t, out.err)
+	assert.Same(t, h.sess, out.sess)
+	require.Len(t, reps, 1)
+	assert.Error(t, reps[0].Err)
+	assert.Equal(t, domain.OutcomeFailed, out.res.Outcome, "the crash that asked for the replacement")
+}

@@ -172,6 +172,8 @@ func (f *Fleet) Run(ctx context.Context, opts Options, r Run) RunResult {
 		r.OnStart(s)
 	}
 	out := r.Drive(ctx, s)
-	out.StopErr = s.stopWithin(ctx)
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace(s.opts.Settings)+failedStartStopMargin)
+	defer cancel()
+	out.StopErr = s.Stop(stopCtx)
 	return out
 }

@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 
 	"github.com/acpdrive/acpdrive/domain"
 )
@@ -64,6 +66,12 @@ const MsgSessionFresh = "fresh: the session could not be resumed and runs as a n
 // notification when it runs fresh say what became of its history.
 func (s *Session) replaceRuntime(ctx context.Context, with *Options, isolate bool) (Replacement, error) {
 	id := s.ID()
+	ctx, ok := s.swap.begin(ctx)
+	if !ok {
+		err := domain.NewError(domain.KindTurnCancelled, domain.MsgSessionStopped)
+		return Replacement{Requested: id, Isolated: isolate, Err: err}, err
+	}
+	defer s.swap.end()
 	opts := s.opts
 	if with != nil {
 		opts = *with
@@ -119,4 +127,60 @@ func (s *Session) replaceRuntime(ctx context.Context, with *Options, isolate boo
 // runs its turn again on a process of its own (docs/behaviour.md#fleet).
 func (s *Session) sharedProcessEnded(res domain.TurnResult) bool {
 	return s.home != nil && s.conn.shared() && s.processGone(res)
+}
+
+// swapGuard lets Stop and Steer, called from other goroutines, wait out a
+// replacement of the session's runtime: until it ends, the session's
+// parts are being made again (docs/behaviour.md#fleet).
+type swapGuard struct {
+	closed atomic.Bool // Stop was called: no replacement begins
+
+	mu      sync.Mutex
+	running chan struct{}      // closed when the replacement ends; nil when none runs
+	cancel  context.CancelFunc // cancels the replacement's start
+}
+
+// begin marks a replacement running; false when the session was stopped.
+// The context returned is cancelled by a Stop meanwhile.
+func (g *swapGuard) begin(ctx context.Context) (context.Context, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed.Load() {
+		return ctx, false
+	}
+	ctx, g.cancel = context.WithCancel(ctx)
+	g.running = make(chan struct{})
+	return ctx, true
+}
+
+// end marks the replacement ended.
+func (g *swapGuard) end() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.cancel()
+	close(g.running)
+	g.running, g.cancel = nil, nil
+}
+
+// wait waits for a running replacement to end, within ctx; closing (a
+// Stop) cancels its start first and keeps any other from beginning.
+func (g *swapGuard) wait(ctx context.Context, closing bool) error {
+	if closing {
+		g.closed.Store(true)
+	}
+	g.mu.Lock()
+	running, cancel := g.running, g.cancel
+	g.mu.Unlock()
+	if running == nil {
+		return nil
+	}
+	if closing {
+		cancel()
+	}
+	select {
+	case <-running:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

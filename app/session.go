@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -42,9 +43,12 @@ type Session struct {
 	// a process of its own; a replacement of the runtime goes through it
 	// (docs/behaviour.md#fleet).
 	home *Host
-	// seat is the Fleet's place of the session, nil outside a fleet; set
+	// place is the Fleet's seat of the session, nil outside a fleet; set
 	// once before the session is handed out, kept across replacements.
 	place *fleetSeat
+	// swap lets Stop and Steer wait out a replacement of the runtime;
+	// kept across replacements.
+	swap swapGuard
 
 	res   resolution // what the start resolved; read-only once it returned
 	tools toolArms   // the tool servers acpdrive serves the session
@@ -251,9 +255,22 @@ func outcomeEvent(res domain.TurnResult) domain.Event { return res.Event() }
 // in a goroutine the session owns; a later Stop waits for it and returns
 // its result. Stop is idempotent and safe for concurrent use. What survives
 // the teardown is reported as a *domain.SurvivorsError (logged at Warn).
+//
+// Called while a retry replaces the session's runtime
+// (docs/behaviour.md#fleet), Stop cancels the replacement's start and
+// waits for it to end, within ctx, then stops what runs.
 func (s *Session) Stop(ctx context.Context) error {
-	s.life.stopped.Store(true)
+	if err := s.swap.wait(ctx, true); err != nil {
+		return fmt.Errorf("app: stop did not finish before its context ended; the runtime's replacement goes on: %w", err)
+	}
 	defer s.place.release()
+	return s.stop(ctx)
+}
+
+// stop is Stop's own path, for the steps of a start and of a replacement
+// (which hold the session already): the session's connection's leave.
+func (s *Session) stop(ctx context.Context) error {
+	s.life.stopped.Store(true)
 	return s.conn.leave(ctx, s)
 }
 
@@ -267,7 +284,7 @@ const failedStartStopMargin = 5 * time.Second
 func (s *Session) stopWithin(ctx context.Context) error {
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.Settings.StopGrace+failedStartStopMargin)
 	defer cancel()
-	return s.Stop(stopCtx)
+	return s.stop(stopCtx)
 }
 
 // ID is the identifier of the session the runtime runs: the continued one,
