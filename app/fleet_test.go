@@ -153,10 +153,14 @@ func TestFleetSiblingsSurviveASharedProcessCrash(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	cut := 0
 	for i, r := range results {
 		require.NoError(t, r.Err, "task %d", i)
 		if i == 4 {
 			continue
+		}
+		if len(r.Replacements) > 0 {
+			cut++
 		}
 		last := r.Turns[len(r.Turns)-1].Result
 		assert.True(t, r.Completed, "task %d: %s", i, last.Message())
@@ -166,6 +170,7 @@ func TestFleetSiblingsSurviveASharedProcessCrash(t *testing.T) {
 			assert.False(t, rep.Resumed, "the reference agent cannot resume: the sibling runs fresh")
 		}
 	}
+	assert.Positive(t, cut, "the crash cut the siblings' running turns (every task was between its first and second turn)")
 	crasher := results[4]
 	assert.False(t, crasher.Completed)
 	last := crasher.Turns[len(crasher.Turns)-1].Result
