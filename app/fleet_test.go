@@ -277,3 +277,57 @@ func TestStopDuringAReplacement(t *testing.T) {
 	assert.Error(t, reps[0].Err)
 	assert.Equal(t, domain.OutcomeFailed, out.res.Outcome, "the crash that asked for the replacement")
 }
+
+// TestHostKey: sessions whose process-scoped options differ never share
+// a process; their own options do not matter (docs/behaviour.md#fleet).
+func TestHostKey(t *testing.T) {
+	t.Parallel()
+	base := app.Options{Settings: domain.DefaultSessionSettings(), Workspace: "/a"}
+	base.Settings.Command = []string{"agent", "--acp"}
+	cases := []struct {
+		name   string
+		change func(*app.Options)
+		same   bool
+	}{
+		{"the command", func(o *app.Options) { o.Settings.Command = []string{"other"} }, false},
+		{"the protocol", func(o *app.Options) { o.Settings.Protocol = domain.ProtocolChoice("2") }, false},
+		{"the client name", func(o *app.Options) { o.ClientName = "orchestrator" }, false},
+		{"the sandbox", func(o *app.Options) { o.Settings.Sandbox.Enabled = true }, false},
+		{"the workspace under a sandbox", func(o *app.Options) { o.Settings.Sandbox.Enabled, o.Workspace = true, "/b" }, false},
+		{"the workspace", func(o *app.Options) { o.Workspace = "/b" }, true},
+		{"the session to resume", func(o *app.Options) { o.ResumeSessionID = "s-1" }, true},
+		{"the event consumer", func(o *app.Options) { o.OnEvent = func(domain.Event) {} }, true},
+		{"a turn bound", func(o *app.Options) { o.Settings.TurnTimeout = time.Minute }, true},
+	}
+	sandboxed := base
+	sandboxed.Settings.Sandbox.Enabled = true
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := base
+			c.change(&o)
+			ref := base
+			if c.name == "the workspace under a sandbox" {
+				ref = sandboxed
+			}
+			assert.Equal(t, c.same, app.HostKey(o) == app.HostKey(ref))
+		})
+	}
+}
+
+// TestFleetCapsSessionsPerHost: past every host's cap a start is refused
+// with a typed cause.
+func TestFleetCapsSessionsPerHost(t *testing.T) {
+	t.Parallel()
+	o, _, _, _ := agentOptions(t, []string{"--scenario", "echo"})
+	f, err := app.NewFleet(app.FleetOptions{Hosts: []app.FleetHost{{Launcher: o.Launcher}}, MaxSessionsPerHost: 1})
+	require.NoError(t, err)
+	o.Launcher = nil
+	s, err := f.Start(context.Background(), o)
+	require.NoError(t, err)
+	_, err = f.Start(context.Background(), o)
+	assert.ErrorIs(t, err, app.ErrFleetFull)
+	require.NoError(t, s.Stop(context.Background()))
+	s, err = f.Start(context.Background(), o)
+	require.NoError(t, err, "the stopped session's seat was given back")
+	require.NoError(t, s.Stop(context.Background()))
+}
