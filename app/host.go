@@ -128,7 +128,8 @@ type hostProc struct {
 // the host's. Measurement sources that read a per-process journal are not
 // used: token counts come from the wire or not at all. A runtime that
 // does not advertise session/close is refused (agent_not_found, reason
-// not_offered).
+// not_offered, cause ErrCannotShare; a Fleet then gives it a process per
+// session).
 func (h *Host) Start(ctx context.Context, opts Options) (*Session, error) {
 	return h.start(ctx, opts, nil)
 }

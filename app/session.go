@@ -20,7 +20,9 @@ import (
 // runtime endpoint has (the process, the JSON-RPC connection, the router,
 // the handshake, the measurement) is its connection's, which it may share
 // with other sessions (a Host's); the Session holds what its start
-// resolved and hands the parts to each other.
+// resolved and hands the parts to each other. A retry whose process is
+// gone starts the runtime again under the same *Session value
+// (docs/behaviour.md#fleet): its parts are made anew, its totals kept.
 type Session struct {
 	opts  Options
 	log   *slog.Logger
