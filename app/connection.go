@@ -87,7 +87,9 @@ func (c *connection) shared() bool { return c.router.shared }
 // the runtime on this machine.
 func (c *connection) prepare(unreachable []string) (ports.Plan, error) {
 	set := c.opts.Settings
-	if len(set.Command) == 0 || strings.TrimSpace(set.Command[0]) == "" {
+	// A launcher that needs no command takes none; a command given with a
+	// blank program is a mistake whatever the launcher.
+	if len(set.Command) == 0 && !needsNoCommand(c.opts.Launcher) || len(set.Command) > 0 && strings.TrimSpace(set.Command[0]) == "" {
 		return nil, domain.NewError(domain.KindAgentNotFound, domain.MsgEmptyCommand).WithReason(domain.ReasonConfigurationInvalid)
 	}
 	plan, err := c.opts.Launcher.Prepare(ports.LaunchRequest{Command: set.Command, Workspace: c.opts.Workspace, Avoid: unreachable,
@@ -106,6 +108,20 @@ func (c *connection) prepare(unreachable []string) (ports.Plan, error) {
 	}
 	c.rt.target = target
 	return plan, nil
+}
+
+// commandFree is a launcher that declares it needs no command: it runs
+// one program whatever the command says (adapters/inprocess). Every other
+// launcher is never handed an empty command (docs/behaviour.md#start-up).
+type commandFree interface {
+	// NeedsNoCommand reports that Settings.Command may be left empty.
+	NeedsNoCommand() bool
+}
+
+// needsNoCommand reports whether l declares it needs no command.
+func needsNoCommand(l ports.Launcher) bool {
+	cf, ok := l.(commandFree)
+	return ok && cf.NeedsNoCommand()
 }
 
 // open runs start-up steps 1 to 5 for a connection that starts with no
@@ -145,7 +161,11 @@ func (c *connection) launch(ctx context.Context, plan ports.Plan, env []string) 
 		return err
 	}
 	id := c.rt.identity()
-	c.log.Info("agent process started", "agent_pid", id.PID, "host", id.Host, "command", c.opts.Settings.Command[0])
+	program := ""
+	if cmd := c.opts.Settings.Command; len(cmd) > 0 {
+		program = cmd[0]
+	}
+	c.log.Info("agent process started", "agent_pid", id.PID, "host", id.Host, "command", program)
 	return nil
 }
 

@@ -21,6 +21,21 @@ const DefaultSessionsPerProcess = 10
 // (docs/behaviour.md#runtime-host).
 const MsgHostNeedsClose = "the runtime does not advertise session/close; a session cannot share its process"
 
+// ErrCannotShare is the cause of a session refused on a shared process
+// because its runtime cannot share one: it does not advertise
+// session/close, or the session follows subagents. Test for it with
+// errors.Is; a Fleet then gives such a runtime's sessions a process each
+// (docs/behaviour.md#fleet).
+const ErrCannotShare = Cause("the runtime cannot share a process")
+
+// Cause is the typed cause of a start a Host or a Fleet refused, wrapped
+// by the *domain.AgentError it returns: test for one of its constants
+// with errors.Is, never by the message (docs/behaviour.md#fleet).
+type Cause string
+
+// Error implements error.
+func (c Cause) Error() string { return "app: " + string(c) }
+
 // MsgHostFull is the message of a session refused because every process
 // of the host is full and the host may start no other
 // (docs/behaviour.md#runtime-host).
@@ -113,8 +128,16 @@ type hostProc struct {
 // the host's. Measurement sources that read a per-process journal are not
 // used: token counts come from the wire or not at all. A runtime that
 // does not advertise session/close is refused (agent_not_found, reason
-// not_offered).
+// not_offered, cause ErrCannotShare; a Fleet then gives it a process per
+// session).
 func (h *Host) Start(ctx context.Context, opts Options) (*Session, error) {
+	return h.start(ctx, opts, nil)
+}
+
+// start is Start on into, a stopped session whose runtime a retry
+// replaces in place (Session.replaceRuntime), or on a new session when
+// into is nil.
+func (h *Host) start(ctx context.Context, opts Options, into *Session) (*Session, error) {
 	if err := h.sessionScope(&opts); err != nil {
 		return nil, err
 	}
@@ -123,14 +146,20 @@ func (h *Host) Start(ctx context.Context, opts Options) (*Session, error) {
 		return nil, refused(o, err)
 	}
 	if o.Settings.Subagents {
-		return nil, refused(o, domain.NewError(domain.KindAgentNotFound, "following subagents is not offered on a shared process").WithReason(domain.ReasonNotOffered))
+		return nil, refused(o, domain.WrapError(domain.KindAgentNotFound, "following subagents is not offered on a shared process", ErrCannotShare).WithReason(domain.ReasonNotOffered))
 	}
 	p, err := h.place(ctx)
 	if err != nil {
 		return nil, err
 	}
 	obs := observe(ctx, o.Observers, o.Clock.Now())
-	s := newSession(p.conn, o, obs)
+	s := into
+	if s == nil {
+		s = newSession(p.conn, o, obs)
+	} else {
+		s.assemble(p.conn, o, obs)
+	}
+	s.home = h
 	h.mu.Lock()
 	p.members[s] = struct{}{}
 	h.mu.Unlock()
@@ -225,7 +254,7 @@ func (h *Host) launch(ctx context.Context, p *hostProc) error {
 	}
 	err = c.handshake(ctx)
 	if err == nil && !c.agent.Advertised.Close {
-		err = domain.NewError(domain.KindAgentNotFound, MsgHostNeedsClose).WithReason(domain.ReasonNotOffered)
+		err = domain.WrapError(domain.KindAgentNotFound, MsgHostNeedsClose, ErrCannotShare).WithReason(domain.ReasonNotOffered)
 	}
 	if err != nil {
 		h.stopProc(p)

@@ -143,6 +143,7 @@ func TestHostRefusesARuntimeWithoutClose(t *testing.T) {
 	assert.Equal(t, domain.KindAgentNotFound, ae.Kind)
 	assert.Equal(t, domain.ReasonNotOffered, ae.Reason)
 	assert.Equal(t, app.MsgHostNeedsClose, ae.Message)
+	assert.ErrorIs(t, err, app.ErrCannotShare, "the reason is typed")
 }
 
 // TestHostCapsSessionsPerProcess: a process carries at most its cap; the

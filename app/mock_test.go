@@ -181,3 +181,19 @@ func TestStartCancelledBeforeTheLaunch(t *testing.T) {
 	assert.Equal(t, "session start cancelled", ae.Message)
 	assert.Equal(t, []string{"startup_failed:session start cancelled"}, rec.Shape())
 }
+
+// TestTheInProcessLauncherNeedsNoCommand: a launcher that declares it
+// needs no command (adapters/inprocess) starts a session whose settings
+// name none; every other launcher is never handed one
+// (TestStartNeverLaunchesAnEmptyCommand).
+func TestTheInProcessLauncherNeedsNoCommand(t *testing.T) {
+	t.Parallel()
+	o, _, _, _ := agentOptions(t, []string{"--scenario", "echo"})
+	o.Settings.Command = nil
+	o.Clock = nil
+	s, err := app.Start(context.Background(), o)
+	require.NoError(t, err)
+	res := s.Turn(context.Background(), "hello")
+	assert.Equal(t, domain.OutcomeCompleted, res.Outcome, res.Message())
+	require.NoError(t, s.Stop(context.Background()))
+}

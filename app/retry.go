@@ -33,23 +33,34 @@ type Retry struct {
 	// exposed rather than the back-off.
 	FromRuntime bool
 	// Resume reports that the runtime's process was gone: the retry
-	// resumes the session on a new process.
+	// starts the runtime again under the same session, resuming it when
+	// the runtime can (Replacement says whether it did).
 	Resume bool
 	// Result is the failed turn being retried.
 	Result domain.TurnResult
 }
 
 // Retrier retries a failed turn an orchestrator asked for
-// (docs/behaviour.md#retrying): on the same session, resumed on a new
-// process (Options.ResumeSessionID) when the runtime's process is gone;
-// after the failure's retry_after when the runtime exposed one, else the
+// (docs/behaviour.md#retrying, #fleet): on the same session; when the
+// runtime's process is gone, with the runtime started again under the
+// same *Session value (through the Host that placed it, or on a process
+// of its own), the session resumed when the runtime can and run fresh
+// when not, which OnReplace and a session_replaced event say; after the
+// failure's retry_after when the runtime exposed one, else the
 // exponential back-off capped by MaxBackoff; never a turn whose failure is
 // not retryable (quota, credentials, context overflow, a cancellation);
 // within a budget of attempts and of total wait.
+//
+// A turn that failed because the shared process its session was on ended
+// (another session's turn may have ended it) is sent once more on a
+// process of the session's own, whatever the budget: only a session whose
+// own turn ends its process again reports the failure
+// (docs/behaviour.md#fleet). The zero Retrier retries nothing else.
 type Retrier struct {
 	// Policy bounds the retries.
 	Policy RetryPolicy
-	// Options start the resumed session when the process is gone; its
+	// Options, when its Launcher is set, start the runtime again in place
+	// of the session's own options when the process is gone; its
 	// ResumeSessionID is set to the failed session's id.
 	Options Options
 	// Clock measures the waits; nil uses Options.Clock, and the system
@@ -57,18 +68,23 @@ type Retrier struct {
 	Clock ports.Clock
 	// OnWait, when set, is told of each wait before it begins.
 	OnWait func(Retry)
-	// OnSession, when set, is told of a session resumed in place of the
-	// failed one, before its turn: from then on it is the session to
-	// cancel or stop.
+	// OnReplace, when set, is told of each replacement of the runtime,
+	// before the turn is sent again.
+	OnReplace func(Replacement)
+	// OnSession, when set, is told of the session whose runtime was
+	// replaced, before its turn. It is always the session the Retrier was
+	// given: the field remains for callers written when a resume returned
+	// another session.
 	OnSession func(*Session)
 }
 
 // Turn runs prompt on sess (Session.Turn) and retries it while it fails
-// retryably and the budgets allow. It returns the last result and the
-// session it ran on: sess, or the session resumed in its place (sess is
-// then stopped; the caller stops the one returned). err is set only when a
-// resume could not start; the result is then the failure that asked for
-// it. ctx ending during a wait returns the last result at once.
+// retryably and the budgets allow. It returns the last result and sess,
+// the session it ran on: a replaced runtime runs under the same value, so
+// the caller stops sess. err is set only when the runtime could not be
+// started again; the result is then the failure that asked for it and
+// sess is stopped. ctx ending during a wait returns the last result at
+// once.
 func (r Retrier) Turn(ctx context.Context, sess *Session, prompt string) (domain.TurnResult, *Session, error) {
 	return r.retry(ctx, sess, func(s *Session) domain.TurnResult { return s.Turn(ctx, prompt) })
 }
@@ -92,8 +108,22 @@ func (r Retrier) retry(ctx context.Context, sess *Session, turn func(*Session) d
 	}
 	var waited time.Duration
 	res := turn(sess)
-	for attempt := 1; attempt <= r.Policy.MaxRetries; attempt++ {
-		if res.Outcome == domain.OutcomeCompleted || !res.Retryable() || ctx.Err() != nil {
+	isolated := false
+	for attempt := 1; ; attempt++ {
+		if res.Outcome == domain.OutcomeCompleted || ctx.Err() != nil {
+			return res, sess, nil
+		}
+		if !isolated && sess.sharedProcessEnded(res) {
+			// Not this session's failure, maybe: once more on a process of
+			// its own (docs/behaviour.md#fleet).
+			isolated, attempt = true, attempt-1
+			if err := r.replace(ctx, sess, true, 0); err != nil {
+				return res, sess, err
+			}
+			res = turn(sess)
+			continue
+		}
+		if attempt > r.Policy.MaxRetries || !res.Retryable() {
 			return res, sess, nil
 		}
 		wait, fromRuntime := retryWait(res, attempt, r.Policy.MaxBackoff)
@@ -111,18 +141,30 @@ func (r Retrier) retry(ctx context.Context, sess *Session, turn func(*Session) d
 		}
 		waited += wait
 		if resume {
-			next, err := r.resume(ctx, sess)
-			if err != nil {
+			if err := r.replace(ctx, sess, false, attempt); err != nil {
 				return res, sess, err
-			}
-			sess = next
-			if r.OnSession != nil {
-				r.OnSession(sess)
 			}
 		}
 		res = turn(sess)
 	}
-	return res, sess, nil
+}
+
+// replace starts sess's runtime again under the same value and tells
+// OnReplace and OnSession.
+func (r Retrier) replace(ctx context.Context, sess *Session, isolate bool, attempt int) error {
+	var with *Options
+	if r.Options.Launcher != nil {
+		with = &r.Options
+	}
+	rep, err := sess.replaceRuntime(ctx, with, isolate)
+	rep.Attempt = attempt
+	if r.OnReplace != nil {
+		r.OnReplace(rep)
+	}
+	if err == nil && r.OnSession != nil {
+		r.OnSession(sess)
+	}
+	return err
 }
 
 // retryWait is the wait before retry attempt: the failure's retry_after
@@ -133,28 +175,6 @@ func retryWait(res domain.TurnResult, attempt int, maxBackoff time.Duration) (ti
 		return wait, true
 	}
 	return domain.RetryBackoff(attempt, maxBackoff), false
-}
-
-// resume stops sess and starts its session again on a new process.
-func (r Retrier) resume(ctx context.Context, sess *Session) (*Session, error) {
-	id := sess.ID()
-	if err := sess.Stop(ctx); err != nil {
-		sess.log.Debug("the failed session's stop before its resume", "error", err)
-	}
-	opts := r.Options
-	opts.ResumeSessionID, opts.ForkSessionID = id, ""
-	next, err := Start(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	if c, ok := next.Continuation(); ok && !c.Continued {
-		// Never silently: the retry runs without the turns before it
-		// (docs/behaviour.md#retrying).
-		msg := MsgRetryFreshSession + c.Reason
-		next.log.Warn("the retry could not resume the session; it runs on a new one", "session_id", id, "reason", c.Reason)
-		next.stream.emit(domain.Event{Type: domain.EventNotification, Message: msg, Origin: domain.OriginAcpdrive})
-	}
-	return next, nil
 }
 
 // MsgRetryFreshSession begins the notification of a retry whose session

@@ -295,9 +295,11 @@ func (r *router) HandleOversize(n int64) { r.each(func(rt route) { rt.h.HandleOv
 // betweenTurns reports what each session's stream still held once the
 // shared stream ended.
 func (r *router) betweenTurns() {
-	var all []*Session
-	r.each(func(rt route) { all = append(all, rt.s) })
-	for _, s := range all {
-		s.turns.betweenTurns(s.stream.flush)
+	// Through the parts the route was attached with: a session whose
+	// runtime a retry replaced has other parts since (Session.assemble).
+	var all []*connHandler
+	r.each(func(rt route) { all = append(all, rt.h) })
+	for _, h := range all {
+		h.turns.betweenTurns(h.stream.flush)
 	}
 }

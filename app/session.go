@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -19,7 +20,9 @@ import (
 // runtime endpoint has (the process, the JSON-RPC connection, the router,
 // the handshake, the measurement) is its connection's, which it may share
 // with other sessions (a Host's); the Session holds what its start
-// resolved and hands the parts to each other.
+// resolved and hands the parts to each other. A retry whose process is
+// gone starts the runtime again under the same *Session value
+// (docs/behaviour.md#fleet): its parts are made anew, its totals kept.
 type Session struct {
 	opts  Options
 	log   *slog.Logger
@@ -37,6 +40,17 @@ type Session struct {
 	reply  turnReply     // the running turn's reply, from the emitted events
 	totals sessionTotals // the session's turns summed (Totals)
 	queued steerQueue    // steers queued for the next prompt (docs/behaviour.md#steering)
+
+	// home is the Host whose shared process carries the session, nil on
+	// a process of its own; a replacement of the runtime goes through it
+	// (docs/behaviour.md#fleet).
+	home *Host
+	// place is the Fleet's seat of the session, nil outside a fleet; set
+	// once before the session is handed out, kept across replacements.
+	place *fleetSeat
+	// swap lets Stop and Steer wait out a replacement of the runtime;
+	// kept across replacements.
+	swap swapGuard
 
 	res   resolution // what the start resolved; read-only once it returned
 	tools toolArms   // the tool servers acpdrive serves the session
@@ -86,13 +100,27 @@ type sessionIdent struct {
 
 // newSession assembles the parts of one session on c.
 func newSession(c *connection, opts Options, obs *observation) *Session {
+	s := &Session{}
+	s.assemble(c, opts, obs)
+	return s
+}
+
+// assemble makes s a session on c: every part new, what the session's
+// start resolves forgotten; only the session's totals and its queued
+// steers are kept, so that a session whose runtime a retry replaced in
+// place (Session.replaceRuntime) counts every attempt
+// (docs/behaviour.md#fleet). The caller owns s: nothing else uses it.
+func (s *Session) assemble(c *connection, opts Options, obs *observation) {
 	log := opts.Logger.With("component", "acp_session")
-	s := &Session{
-		opts: opts, log: log, clock: opts.Clock, obs: obs, conn: c,
-		turns: newTurnEngine(opts.Clock, log),
-		caps:  newCapRecord(log),
-	}
-	s.life.done = make(chan struct{})
+	s.opts, s.log, s.clock, s.obs, s.conn = opts, log, opts.Clock, obs, c
+	s.turns = newTurnEngine(opts.Clock, log)
+	s.caps = newCapRecord(log)
+	s.proto.Store(nil)
+	s.reply = turnReply{}
+	s.res = resolution{}
+	s.tools = toolArms{}
+	s.life = lifecycle{done: make(chan struct{})}
+	s.id = sessionIdent{}
 	s.out = newOutbox(log, c.shared(), c.backlog, func() {
 		s.turns.endRunning(ending{err: domain.NewError(domain.KindTurnOutcomeUnknown, msgConsumerBehind)})
 	})
@@ -122,7 +150,6 @@ func newSession(c *connection, opts Options, obs *observation) *Session {
 	}
 	s.stream.otherKind = s.otherKind
 	s.stream.childKind = s.childKind
-	return s
 }
 
 // msgConsumerBehind ends the turn of a session whose consumers fell
@@ -184,6 +211,7 @@ func (s *Session) turn(ctx context.Context, prompt string, asks bool, opening do
 	s.classifyFailure(&res)
 	s.measure(ctx, &res)
 	s.totals.add(res)
+	s.place.count(res)
 	s.takeResult(&res, asks)
 	s.turns.finish()
 	if n := s.out.settle(); n > 0 {
@@ -231,7 +259,21 @@ func outcomeEvent(res domain.TurnResult) domain.Event { return res.Event() }
 // in a goroutine the session owns; a later Stop waits for it and returns
 // its result. Stop is idempotent and safe for concurrent use. What survives
 // the teardown is reported as a *domain.SurvivorsError (logged at Warn).
+//
+// Called while a retry replaces the session's runtime
+// (docs/behaviour.md#fleet), Stop cancels the replacement's start and
+// waits for it to end, within ctx, then stops what runs.
 func (s *Session) Stop(ctx context.Context) error {
+	if err := s.swap.wait(ctx, true); err != nil {
+		return fmt.Errorf("app: stop did not finish before its context ended; the runtime's replacement goes on: %w", err)
+	}
+	defer s.place.release()
+	return s.stop(ctx)
+}
+
+// stop is Stop's own path, for the steps of a start and of a replacement
+// (which hold the session already): the session's connection's leave.
+func (s *Session) stop(ctx context.Context) error {
 	s.life.stopped.Store(true)
 	return s.conn.leave(ctx, s)
 }
@@ -246,7 +288,7 @@ const failedStartStopMargin = 5 * time.Second
 func (s *Session) stopWithin(ctx context.Context) error {
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.Settings.StopGrace+failedStartStopMargin)
 	defer cancel()
-	return s.Stop(stopCtx)
+	return s.stop(stopCtx)
 }
 
 // ID is the identifier of the session the runtime runs: the continued one,

@@ -37,16 +37,22 @@ func Start(ctx context.Context, opts Options) (*Session, error) {
 			return nil, err
 		}
 	}
-	// The starts of one session start: the first, at most two restarts to
-	// settle the measurement source (docs/behaviour.md#token-accounting),
-	// and a start on another host for each host that could not be reached.
+	return startOwn(ctx, opts, obs, func(c *connection) *Session { return newSession(c, opts, obs) })
+}
+
+// startOwn runs the starts of one session on a process of its own, each
+// on a session made by mk (a new one, or the same one again for a start
+// in place): the first, at most two restarts to settle the measurement
+// source (docs/behaviour.md#token-accounting), and a start on another host
+// for each host that could not be reached.
+func startOwn(ctx context.Context, opts Options, obs *observation, mk func(*connection) *Session) (*Session, error) {
 	plan := measurePlan{}
 	var unreachable []string
 	var lastErr error // the last unreachable host's own failure
 	for start := 1; ; {
 		c := newConnection(opts, false)
 		c.meter.plan = plan
-		s := newSession(c, opts, obs)
+		s := mk(c)
 		err := s.open(ctx, unreachable)
 		if err == nil {
 			st := c.meter.handshake(ctx, c.agent.Name, c.rt.target, start < maxStarts)

@@ -77,6 +77,10 @@ func (e *turnEngine) steerable() bool {
 // the next turn's prompt. A
 // runtime's refusal of the request is response_error.
 func (s *Session) Steer(ctx context.Context, text string, mode ...SteerMode) error {
+	if err := s.swap.wait(ctx, false); err != nil {
+		// A retry is replacing the runtime (docs/behaviour.md#fleet).
+		return domain.WrapError(domain.KindTurnCancelled, "the session's runtime was being replaced when the steer's context ended", err)
+	}
 	if s.life.stopped.Load() {
 		return domain.NewError(domain.KindTurnCancelled, domain.MsgSessionStopped)
 	}

@@ -74,6 +74,11 @@ const (
 	// EventSteered reports a message the runtime took into the running
 	// turn; Message is its text (docs/behaviour.md#steering).
 	EventSteered EventType = "steered"
+	// EventSessionReplaced reports that a retry replaced the session's
+	// runtime under the same session (docs/behaviour.md#fleet): Message
+	// says whether the session was resumed (its history kept) or runs
+	// fresh (its history lost), and why.
+	EventSessionReplaced EventType = "session_replaced"
 )
 
 // Contract messages carried by events.

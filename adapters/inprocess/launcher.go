@@ -57,6 +57,11 @@ func (l *Launcher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 	return &plan{args: l.args, workspace: req.Workspace}, nil
 }
 
+// NeedsNoCommand reports that the launcher needs no command: the program
+// is always the reference agent, so a session's Settings.Command may be
+// left empty (app.Start then hands the launcher the empty command).
+func (l *Launcher) NeedsNoCommand() bool { return true }
+
 // plan is a validated in-process launch; it may be started any number of
 // times, each start a fresh agent.
 type plan struct {

@@ -8,9 +8,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -57,6 +59,10 @@ type batchLine struct {
 	// turn's outcome, stopped the task; Notice is a closing remark.
 	Stopped string `json:"stopped,omitempty"`
 	Notice  string `json:"notice,omitempty"`
+	// Replacements are the task's retries that replaced its runtime,
+	// each saying whether the session was resumed (its history kept) or
+	// runs fresh (docs/behaviour.md#fleet).
+	Replacements []app.Replacement `json:"replacements,omitempty"`
 	// ErrorKind, Reason and Message say why the task did not complete.
 	ErrorKind string `json:"error_kind,omitempty"`
 	Reason    string `json:"reason,omitempty"`
@@ -208,10 +214,17 @@ func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		case <-ctx.Done():
 		}
 	}()
-	r := &batchRunner{
-		flags: f, cfg: cfg, base: base, tasksDir: tasksDir, board: board,
-		placer: newPlacer(cfg, f.sshTransport == "native", logger, base, bf.perProcess, bf.keepWarm, board.warn),
+	fleet, err := app.NewFleet(app.FleetOptions{
+		Hosts: batchHosts(cfg, f.sshTransport == "native", logger, base), SessionsPerProcess: bf.perProcess, KeepWarm: bf.keepWarm,
+		// A host found unreachable takes no further task of the batch
+		// (docs/behaviour.md#batch).
+		DownFor: batchDownFor, Logger: logger, OnNotice: board.fleetNotice,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "acpdrive batch: %v\n", err)
+		return exitUsage
 	}
+	r := &batchRunner{flags: f, cfg: cfg, base: base, tasksDir: tasksDir, board: board, fleet: fleet}
 	var (
 		mu                      sync.Mutex
 		failed, missing         bool
@@ -250,7 +263,7 @@ func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	stopCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), cfg.StopGrace+stopMargin)
 	defer stop()
-	if err := r.placer.close(stopCtx); err != nil && logger != nil {
+	if err := r.fleet.Close(stopCtx); err != nil && logger != nil {
 		logger.Warn("teardown reported", "error", err)
 	}
 	cancel()
@@ -280,12 +293,36 @@ type batchRunner struct {
 	base     app.Options   // the flags' options, wired
 	tasksDir string        // against which a task's relative paths resolve
 	board    *batchBoard
-	placer   *placer
+	fleet    *app.Fleet
+}
+
+// batchDownFor is how long the batch leaves out a host found
+// unreachable: the rest of the batch.
+const batchDownFor = time.Duration(1) << 62
+
+// batchHosts are the batch's hosts: this machine, or each --ssh-host once
+// with a launcher of its own, in order.
+func batchHosts(cfg domain.Config, native bool, logger *slog.Logger, base app.Options) []app.FleetHost {
+	if !cfg.Remote() {
+		return []app.FleetHost{{Launcher: base.Launcher}}
+	}
+	var hosts []app.FleetHost
+	for _, h := range cfg.SSHHosts {
+		if slices.ContainsFunc(hosts, func(fh app.FleetHost) bool { return fh.Name == h }) {
+			continue
+		}
+		hosts = append(hosts, app.FleetHost{Name: h, Launcher: wiring.NewSSHLauncher(logger, wiring.SSHSettings{
+			Host: h, StrictHostKeyChecking: cfg.SSHStrictHostKeyChecking,
+			ConfigFile: cfg.SSHConfig, PassEnv: cfg.SSHPassEnv, Native: native,
+		})})
+	}
+	return hosts
 }
 
 // run runs one task: its configuration (the flags', its settings over
-// them), its session placed, one turn per prompt until one does not
-// complete or a ceiling is reached, the session stopped. It never fails
+// them), then the library's run over the batch's fleet (its session
+// placed, one turn per prompt until one does not complete or a ceiling is
+// reached, the session stopped; docs/behaviour.md#fleet). It never fails
 // the batch: whatever went wrong is in the line.
 func (r *batchRunner) run(ctx context.Context, task batchTask) batchLine {
 	line := batchLine{Type: "task_result", ID: task.ID, TurnResults: []turnResultLine{}}
@@ -303,61 +340,52 @@ func (r *batchRunner) run(ctx context.Context, task batchTask) batchLine {
 	if err != nil {
 		return fail(err)
 	}
-	sess, err := r.placer.start(ctx, opts)
-	if err != nil {
-		return fail(err)
+	res := r.fleet.Run(ctx, opts, app.Run{
+		Prompts:  task.Prompts,
+		Retry:    app.RetryPolicy{MaxRetries: cfg.MaxRetries, MaxBackoff: cfg.MaxRetryBackoff},
+		Ceilings: app.CeilingsOf(cfg),
+		OnStart:  func(s *app.Session) { r.board.running(task.ID, s.Host(), len(task.Prompts)) },
+		OnTurnStart: func(n int, _ string) bool {
+			r.board.turn(task.ID, n)
+			return true
+		},
+		OnTurn: func(t app.RunTurn) {
+			line.TurnResults = append(line.TurnResults, newTurnResultLine(t.N, t.Result, t.RuntimeExit, t.Result.CancelUnanswered))
+			r.board.turnEnded(task.ID, budgetsOf(t.Budgets))
+		},
+		OnReplace: func(rep app.Replacement) { r.board.warn(fmt.Sprintf("task %s: %s", task.ID, rep.Text())) },
+	})
+	if res.StartFailed {
+		return fail(res.Err)
 	}
-	defer func() { r.placer.done(sess) }()
-	r.board.running(task.ID, sess.Host(), len(task.Prompts))
-
-	budget := newRunBudgets(cfg)
-	line.Completed = true
-	for i, prompt := range task.Prompts {
-		if msg := budget.reached(); msg != "" {
-			// A ceiling stops the task before the next prompt
-			// (docs/behaviour.md#token-accounting).
-			line.Completed, line.Stopped, line.Message = false, msg, msg
-			break
+	line.Completed, line.Result, line.ResultMissing = res.Completed, res.Result, res.ResultMissing
+	line.Replacements = res.Replacements
+	switch {
+	case res.Stopped != "":
+		// A ceiling stopped the task before the next prompt
+		// (docs/behaviour.md#token-accounting).
+		line.Stopped, line.Message = res.Stopped, res.Stopped
+	case !res.Completed && len(res.Turns) > 0:
+		last := res.Turns[len(res.Turns)-1]
+		line.Message = last.Result.Message()
+		if last.Result.Err != nil {
+			line.ErrorKind = string(last.Result.Err.Kind)
 		}
-		r.board.turn(task.ID, i+1)
-		var res domain.TurnResult
-		res, sess = r.turn(ctx, sess, prompt, i == len(task.Prompts)-1, cfg, opts)
-		budget.add(res)
-		exit := ""
-		if res.Err != nil && res.Err.Kind == domain.KindPortExit {
-			exit, _ = sess.RuntimeExit()
-		}
-		line.TurnResults = append(line.TurnResults, newTurnResultLine(i+1, res, exit, res.CancelUnanswered))
-		r.board.turnEnded(task.ID, budget)
-		line.Result = res.Result
-		if res.ResultMissing != "" {
-			line.ResultMissing = res.ResultMissing
-		}
-		if res.Outcome != domain.OutcomeCompleted {
-			line.Completed = false
-			line.Message = res.Message()
-			if res.Err != nil {
-				line.ErrorKind = string(res.Err.Kind)
-			}
-			if exit != "" {
-				line.Message += "; the runtime exited: " + exit
-			}
-			break
+		if last.RuntimeExit != "" {
+			line.Message += "; the runtime exited: " + last.RuntimeExit
 		}
 	}
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.StopGrace+stopMargin)
-	defer cancel()
-	if err := sess.Stop(stopCtx); err != nil {
-		r.board.warn(fmt.Sprintf("task %s: teardown reported: %v", task.ID, err))
+	if res.StopErr != nil {
+		r.board.warn(fmt.Sprintf("task %s: teardown reported: %v", task.ID, res.StopErr))
 	}
-	line.SessionID, line.AgentPID, line.Host = sess.ID(), sess.PID(), sess.Host()
-	if budget.tokens.Measured > 0 {
-		used := budget.tokens.Used
+	line.SessionID, line.AgentPID, line.Host = res.SessionID, res.AgentPID, res.Host
+	if res.Budgets.Tokens.Measured > 0 {
+		used := res.Budgets.Tokens.Used
 		line.Usage = &used
 	}
-	line.MeasuredTurns = budget.tokens.Measured
-	line.Cost = budget.cost.Spent
-	line.Notice = budget.unbounded()
+	line.MeasuredTurns = res.Budgets.Tokens.Measured
+	line.Cost = res.Budgets.Cost.Spent
+	line.Notice = res.Notice
 	return line
 }
 
@@ -397,26 +425,6 @@ func (r *batchRunner) taskOptions(task batchTask) (domain.Config, app.Options, e
 		return cfg, app.Options{}, err
 	}
 	return cfg, opts, nil
-}
-
-// turn runs one prompt, sent again after a retryable failure up to
-// agent.max_retries times (app.Retrier: a session whose process is gone is
-// resumed on a process of its own on the same host); the last prompt asks
-// for the structured result (promptTurn).
-func (r *batchRunner) turn(ctx context.Context, sess *app.Session, prompt string, last bool, cfg domain.Config, opts app.Options) (domain.TurnResult, *app.Session) {
-	var rt *app.Retrier
-	if cfg.MaxRetries > 0 {
-		opts.Launcher = r.placer.launcherOf(sess, opts)
-		rt = &app.Retrier{Policy: app.RetryPolicy{MaxRetries: cfg.MaxRetries, MaxBackoff: cfg.MaxRetryBackoff}, Options: opts}
-	}
-	res, next, err := promptTurn(ctx, sess, prompt, last, rt)
-	if err != nil {
-		r.board.warn(fmt.Sprintf("the retry could not resume the session: %v", err))
-	}
-	if next != sess {
-		r.placer.moved(sess, next)
-	}
-	return res, next
 }
 
 // failureText is an error's message: an AgentError's own, else the error's.

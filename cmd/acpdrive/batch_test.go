@@ -293,3 +293,50 @@ func promptsLogged(t *testing.T, path string) int {
 	}
 	return n
 }
+
+// TestBatchSiblingsSurviveASharedProcessCrash: six tasks share one
+// process and one task's turn crashes it; the five others run again on
+// processes of their own and complete, each saying that its session was
+// replaced fresh; only the crasher reports the crash
+// (docs/behaviour.md#fleet).
+func TestBatchSiblingsSurviveASharedProcessCrash(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var lines []string
+	for _, id := range []string{"t1", "t2", "t3", "t4", "t6"} {
+		lines = append(lines, `{"id":"`+id+`","prompts":["one","#slow-accept 1500","three"]}`)
+	}
+	lines = append(lines, `{"id":"t5","prompts":["one","#slow-accept 300","#crash"]}`)
+	tasks := writeTasks(t, dir, lines...)
+	cmd := testbin.Path(t) + " agent --scenario multi-session"
+	stdout, stderr, code := runIn(t, dir, "batch", "--json", "--parallel", "6", "--sessions-per-process", "6",
+		"--command", cmd, tasks)
+	assert.Equal(t, 1, code, stderr)
+	got := taskLines(t, stdout, 6)
+	for id, l := range got {
+		if id == "t5" {
+			continue
+		}
+		assert.True(t, l.Completed, "%s: %s", id, l.Message)
+		assert.NotContains(t, l.Message, "crashed on purpose", id)
+	}
+	crasher := got["t5"]
+	assert.False(t, crasher.Completed)
+	assert.Equal(t, "port_exit", crasher.ErrorKind)
+	assert.Contains(t, crasher.Message, "crashed on purpose")
+	var replaced struct {
+		Replacements []struct {
+			Resumed  bool `json:"resumed"`
+			Isolated bool `json:"isolated"`
+		} `json:"replacements"`
+	}
+	for _, text := range strings.Split(stdout, "\n") {
+		if strings.Contains(text, `"id":"t5"`) {
+			require.NoError(t, json.Unmarshal([]byte(text), &replaced))
+		}
+	}
+	require.Len(t, replaced.Replacements, 1, "the crasher ran its turn once more, alone")
+	assert.True(t, replaced.Replacements[0].Isolated)
+	assert.False(t, replaced.Replacements[0].Resumed, "the reference agent cannot resume: fresh")
+	assert.Contains(t, stderr, "task t5: fresh: the session could not be resumed", "said on a terminal too")
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
 )
 
@@ -497,4 +498,17 @@ func terminalSize(w io.Writer) (width, height int) {
 		return 0, 0
 	}
 	return fdSize(f.Fd())
+}
+
+// fleetNotice shows what the batch's fleet tells a person: a host left
+// out for the rest of the batch, a runtime whose tasks get a process each.
+func (b *batchBoard) fleetNotice(n app.FleetNotice) {
+	switch n.Kind {
+	case app.NoticeHostDown:
+		b.warn(fmt.Sprintf("SSH host %s could not be reached; no further task is placed there: %s", n.Host, failureText(n.Err)))
+	case app.NoticeCannotShare:
+		b.warn(fmt.Sprintf("%s does not advertise session/close: its tasks run on a process each", strings.Join(n.Command, " ")))
+	default:
+		b.warn(n.Text())
+	}
 }

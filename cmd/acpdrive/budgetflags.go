@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 
+	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
 )
 
@@ -39,60 +40,12 @@ func (b budgetFlags) apply(cfg *domain.Config, set map[string]bool, workflow boo
 	return errors.Join(errs...)
 }
 
-// runBudgets are the run's ceilings: tokens, cost, context.
+// runBudgets is where a run stands against its ceilings, as the
+// output shows it (app.Budgets; the run itself is the library's).
 type runBudgets struct {
-	tokens  domain.TokenBudget
-	cost    domain.CostBudget
-	context domain.ContextBudget
+	tokens domain.TokenBudget
+	cost   domain.CostBudget
 }
 
-func newRunBudgets(cfg domain.Config) runBudgets {
-	return runBudgets{
-		tokens:  domain.TokenBudget{Max: cfg.MaxTokens},
-		cost:    domain.CostBudget{Max: cfg.MaxCost},
-		context: domain.ContextBudget{Max: cfg.MaxContextFraction},
-	}
-}
-
-// add counts one turn.
-func (r *runBudgets) add(res domain.TurnResult) {
-	r.tokens.Add(res)
-	r.cost.Add(res)
-	r.context.Add(res)
-}
-
-// reached is the message of the first ceiling reached, "" for none.
-func (r runBudgets) reached() string {
-	switch {
-	case r.tokens.Reached():
-		return domain.MsgTokenCeilingReached
-	case r.cost.Reached():
-		return domain.MsgCostCeilingReached
-	case r.context.Reached():
-		return domain.MsgContextCeilingReached
-	}
-	return ""
-}
-
-// unbounded is the closing remark for the ceilings nothing could enforce,
-// "" for none.
-func (r runBudgets) unbounded() string {
-	var msgs []string
-	if r.tokens.Unbounded() {
-		msgs = append(msgs, domain.MsgNoTokenUsage)
-	}
-	if r.cost.Unbounded() {
-		msgs = append(msgs, domain.MsgNoCost)
-	}
-	if r.context.Unbounded() {
-		msgs = append(msgs, domain.MsgNoContext)
-	}
-	out := ""
-	for i, m := range msgs {
-		if i > 0 {
-			out += "; "
-		}
-		out += m
-	}
-	return out
-}
+// budgetsOf is b as the output shows it.
+func budgetsOf(b app.Budgets) runBudgets { return runBudgets{tokens: b.Tokens, cost: b.Cost} }

@@ -68,14 +68,6 @@ func (in *interrupter) signal() {
 	}
 }
 
-// setSession makes sess the session a second signal stops: a retry that
-// resumed the session on a new process replaces it.
-func (in *interrupter) setSession(sess *app.Session) {
-	in.mu.Lock()
-	in.sess = sess
-	in.mu.Unlock()
-}
-
 func (in *interrupter) session() *app.Session {
 	in.mu.Lock()
 	defer in.mu.Unlock()

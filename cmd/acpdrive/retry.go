@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -21,45 +20,6 @@ type retryLine struct {
 	Resume      bool            `json:"resume,omitempty"`
 	ErrorKind   string          `json:"error_kind,omitempty"`
 	Failure     *domain.Failure `json:"failure,omitempty"`
-}
-
-// promptTurn runs one prompt: through r when retries are set (r not nil),
-// else once. The last prompt of a run or a batch task asks for the
-// structured result whatever agent.output_schema_turns says
-// (Session.TurnWithResult); the others as it says
-// (docs/behaviour.md#structured-results).
-func promptTurn(ctx context.Context, sess *app.Session, prompt string, last bool, r *app.Retrier) (domain.TurnResult, *app.Session, error) {
-	if r == nil {
-		if last {
-			return sess.TurnWithResult(ctx, prompt), sess, nil
-		}
-		return sess.Turn(ctx, prompt), sess, nil
-	}
-	if last {
-		return r.TurnWithResult(ctx, sess, prompt)
-	}
-	return r.Turn(ctx, sess, prompt)
-}
-
-// retryingTurn runs one prompt of run, sent again after a retryable
-// failure up to agent.max_retries times (app.Retrier); it returns the last
-// result and the session it ran on (a resumed one when the process was
-// gone).
-func retryingTurn(ctx context.Context, sess *app.Session, prompt string, last bool, cfg domain.Config, opts app.Options, out *printer, onSession func(*app.Session)) (domain.TurnResult, *app.Session) {
-	var r *app.Retrier
-	if cfg.MaxRetries > 0 {
-		r = &app.Retrier{
-			Policy:    app.RetryPolicy{MaxRetries: cfg.MaxRetries, MaxBackoff: cfg.MaxRetryBackoff},
-			Options:   opts,
-			OnWait:    func(w app.Retry) { out.retryWait(w, cfg.MaxRetries) },
-			OnSession: onSession,
-		}
-	}
-	res, next, err := promptTurn(ctx, sess, prompt, last, r)
-	if err != nil {
-		out.retryFailed(err)
-	}
-	return res, next
 }
 
 // retryWait prints one wait of run --retries.
@@ -93,20 +53,34 @@ func (p *printer) retryWait(w app.Retry, max int) {
 	fmt.Fprintf(p.out, "── retry %d of %d in %s (%s%s): %s\n", w.Attempt, max, w.Wait, source, resume, why)
 }
 
-// retryFailed reports a resume that could not start.
-func (p *printer) retryFailed(err error) {
+// replacedLine is the JSON line of a retry that replaced the runtime
+// (docs/behaviour.md#fleet): whether the session was resumed (its
+// history kept) or runs fresh.
+type replacedLine struct {
+	Type string    `json:"type"`
+	Time time.Time `json:"time"`
+	app.Replacement
+}
+
+// replaced reports a retry that replaced the runtime: resumed or fresh,
+// or a runtime that could not be started again.
+func (p *printer) replaced(rep app.Replacement) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer p.buf.flush()
 	if p.json {
-		_ = p.enc.Encode(struct {
-			Type    string    `json:"type"`
-			Time    time.Time `json:"time"`
-			Message string    `json:"message"`
-		}{"retry_failed", time.Now().UTC(), err.Error()})
+		if rep.Err != nil {
+			_ = p.enc.Encode(struct {
+				Type    string    `json:"type"`
+				Time    time.Time `json:"time"`
+				Message string    `json:"message"`
+			}{"retry_failed", time.Now().UTC(), rep.Err.Error()})
+			return
+		}
+		_ = p.enc.Encode(replacedLine{Type: "retry_replaced", Time: time.Now().UTC(), Replacement: rep})
 		return
 	}
 	p.clearStatus()
 	p.endLine()
-	fmt.Fprintf(p.out, "── the retry could not resume the session: %v\n", err)
+	fmt.Fprintf(p.out, "── %s\n", rep.Text())
 }

@@ -81,3 +81,36 @@ func TestRunRetries(t *testing.T) {
 	assert.Contains(t, stdout, "── retry 1 of 1 in 50ms (the runtime's retry-after): rate limited by the provider (HTTP 429); retryable, after 50ms")
 	assert.Contains(t, stdout, "── failure: rate limited by the provider (HTTP 429); retryable, after 50ms")
 }
+
+// TestRunRetrySaysFreshOrResumed: a retry whose process is gone replaces
+// the runtime under the same session and says whether the history was
+// kept: the reference agent cannot resume, so the retry runs fresh, in
+// --json (retry_replaced, the session_replaced event) and on a terminal
+// (docs/behaviour.md#fleet).
+func TestRunRetrySaysFreshOrResumed(t *testing.T) {
+	t.Parallel()
+	stdout, stderr, code := runIn(t, t.TempDir(), "run", "--json", "--retries", "1", "#crash")
+	assert.Equal(t, 1, code, stderr)
+	var rep map[string]any
+	events := 0
+	for _, l := range strings.Split(stdout, "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) != nil {
+			continue
+		}
+		switch m["type"] {
+		case "retry_replaced":
+			rep = m
+		case "session_replaced":
+			events++
+		}
+	}
+	require.NotNil(t, rep, stdout)
+	assert.Equal(t, false, rep["resumed"])
+	assert.EqualValues(t, 1, rep["attempt"])
+	assert.NotEmpty(t, rep["reason"])
+	assert.Equal(t, 1, events, "the session_replaced event")
+
+	stdout, _, _ = runIn(t, t.TempDir(), "run", "--retries", "1", "#crash")
+	assert.Contains(t, stdout, "── fresh: the session could not be resumed and runs as a new session on a new process, without its earlier turns: ")
+}

@@ -456,61 +456,63 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	steers := newStdinSteerer(ctx, f.steerStdin, stdin, sess, out.steerNotice)
 	defer steers.close()
-	setSession := func(s *app.Session) { interrupts.setSession(s); steers.setSession(s) }
 
 	code := exitOK
-	turns := 0
-	end := runEnd{budget: newRunBudgets(cfg)}
-	for i, prompt := range prompts {
-		if interrupts.stopped() {
-			break
-		}
-		if msg := end.budget.reached(); msg != "" {
-			// A ceiling stops the run before the next prompt
-			// (docs/behaviour.md#token-accounting).
-			end.stopped = msg
-			code = exitTurnFailed
-			break
-		}
-		out.turnStart(i+1, prompt)
-		turnCtx := interrupts.turnContext(ctx)
-		// Under output_schema_turns last only the last prompt asks for
-		// the result (docs/behaviour.md#structured-results).
-		res, next := retryingTurn(turnCtx, sess, prompt, i == len(prompts)-1, cfg, opts, out, setSession)
-		sess = next
-		interrupts.turnDone()
-		turns++
-		end.budget.add(res)
-		exit := ""
-		if res.Err != nil && res.Err.Kind == domain.KindPortExit {
+	var end runEnd
+	// The library's run drives the prompts (docs/behaviour.md#fleet); a
+	// retry that replaces the runtime keeps sess the session to cancel,
+	// steer and stop.
+	res := app.Run{
+		Prompts:  prompts,
+		Retry:    app.RetryPolicy{MaxRetries: cfg.MaxRetries, MaxBackoff: cfg.MaxRetryBackoff},
+		Ceilings: app.CeilingsOf(cfg),
+		OnTurnStart: func(n int, prompt string) bool {
+			if interrupts.stopped() {
+				return false
+			}
+			out.turnStart(n, prompt)
+			return true
+		},
+		TurnContext: interrupts.turnContext,
+		OnRetry:     func(w app.Retry) { out.retryWait(w, cfg.MaxRetries) },
+		OnReplace:   out.replaced,
+		OnTurn: func(t app.RunTurn) {
+			interrupts.turnDone()
+			res := t.Result
+			if res.CancelUnanswered && res.Outcome == domain.OutcomeCancelled {
+				out.cancelUnanswered(opts.Settings.EffectiveReadTimeout().String())
+			}
 			// The runtime's exit ended the turn: say how it ended and
 			// what it last wrote (docs/behaviour.md#cli).
-			exit, _ = sess.RuntimeExit()
-		}
-		if res.CancelUnanswered && res.Outcome == domain.OutcomeCancelled {
-			out.cancelUnanswered(opts.Settings.EffectiveReadTimeout().String())
-		}
-		out.turnResult(i+1, res, exit)
-		if res.Outcome != domain.OutcomeCompleted {
-			code = turnExit(res)
-			break
-		}
-		if res.ResultMissing != "" {
-			code = exitResultMissing // the run goes on; a later failure's status wins
-		}
+			out.turnResult(t.N, res, t.RuntimeExit)
+			switch {
+			case res.Outcome != domain.OutcomeCompleted:
+				code = turnExit(res)
+			case res.ResultMissing != "":
+				code = exitResultMissing // the run goes on; a later failure's status wins
+			}
+		},
+	}.Drive(ctx, sess)
+	if res.Stopped != "" {
+		// A ceiling stopped the run before the next prompt
+		// (docs/behaviour.md#token-accounting).
+		end.stopped = res.Stopped
+		code = exitTurnFailed
 	}
+	end.budget = budgetsOf(res.Budgets)
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.StopGrace+stopMargin)
 	defer cancel()
 	stopErr := sess.Stop(stopCtx)
-	end.notice = end.budget.unbounded()
-	out.runResult(sess, turns, stopErr, end)
+	end.notice = res.Notice
+	out.runResult(sess, len(res.Turns), stopErr, end)
 	return code
 }
 
 // startInterruptible starts the session with a context that the first
 // SIGINT or SIGTERM cancels, so a signal during start-up cancels the start
 // at once (turn_cancelled, teardown in order, exit 3) instead of waiting
-// for the initialize bound.
+// for the initialize bound. The session is placed by a fleet of one host,
+// opts' launcher (docs/behaviour.md#fleet).
 func startInterruptible(ctx context.Context, sigs <-chan os.Signal, opts app.Options) (*app.Session, error) {
 	startCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -525,10 +527,13 @@ func startInterruptible(ctx context.Context, sigs <-chan os.Signal, opts app.Opt
 		case <-done:
 		}
 	}()
-	sess, err := app.Start(startCtx, opts)
-	close(done)
-	wg.Wait()
-	return sess, err
+	defer wg.Wait()
+	defer close(done)
+	fleet, err := app.NewFleet(app.FleetOptions{Hosts: []app.FleetHost{{Launcher: opts.Launcher}}, Clock: opts.Clock, Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	return fleet.Start(startCtx, opts)
 }
 
 // applyLauncher puts the SSH launcher into opts for a configuration that

@@ -93,16 +93,6 @@ func (s *stdinSteerer) steer(line string) {
 	}
 }
 
-// setSession makes sess the session lines go to (a retry's new process).
-func (s *stdinSteerer) setSession(sess *app.Session) {
-	if s == nil {
-		return
-	}
-	s.mu.Lock()
-	s.target = sess
-	s.mu.Unlock()
-}
-
 // close stops steering and waits for the line in progress.
 func (s *stdinSteerer) close() {
 	if s == nil {
