@@ -75,6 +75,9 @@ type RunResult struct {
 	// (docs/behaviour.md#structured-results).
 	Result        json.RawMessage `json:"result,omitempty"`
 	ResultMissing string          `json:"result_missing,omitempty"`
+	// ResultSource is where Result came from: domain.ResultSourceTool or
+	// domain.ResultSourceReply; "" without a Result.
+	ResultSource string `json:"result_source,omitempty"`
 	// Stopped is the ceiling that stopped the run before a prompt.
 	Stopped string `json:"stopped,omitempty"`
 	// Interrupted reports a run that OnTurnStart stopped.
@@ -138,7 +141,7 @@ func (r Run) Drive(ctx context.Context, s *Session) RunResult {
 		}
 		out.Turns = append(out.Turns, t)
 		out.Replacements = append(out.Replacements, reps...)
-		out.Result = res.Result
+		out.Result, out.ResultSource = res.Result, res.ResultSource
 		if res.ResultMissing != "" {
 			out.ResultMissing = res.ResultMissing
 		}
