@@ -51,7 +51,7 @@ func onlyBareFields(ev domain.Event) bool {
 		ev.Notice == nil && ev.Commands == nil && ev.ModeID == "" && ev.ConfigOptions == nil && ev.Title == "" &&
 		ev.UpdatedAt == "" && ev.Context == nil && ev.Plan == nil &&
 		ev.ParentSessionID == "" && ev.Child == nil && ev.Origin == "" && ev.Outcome == "" && ev.Permission == nil &&
-		ev.Retry == nil && ev.Thought == ""
+		ev.Retry == nil && ev.Thought == "" && ev.Elicitation == nil
 }
 
 // plainJSONString reports whether s encodes as itself between quotes:
