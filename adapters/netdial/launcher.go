@@ -32,7 +32,7 @@ const (
 	// or empty; the variable's name follows.
 	MsgTokenUnset = "the bearer token's variable is unset or empty"
 	// MsgTokenRefused starts the message of a token the server refused;
-	// the variable's name follows.
+	// " held in VAR" and the server's answer follow.
 	MsgTokenRefused = "the server refused the bearer token"
 	// MsgTokenNeeded is the message of a server that wants a token when
 	// none was given.
@@ -169,10 +169,11 @@ func (p *plan) Start(ctx context.Context, _ []string) (ports.Process, error) {
 	return proc, nil
 }
 
-// tokenRefused is the error of a refused token.
-func (l *Launcher) tokenRefused(cause error) error {
+// tokenRefused is the error of a refused token; how names the server's
+// answer ("HTTP 401").
+func (l *Launcher) tokenRefused(how string) error {
 	if l.opts.TokenEnv == "" {
-		return domain.WrapError(domain.KindPortExit, MsgTokenNeeded, cause)
+		return domain.NewError(domain.KindPortExit, MsgTokenNeeded+" ("+how+")")
 	}
-	return domain.WrapError(domain.KindPortExit, MsgTokenRefused+": "+l.opts.TokenEnv, cause)
+	return domain.NewError(domain.KindPortExit, MsgTokenRefused+" held in "+l.opts.TokenEnv+" ("+how+")")
 }

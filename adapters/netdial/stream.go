@@ -60,7 +60,7 @@ func exchangeToken(ctx context.Context, l *Launcher, conn net.Conn, br *bufio.Re
 		return domain.WrapError(domain.KindPortExit, MsgConnectFailed+" "+l.addr.URL, err)
 	}
 	if m.Error != nil {
-		return l.tokenRefused(errors.New(m.Error.Message))
+		return l.tokenRefused(m.Error.Message)
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ func dialWebSocket(ctx context.Context, l *Launcher, token string) (*process, er
 	c, resp, err := websocket.Dial(ctx, l.addr.URL, &websocket.DialOptions{HTTPClient: client, HTTPHeader: hdr})
 	if err != nil {
 		if resp != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
-			return nil, l.tokenRefused(err)
+			return nil, l.tokenRefused(resp.Status)
 		}
 		return nil, domain.WrapError(domain.KindPortExit, MsgConnectFailed+" "+l.addr.URL, err)
 	}
