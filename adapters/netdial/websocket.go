@@ -3,6 +3,7 @@ package netdial
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -37,7 +38,11 @@ func dialWebSocket(ctx context.Context, l *Launcher, token string) (*process, er
 	p.stdout = &netwire.FrameReader{Next: func() ([]byte, error) {
 		_, msg, err := c.Read(context.Background())
 		if err != nil {
-			p.ended(err, websocket.CloseStatus(err) == websocket.StatusNormalClosure)
+			normal := websocket.CloseStatus(err) == websocket.StatusNormalClosure
+			p.ended(err, normal)
+			if normal {
+				return nil, io.EOF // the stream's end, as a process's
+			}
 		}
 		return msg, err
 	}}

@@ -241,3 +241,12 @@ func (s *Server) shutdown() {
 		s.opts.Logger.Warn("connections were still being torn down when serve ended")
 	}
 }
+
+// Close releases the listener of a Server that is not to Serve; Serve
+// releases it itself when its context ends.
+func (s *Server) Close() error {
+	if err := s.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	return nil
+}

@@ -52,6 +52,9 @@ func (a Address) Stream() bool { return a.Scheme == SchemeTCP || a.Scheme == Sch
 // Network is the net package's name of a stream address's network.
 func (a Address) Network() string { return a.Scheme }
 
+// forms are the address forms, for messages.
+const forms = "tcp://HOST:PORT, unix:PATH, ws://…, wss://…, http://…, https://…"
+
 // Parse reads addr: tcp://HOST:PORT, unix:PATH (or unix://PATH), ws://…,
 // wss://…, http://… or https://…. The error says what is wrong in words
 // for the operator.
@@ -65,7 +68,7 @@ func Parse(addr string) (Address, error) {
 	}
 	u, err := url.Parse(addr)
 	if err != nil {
-		return Address{}, fmt.Errorf("address %q: %w", addr, err)
+		return Address{}, fmt.Errorf("address %q is not one of %s", addr, forms)
 	}
 	switch u.Scheme {
 	case SchemeTCP:
@@ -82,9 +85,9 @@ func Parse(addr string) (Address, error) {
 		}
 		return Address{Scheme: u.Scheme, Host: u.Host, URL: u.String()}, nil
 	case "":
-		return Address{}, fmt.Errorf("address %q has no scheme (tcp://, unix:, ws://, wss://, http://, https://)", addr)
+		return Address{}, fmt.Errorf("address %q has no scheme: want one of %s", addr, forms)
 	}
-	return Address{}, fmt.Errorf("address %q: scheme %q is not one of tcp, unix, ws, wss, http, https", addr, u.Scheme)
+	return Address{}, fmt.Errorf("address %q: scheme %q is not one of %s", addr, u.Scheme, forms)
 }
 
 // Loopback reports whether host (HOST or HOST:PORT) is a loopback
