@@ -1,6 +1,7 @@
 package netdial
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -35,16 +36,22 @@ func dialWebSocket(ctx context.Context, l *Launcher, token string) (*process, er
 	c.SetReadLimit(netwire.MaxMessageBytes)
 	p := newProcess(l.addr.URL)
 	p.closeNow = sync.OnceValue(c.CloseNow)
+	var buf bytes.Buffer // one frame at a time; FrameReader copies it
 	p.stdout = &netwire.FrameReader{Next: func() ([]byte, error) {
-		_, msg, err := c.Read(context.Background())
+		_, r, err := c.Reader(context.Background())
+		if err == nil {
+			buf.Reset()
+			_, err = buf.ReadFrom(r)
+		}
 		if err != nil {
 			normal := websocket.CloseStatus(err) == websocket.StatusNormalClosure
 			p.ended(err, normal)
 			if normal {
 				return nil, io.EOF // the stream's end, as a process's
 			}
+			return nil, err
 		}
-		return msg, err
+		return buf.Bytes(), nil
 	}}
 	w := &wsStdin{c: c, p: p}
 	w.lw.Send = w.send

@@ -22,8 +22,10 @@ type link interface {
 	authenticate(s *Server) (first []byte, ok bool)
 	// read returns the next message, without terminator.
 	read() ([]byte, error)
-	// write sends one message.
+	// write sends one message; it may wait in a buffer until flush.
 	write(msg []byte) error
+	// flush sends what write buffered.
+	flush() error
 	// closeWrite tells the client nothing more comes (the runtime's
 	// output ended).
 	closeWrite()
@@ -36,11 +38,12 @@ type streamLink struct {
 	conn net.Conn
 	br   *bufio.Reader
 	wmu  sync.Mutex
+	bw   *bufio.Writer
 	once sync.Once
 }
 
 func newStreamLink(conn net.Conn) *streamLink {
-	return &streamLink{conn: conn, br: bufio.NewReaderSize(conn, 64<<10)}
+	return &streamLink{conn: conn, br: bufio.NewReaderSize(conn, 64<<10), bw: bufio.NewWriterSize(conn, 64<<10)}
 }
 
 func (l *streamLink) authenticate(s *Server) ([]byte, bool) {
@@ -59,15 +62,23 @@ func (l *streamLink) authenticate(s *Server) ([]byte, bool) {
 	}
 	if m.Method != netwire.TokenMethod {
 		if len(m.ID) > 0 {
-			_ = l.write(trim(netwire.Answer(m.ID, netwire.MsgTokenRequired)))
+			l.answer(m.ID, netwire.MsgTokenRequired)
 		}
 		return nil, false
 	}
 	if !s.authorized(m.Params.Token) {
-		_ = l.write(trim(netwire.Answer(m.ID, netwire.MsgTokenRefused)))
+		l.answer(m.ID, netwire.MsgTokenRefused)
 		return nil, false
 	}
-	return nil, l.write(trim(netwire.Answer(m.ID, ""))) == nil
+	return nil, l.answer(m.ID, "") == nil
+}
+
+// answer answers the token request (or the first request) at once.
+func (l *streamLink) answer(id json.RawMessage, msg string) error {
+	if err := l.write(trim(netwire.Answer(id, msg))); err != nil {
+		return err
+	}
+	return l.flush()
 }
 
 func trim(b []byte) []byte { return b[:len(b)-1] }
@@ -77,13 +88,20 @@ func (l *streamLink) read() ([]byte, error) { return netwire.ReadLine(l.br) }
 func (l *streamLink) write(msg []byte) error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
-	buf := make([]byte, 0, len(msg)+1)
-	buf = append(append(buf, msg...), '\n')
-	_, err := l.conn.Write(buf)
-	return err
+	if _, err := l.bw.Write(msg); err != nil {
+		return err
+	}
+	return l.bw.WriteByte('\n')
+}
+
+func (l *streamLink) flush() error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	return l.bw.Flush()
 }
 
 func (l *streamLink) closeWrite() {
+	_ = l.flush()
 	if cw, ok := l.conn.(interface{ CloseWrite() error }); ok {
 		_ = cw.CloseWrite()
 		return
@@ -111,6 +129,8 @@ func (l *wsLink) read() ([]byte, error) {
 func (l *wsLink) write(msg []byte) error {
 	return l.c.Write(context.Background(), websocket.MessageText, msg)
 }
+
+func (l *wsLink) flush() error { return nil }
 
 // closeWrite starts the close handshake; close ends it at once.
 func (l *wsLink) closeWrite() {

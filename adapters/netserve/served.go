@@ -79,6 +79,7 @@ func (sv *served) run(ctx context.Context) {
 	go func() { // client → runtime
 		defer wg.Done()
 		defer close(clientGone)
+		var line []byte // the message and its terminator, reused
 		if first != nil {
 			if _, err := proc.Stdin().Write(append(first, '\n')); err != nil {
 				return
@@ -89,7 +90,8 @@ func (sv *served) run(ctx context.Context) {
 			if err != nil {
 				return
 			}
-			if _, err := proc.Stdin().Write(append(msg, '\n')); err != nil {
+			line = append(append(line[:0], msg...), '\n')
+			if _, err := proc.Stdin().Write(line); err != nil {
 				return
 			}
 		}
@@ -109,9 +111,18 @@ func (sv *served) run(ctx context.Context) {
 				return
 			}
 			if len(msg) == 0 {
+				if br.Buffered() == 0 {
+					_ = sv.l.flush()
+				}
 				continue
 			}
-			if err := sv.l.write(msg); err != nil {
+			err = sv.l.write(msg)
+			if err == nil && br.Buffered() == 0 {
+				// Nothing more waiting: send what was buffered before the
+				// next read may block.
+				err = sv.l.flush()
+			}
+			if err != nil {
 				sv.l.close()
 				return
 			}

@@ -31,9 +31,11 @@ const (
 // Path is where a server answers a WebSocket, as qwen serve does.
 const Path = "/acp"
 
-// MaxMessageBytes bounds one message either way: the JSON-RPC reader's
-// own line bound.
-const MaxMessageBytes = 10 << 20
+// MaxMessageBytes bounds one message either way. It is above the JSON-RPC
+// reader's own line bound (10 MiB), so a longer line still reaches the
+// client, which discards and reports it as over stdio
+// (docs/behaviour.md#events).
+const MaxMessageBytes = 64 << 20
 
 // Address is a parsed network address of a runtime.
 type Address struct {
@@ -181,27 +183,39 @@ func Answer(id json.RawMessage, msg string) []byte {
 var ErrTooLong = errors.New("a message is longer than the transport's bound")
 
 // ReadLine reads one line without its terminator; a line over
-// MaxMessageBytes is ErrTooLong. A last line without terminator is
-// returned with io.EOF only when empty.
+// MaxMessageBytes is read to its end and discarded, and ErrTooLong
+// returned. A last line without terminator is returned with io.EOF only
+// when empty. The line may be r's own buffer: it is valid until the next
+// read of r.
 func ReadLine(r *bufio.Reader) ([]byte, error) {
-	var line []byte
+	frag, err := r.ReadSlice('\n')
+	if err == nil {
+		return bytes.TrimRight(frag[:len(frag)-1], "\r"), nil // the common case: no copy
+	}
+	line := append([]byte(nil), frag...)
 	for {
-		frag, err := r.ReadSlice('\n')
+		if err == nil {
+			return bytes.TrimRight(line[:len(line)-1], "\r"), nil
+		}
+		if err != bufio.ErrBufferFull {
+			break
+		}
+		frag, err = r.ReadSlice('\n')
 		line = append(line, frag...)
 		if len(line) > MaxMessageBytes+1 {
+			for err == bufio.ErrBufferFull {
+				_, err = r.ReadSlice('\n')
+			}
+			if err != nil && err != io.EOF {
+				return nil, err
+			}
 			return nil, ErrTooLong
 		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err != nil {
-			if len(line) > 0 && err == io.EOF {
-				return bytes.TrimRight(line, "\r"), nil
-			}
-			return nil, err
-		}
-		return bytes.TrimRight(line[:len(line)-1], "\r"), nil
 	}
+	if len(line) > 0 && err == io.EOF {
+		return bytes.TrimRight(line, "\r"), nil
+	}
+	return nil, err
 }
 
 // FrameReader presents messages from Next as newline-delimited lines.

@@ -72,9 +72,12 @@ func TestReadLine(t *testing.T) {
 	}
 	assert.Equal(t, []string{"a", "", "bb", "last"}, got)
 
-	long := bufio.NewReader(strings.NewReader(strings.Repeat("x", MaxMessageBytes+2) + "\n"))
+	long := bufio.NewReader(strings.NewReader(strings.Repeat("x", MaxMessageBytes+2) + "\nnext\n"))
 	_, err := ReadLine(long)
 	assert.ErrorIs(t, err, ErrTooLong)
+	next, err := ReadLine(long)
+	require.NoError(t, err)
+	assert.Equal(t, "next", string(next), "the long line is discarded whole")
 }
 
 // TestFramesRoundTrip: lines written through a LineWriter come out of a
