@@ -251,7 +251,7 @@ func TestNetworkCutMidTurn(t *testing.T) {
 			results := ofType(lines, "turn_result")
 			require.Len(t, results, 1)
 			assert.Equal(t, "port_exit", results[0].ErrorKind)
-			assert.Contains(t, results[0].Message, "connection")
+			assert.Equal(t, "the agent's connection ended before a response arrived", results[0].Message)
 			assert.NotEqual(t, 0, code)
 			assert.Equal(t, "run_result", lines[len(lines)-1].Type)
 		})
