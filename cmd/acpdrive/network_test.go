@@ -319,3 +319,24 @@ func TestServeUnixSocketOwnerOnly(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
 }
+
+// TestValidateAgentURL: validate reads agent.url as the dialer does and
+// refuses it beside a command.
+func TestValidateAgentURL(t *testing.T) {
+	for _, tc := range []struct{ agent, want string }{
+		{"  url: ws://127.0.0.1:9/acp\n", ""},
+		{"  url: http://127.0.0.1:9/acp\n", "error agent.url.invalid: agent.url: Streamable HTTP"},
+		{"  url: tcp://127.0.0.1:9\n  command: runtime\n", "error agent.url.exclusive: "},
+	} {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "WORKFLOW.md"), []byte("---\nagent:\n"+tc.agent+"---\n"), 0o600))
+		stdout, _, code := runIn(t, dir, "validate")
+		if tc.want == "" {
+			assert.Equal(t, 0, code, stdout)
+			assert.Empty(t, stdout)
+			continue
+		}
+		assert.Equal(t, 1, code)
+		assert.True(t, strings.HasPrefix(stdout, tc.want), stdout)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"log/slog"
 
@@ -70,3 +71,23 @@ func (r refusing) Prepare(ports.LaunchRequest) (ports.Plan, error) { return nil,
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// checkURLInvalid is the finding of an agent.url the dialer refuses.
+const checkURLInvalid = "agent.url.invalid"
+
+// urlFindings checks agent.url as the dialer reads it, for validate
+// (docs/behaviour.md#network): nothing when it is unset or dialable.
+func urlFindings(cfg domain.Config) []domain.Finding {
+	if cfg.URL == "" {
+		return nil
+	}
+	if _, err := netdial.New(netdial.Options{URL: cfg.URL}); err != nil {
+		msg := err.Error()
+		var ae *domain.AgentError
+		if errors.As(err, &ae) {
+			msg = ae.Message
+		}
+		return []domain.Finding{{Severity: domain.SeverityError, Check: checkURLInvalid, Message: "agent.url: " + msg}}
+	}
+	return nil
+}
