@@ -37,17 +37,11 @@ func (s *Server) handleHTTP(ctx context.Context, w http.ResponseWriter, r *http.
 	}
 	c.SetReadLimit(netwire.MaxMessageBytes)
 	l := &wsLink{c: c}
-	sv := &served{s: s, l: l}
-	s.mu.Lock()
-	s.conns[sv] = struct{}{}
-	s.mu.Unlock()
-	s.wg.Add(1)
-	defer func() {
-		s.mu.Lock()
-		delete(s.conns, sv)
-		s.mu.Unlock()
-		s.wg.Done()
-	}()
+	sv, ok := s.join(l)
+	if !ok {
+		return
+	}
+	defer s.leave(sv)
 	sv.run(ctx)
 	l.wg.Wait()
 }

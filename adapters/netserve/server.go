@@ -61,9 +61,10 @@ type Server struct {
 	ln   net.Listener
 	url  string
 
-	mu    sync.Mutex
-	conns map[*served]struct{}
-	wg    sync.WaitGroup
+	mu     sync.Mutex
+	conns  map[*served]struct{}
+	closed bool // shutdown began: no connection joins
+	wg     sync.WaitGroup
 }
 
 // Listen checks o and starts listening; nothing is served before Serve.
@@ -207,19 +208,38 @@ func bearer(h string) string {
 	return ""
 }
 
+// join registers a link the server awaits; false (and the link closed)
+// once shutdown began.
+func (s *Server) join(l link) (*served, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		l.close()
+		return nil, false
+	}
+	sv := &served{s: s, l: l}
+	s.conns[sv] = struct{}{}
+	s.wg.Add(1)
+	return sv, true
+}
+
+// leave unregisters a served link.
+func (s *Server) leave(sv *served) {
+	s.mu.Lock()
+	delete(s.conns, sv)
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
 // start serves one link in a goroutine the server awaits.
 func (s *Server) start(ctx context.Context, l link) {
-	sv := &served{s: s, l: l}
-	s.mu.Lock()
-	s.conns[sv] = struct{}{}
-	s.mu.Unlock()
-	s.wg.Add(1)
+	sv, ok := s.join(l)
+	if !ok {
+		return
+	}
 	go func() {
-		defer s.wg.Done()
+		defer s.leave(sv)
 		sv.run(ctx)
-		s.mu.Lock()
-		delete(s.conns, sv)
-		s.mu.Unlock()
 	}()
 }
 
@@ -227,6 +247,7 @@ func (s *Server) start(ctx context.Context, l link) {
 func (s *Server) shutdown() {
 	_ = s.ln.Close()
 	s.mu.Lock()
+	s.closed = true
 	for sv := range s.conns {
 		sv.l.close()
 	}
