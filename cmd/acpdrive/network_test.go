@@ -340,3 +340,21 @@ func TestValidateAgentURL(t *testing.T) {
 		assert.True(t, strings.HasPrefix(stdout, tc.want), stdout)
 	}
 }
+
+// TestNetworkProbeAndRefusals: probe reaches a runtime at a URL; --url
+// beside --command is refused before anything is dialled (exit 2), and
+// so is a scheme the dialer does not take.
+func TestNetworkProbeAndRefusals(t *testing.T) {
+	url := serveAt(t, "tcp://127.0.0.1:0", nil, nil, "--scenario", "full-caps")
+	stdout, stderr, code := runIn(t, t.TempDir(), "probe", "--json", "--url", url)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, `"acpdrive-reference-agent"`)
+
+	_, stderr, code = runIn(t, t.TempDir(), "run", "--url", url, "--command", "runtime", "hello")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--url and --command are exclusive")
+
+	_, stderr, code = runIn(t, t.TempDir(), "run", "--url", "http://127.0.0.1:1/acp", "hello")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "Streamable HTTP (http://, https://) is not supported yet")
+}
