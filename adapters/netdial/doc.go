@@ -2,8 +2,11 @@
 // listening at a URL instead of starting a process
 // (docs/behaviour.md#network): tcp://HOST:PORT and unix:PATH carry
 // newline-delimited JSON-RPC as over stdio; ws:// and wss:// carry one
-// JSON-RPC message per WebSocket text frame. Streamable HTTP (http://,
-// https://) is not implemented: New refuses it in words.
+// JSON-RPC message per WebSocket text frame; http:// and https:// speak
+// Streamable HTTP: every message POSTed, the connection id of the
+// initialize answer (Acp-Connection-Id) on every later request, the
+// server's messages on an event stream (GET) reopened with Last-Event-ID
+// when it drops, and DELETE at the end.
 //
 // The connection stands in for the process: its standard input is the
 // link's sending side, its standard output the receiving side, and the
@@ -15,7 +18,7 @@
 //
 // The bearer token is read from the environment variable the operator
 // names (Options.TokenEnv) when the connection is made, and is never
-// logged: on WebSocket it is the Authorization header; on a byte stream,
+// logged: on WebSocket and HTTP it is the Authorization header; on a byte stream,
 // the first request (_acpdrive/token), which acpdrive serve answers
 // before anything else.
 package netdial

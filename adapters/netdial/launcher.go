@@ -40,14 +40,12 @@ const (
 	// MsgNoSandbox refuses a sandbox: a runtime at a URL is confined, or
 	// not, where it runs.
 	MsgNoSandbox = "a runtime at a URL cannot be sandboxed from here: confine it where it is served (acpdrive serve --sandbox is not offered either)"
-	// MsgHTTPNotSupported refuses Streamable HTTP.
-	MsgHTTPNotSupported = "Streamable HTTP (http://, https://) is not supported yet; dial the WebSocket at ws://HOST:PORT/acp"
 )
 
 // Options configure a Launcher.
 type Options struct {
-	// URL is the runtime's address: tcp://HOST:PORT, unix:PATH, ws://…
-	// or wss://….
+	// URL is the runtime's address: tcp://HOST:PORT, unix:PATH, ws://…,
+	// wss://…, http://… or https://… (Streamable HTTP).
 	URL string
 	// TokenEnv names the environment variable holding the bearer token;
 	// "" sends none. The variable is read at each connection.
@@ -81,9 +79,6 @@ func New(o Options) (*Launcher, error) {
 	addr, err := netwire.Parse(o.URL)
 	if err != nil {
 		return nil, configError(err.Error())
-	}
-	if addr.Scheme == netwire.SchemeHTTP || addr.Scheme == netwire.SchemeHTTPS {
-		return nil, configError(MsgHTTPNotSupported)
 	}
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = DefaultConnectTimeout
@@ -154,9 +149,12 @@ func (p *plan) Start(ctx context.Context, _ []string) (ports.Process, error) {
 	defer cancel()
 	var proc *process
 	var err error
-	if l.addr.Stream() {
+	switch {
+	case l.addr.Stream():
 		proc, err = dialStream(cctx, l, token)
-	} else {
+	case l.addr.Scheme == netwire.SchemeHTTP || l.addr.Scheme == netwire.SchemeHTTPS:
+		proc = dialHTTP(l, token).p // connects with its first message
+	default:
 		proc, err = dialWebSocket(cctx, l, token)
 	}
 	if err != nil {

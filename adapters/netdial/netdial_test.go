@@ -51,7 +51,6 @@ func start(t *testing.T, o Options) (ports.Process, error) {
 
 func TestNewRefuses(t *testing.T) {
 	for _, tc := range []struct{ url, ca, want string }{
-		{"http://127.0.0.1:1/acp", "", MsgHTTPNotSupported},
 		{"ftp://h:1", "", `scheme "ftp"`},
 		{"ws://127.0.0.1:1/acp", "no-such-file.pem", "CA file"},
 	} {

@@ -144,27 +144,20 @@ func TestListenRefuses(t *testing.T) {
 	assert.ErrorContains(t, err, "no runtime command")
 }
 
-// TestWebSocket: the token on the upgrade, frames both ways, a POST
-// answered 501, and the server's end ends the runtime.
+// TestWebSocket: the token on the upgrade, frames both ways, and the
+// server's end ends the runtime.
 func TestWebSocket(t *testing.T) {
 	s, l := serve(t, "http://127.0.0.1:0", "s3cret")
 	url := s.URL()
-	require.True(t, strings.HasPrefix(url, "ws://127.0.0.1:") && strings.HasSuffix(url, "/acp"), url)
+	require.True(t, strings.HasPrefix(url, "http://127.0.0.1:") && strings.HasSuffix(url, "/acp"), url)
+	ws := "ws" + strings.TrimPrefix(url, "http")
 	ctx := context.Background()
 
-	_, resp, err := websocket.Dial(ctx, url, nil)
+	_, resp, err := websocket.Dial(ctx, ws, nil)
 	require.Error(t, err)
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 
-	post, err := http.NewRequest(http.MethodPost, "http"+strings.TrimPrefix(url, "ws"), strings.NewReader("{}"))
-	require.NoError(t, err)
-	post.Header.Set("Authorization", "Bearer s3cret")
-	pr, err := http.DefaultClient.Do(post)
-	require.NoError(t, err)
-	_ = pr.Body.Close()
-	assert.Equal(t, http.StatusNotImplemented, pr.StatusCode)
-
-	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer s3cret"}}})
+	c, _, err := websocket.Dial(ctx, ws, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer s3cret"}}})
 	require.NoError(t, err)
 	defer c.CloseNow()
 	require.NoError(t, c.Write(ctx, websocket.MessageText, []byte(`{"a":1}`)))

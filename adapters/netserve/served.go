@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,15 +21,16 @@ type served struct {
 	l link
 }
 
-// handleHTTP upgrades /acp to a WebSocket after checking the token.
+// handleHTTP checks the token, then upgrades /acp to a WebSocket or
+// answers it as Streamable HTTP.
 func (s *Server) handleHTTP(ctx context.Context, w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(bearer(r.Header.Get("Authorization"))) {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 		http.Error(w, netwire.MsgTokenRefused, http.StatusUnauthorized)
 		return
 	}
-	if r.Method != http.MethodGet {
-		http.Error(w, "Streamable HTTP is not served; dial the WebSocket at this address (ws://)", http.StatusNotImplemented)
+	if r.Method != http.MethodGet || !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		s.handleStreamable(ctx, w, r)
 		return
 	}
 	c, err := websocket.Accept(w, r, nil)

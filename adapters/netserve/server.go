@@ -63,6 +63,7 @@ type Server struct {
 
 	mu     sync.Mutex
 	conns  map[*served]struct{}
+	links  map[string]*httpLink // Streamable HTTP connections by id
 	closed bool // shutdown began: no connection joins
 	wg     sync.WaitGroup
 }
@@ -84,7 +85,7 @@ func Listen(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: o, addr: addr, conns: map[*served]struct{}{}}
+	s := &Server{opts: o, addr: addr, conns: map[*served]struct{}{}, links: map[string]*httpLink{}}
 	switch addr.Scheme {
 	case netwire.SchemeTCP, netwire.SchemeHTTP:
 		if o.Token == "" && !netwire.Loopback(addr.Host) {
@@ -101,7 +102,7 @@ func Listen(o Options) (*Server, error) {
 		if addr.Scheme == netwire.SchemeTCP {
 			s.url = "tcp://" + host
 		} else {
-			s.url = "ws://" + host + netwire.Path
+			s.url = "http://" + host + netwire.Path
 		}
 	case netwire.SchemeUnix:
 		if s.ln, err = listenUnix(addr.Host); err != nil {
@@ -128,7 +129,8 @@ func listenUnix(path string) (net.Listener, error) {
 }
 
 // URL is the address a client dials: tcp://HOST:PORT, unix:PATH or
-// ws://HOST:PORT/acp, with the port the listener got.
+// http://HOST:PORT/acp (Streamable HTTP; the WebSocket is the same
+// address as ws://), with the port the listener got.
 func (s *Server) URL() string { return s.url }
 
 // Serve serves connections until ctx ends, then closes the listener,

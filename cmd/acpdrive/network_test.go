@@ -51,13 +51,27 @@ func serveAt(t *testing.T, listen string, env []string, serveArgs []string, agen
 	return strings.TrimSpace(line)
 }
 
-// listenAddrs are the transports a client dials through acpdrive serve,
-// each a function of a fresh directory (for the unix socket).
-func listenAddrs(t *testing.T) map[string]string {
-	return map[string]string{
-		"tcp":  "tcp://127.0.0.1:0",
-		"unix": "unix:" + filepath.Join(shortDir(t), "acp.sock"),
-		"ws":   "http://127.0.0.1:0",
+// transport is one way a client dials through acpdrive serve: where
+// serve listens, and the scheme the client puts on the URL serve prints
+// ("" keeps it).
+type transport struct{ listen, scheme string }
+
+// dial is the URL a client dials for the URL serve printed.
+func (tr transport) dial(url string) string {
+	if tr.scheme == "" {
+		return url
+	}
+	_, rest, _ := strings.Cut(url, "://")
+	return tr.scheme + "://" + rest
+}
+
+// transports are the transports of docs/behaviour.md#network.
+func transports(t *testing.T) map[string]transport {
+	return map[string]transport{
+		"tcp":  {listen: "tcp://127.0.0.1:0"},
+		"unix": {listen: "unix:" + filepath.Join(shortDir(t), "acp.sock")},
+		"ws":   {listen: "http://127.0.0.1:0", scheme: "ws"},
+		"http": {listen: "http://127.0.0.1:0"},
 	}
 }
 
@@ -107,10 +121,10 @@ func TestNetworkRunMatchesStdio(t *testing.T) {
 	want, _, wantCode := runIn(t, t.TempDir(), local(stdioLog)...)
 	require.Equal(t, 0, wantCode, want)
 	require.Contains(t, want, `"permission_decision"`, "the scenario asks for a permission")
-	for name, listen := range listenAddrs(t) {
+	for name, tr := range transports(t) {
 		t.Run(name, func(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "agent.log")
-			url := serveAt(t, listen, nil, nil, "--scenario", "close", "--log", log)
+			url := tr.dial(serveAt(t, tr.listen, nil, nil, "--scenario", "close", "--log", log))
 			args := append([]string{"run", "--json", "--permissions", "edit", "--url", url}, prompts...)
 			got, stderr, code := runIn(t, t.TempDir(), args...)
 			assert.Equal(t, wantCode, code, stderr)
@@ -140,9 +154,9 @@ func readFile(t *testing.T, path string) string {
 // (session/cancel reaches the runtime; the turn ends turn_cancelled, exit
 // 1), as over stdio.
 func TestNetworkRunCancel(t *testing.T) {
-	for name, listen := range listenAddrs(t) {
+	for name, tr := range transports(t) {
 		t.Run(name, func(t *testing.T) {
-			url := serveAt(t, listen, nil, nil, "--scenario", "close")
+			url := tr.dial(serveAt(t, tr.listen, nil, nil, "--scenario", "close"))
 			lines, code := runUntilChunk(t, func(c *exec.Cmd) { require.NoError(t, c.Process.Signal(syscall.SIGINT)) },
 				"run", "--json", "--url", url, "#wait-cancel")
 			assert.Equal(t, 1, code)
@@ -235,24 +249,46 @@ func (p *cutProxy) cut() {
 }
 
 // TestNetworkCutMidTurn: a connection cut during a turn ends the turn
-// with port_exit and the documented message, never a hang
+// with port_exit and the documented message, never a hang, where the
+// transport cannot resume (tcp, ws); over Streamable HTTP the event
+// stream is reopened with Last-Event-ID and the turn goes on: a cancel
+// sent after the cut still ends it turn_cancelled
 // (docs/behaviour.md#network).
 func TestNetworkCutMidTurn(t *testing.T) {
-	for _, tc := range []struct{ name, listen, scheme, path string }{
-		{"tcp", "tcp://127.0.0.1:0", "tcp://", ""},
-		{"ws", "http://127.0.0.1:0", "ws://", "/acp"},
+	for _, tc := range []struct {
+		name   string
+		tr     transport
+		resume bool
+	}{
+		{"tcp", transport{listen: "tcp://127.0.0.1:0"}, false},
+		{"ws", transport{listen: "http://127.0.0.1:0", scheme: "ws"}, false},
+		{"http", transport{listen: "http://127.0.0.1:0"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			url := serveAt(t, tc.listen, nil, nil)
-			host := strings.TrimSuffix(strings.TrimPrefix(url, tc.scheme), tc.path)
+			url := tc.tr.dial(serveAt(t, tc.tr.listen, nil, nil))
+			scheme, rest, _ := strings.Cut(url, "://")
+			host, path, _ := strings.Cut(rest, "/")
 			p := newCutProxy(t, host)
-			lines, code := runUntilChunk(t, func(*exec.Cmd) { p.cut() },
-				"run", "--json", "--url", tc.scheme+p.ln.Addr().String()+tc.path, "#wait-cancel")
+			via := scheme + "://" + p.ln.Addr().String()
+			if path != "" {
+				via += "/" + path
+			}
+			lines, code := runUntilChunk(t, func(c *exec.Cmd) {
+				p.cut()
+				if tc.resume {
+					require.NoError(t, c.Process.Signal(syscall.SIGINT))
+				}
+			}, "run", "--json", "--url", via, "#wait-cancel")
 			results := ofType(lines, "turn_result")
 			require.Len(t, results, 1)
-			assert.Equal(t, "port_exit", results[0].ErrorKind)
-			assert.Equal(t, "the agent's connection ended before a response arrived", results[0].Message)
-			assert.NotEqual(t, 0, code)
+			if tc.resume {
+				assert.Equal(t, "turn_cancelled", results[0].Outcome)
+				assert.Equal(t, 1, code)
+			} else {
+				assert.Equal(t, "port_exit", results[0].ErrorKind)
+				assert.Equal(t, "the agent's connection ended before a response arrived", results[0].Message)
+				assert.NotEqual(t, 0, code)
+			}
 			assert.Equal(t, "run_result", lines[len(lines)-1].Type)
 		})
 	}
@@ -263,9 +299,13 @@ func TestNetworkCutMidTurn(t *testing.T) {
 // given); the right one is let in.
 func TestNetworkToken(t *testing.T) {
 	env := []string{"SERVE_TOKEN=s3cret"}
-	for _, listen := range []string{"tcp://127.0.0.1:0", "http://127.0.0.1:0"} {
-		url := serveAt(t, listen, env, []string{"--token-env", "SERVE_TOKEN"})
-		t.Run(url[:strings.Index(url, ":")], func(t *testing.T) {
+	for name, tr := range map[string]transport{
+		"tcp":  {listen: "tcp://127.0.0.1:0"},
+		"ws":   {listen: "http://127.0.0.1:0", scheme: "ws"},
+		"http": {listen: "http://127.0.0.1:0"},
+	} {
+		url := tr.dial(serveAt(t, tr.listen, env, []string{"--token-env", "SERVE_TOKEN"}))
+		t.Run(name, func(t *testing.T) {
 			for _, tc := range []struct {
 				name string
 				env  []string
@@ -325,7 +365,8 @@ func TestServeUnixSocketOwnerOnly(t *testing.T) {
 func TestValidateAgentURL(t *testing.T) {
 	for _, tc := range []struct{ agent, want string }{
 		{"  url: ws://127.0.0.1:9/acp\n", ""},
-		{"  url: http://127.0.0.1:9/acp\n", "error agent.url.invalid: agent.url: Streamable HTTP"},
+		{"  url: http://127.0.0.1:9/acp\n", ""},
+		{"  url: ftp://127.0.0.1:9/acp\n", "error agent.url.invalid: agent.url: address"},
 		{"  url: tcp://127.0.0.1:9\n  command: runtime\n", "error agent.url.exclusive: "},
 	} {
 		dir := t.TempDir()
@@ -354,7 +395,7 @@ func TestNetworkProbeAndRefusals(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "--url and --command are exclusive")
 
-	_, stderr, code = runIn(t, t.TempDir(), "run", "--url", "http://127.0.0.1:1/acp", "hello")
+	_, stderr, code = runIn(t, t.TempDir(), "run", "--url", "ftp://127.0.0.1:1/acp", "hello")
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "Streamable HTTP (http://, https://) is not supported yet")
+	assert.Contains(t, stderr, `scheme "ftp" is not one of`)
 }
