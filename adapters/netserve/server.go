@@ -64,7 +64,7 @@ type Server struct {
 	mu     sync.Mutex
 	conns  map[*served]struct{}
 	links  map[string]*httpLink // Streamable HTTP connections by id
-	closed bool // shutdown began: no connection joins
+	closed bool                 // shutdown began: no connection joins
 	wg     sync.WaitGroup
 }
 
