@@ -3,6 +3,7 @@ package netserve
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -20,8 +21,9 @@ import (
 	"github.com/acpdrive/acpdrive/ports"
 )
 
-// echoLauncher starts echo runtimes: each line read is written back
-// prefixed "echo ", and the runtime exits when its standard input ends.
+// echoLauncher starts echo runtimes: a request is answered
+// {"echo": method}, any other line written back prefixed "echo ", and the
+// runtime exits when its standard input ends.
 type echoLauncher struct {
 	started, killed atomic.Int32
 }
@@ -39,7 +41,15 @@ func (l *echoLauncher) Start(context.Context, []string) (ports.Process, error) {
 		defer outW.Close()
 		sc := bufio.NewScanner(inR)
 		for sc.Scan() {
-			if _, err := outW.Write([]byte("echo " + sc.Text() + "\n")); err != nil {
+			out := "echo " + sc.Text()
+			var req struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(sc.Bytes(), &req) == nil && req.Method != "" && len(req.ID) > 0 {
+				out = `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"echo":"` + req.Method + `"}}`
+			}
+			if _, err := outW.Write([]byte(out + "\n")); err != nil {
 				return
 			}
 		}
@@ -167,4 +177,73 @@ func TestWebSocket(t *testing.T) {
 	assert.Equal(t, `echo {"a":1}`, string(msg))
 	require.NoError(t, c.Close(websocket.StatusNormalClosure, ""))
 	assert.Eventually(t, func() bool { return l.killed.Load() == 1 }, 5e9, 1e7, "the runtime is torn down")
+}
+
+// TestStreamableHTTP: initialize answered on its POST with the
+// connection id; later messages accepted (202) and answered on the event
+// stream, numbered; a stream reopened with Last-Event-ID gets what it
+// missed, one asking for what is gone gets 409; DELETE ends the runtime.
+func TestStreamableHTTP(t *testing.T) {
+	s, l := serve(t, "http://127.0.0.1:0", "s3cret")
+	url := s.URL()
+	do := func(method, conn, last, body string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(method, url, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer s3cret")
+		if conn != "" {
+			req.Header.Set(netwire.HeaderConnection, conn)
+		}
+		if last != "" {
+			req.Header.Set(netwire.HeaderLastEventID, last)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		return resp
+	}
+	status := func(resp *http.Response) int { _ = resp.Body.Close(); return resp.StatusCode }
+
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize"}`))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusUnauthorized, status(resp), "no token")
+	assert.Equal(t, http.StatusBadRequest, status(do(http.MethodPost, "", "", `{"jsonrpc":"2.0","id":1,"method":"session/new"}`)))
+	assert.Equal(t, http.StatusNotFound, status(do(http.MethodPost, "nope", "", `{}`)))
+
+	resp = do(http.MethodPost, "", "", `{"jsonrpc":"2.0","id":0,"method":"initialize"}`)
+	conn := resp.Header.Get(netwire.HeaderConnection)
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NotEmpty(t, conn)
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":0,"result":{"echo":"initialize"}}`, string(body))
+
+	assert.Equal(t, http.StatusAccepted, status(do(http.MethodPost, conn, "", `{"jsonrpc":"2.0","id":1,"method":"a"}`)))
+	assert.Equal(t, http.StatusAccepted, status(do(http.MethodPost, conn, "", `{"jsonrpc":"2.0","id":2,"method":"b"}`)))
+	events := func(last string, n int) []netwire.Event {
+		t.Helper()
+		resp := do(http.MethodGet, conn, last, "")
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		br := bufio.NewReader(resp.Body)
+		var got []netwire.Event
+		for len(got) < n {
+			ev, err := netwire.ReadEvent(br)
+			require.NoError(t, err)
+			got = append(got, ev)
+		}
+		return got
+	}
+	first := events("", 2)
+	assert.Equal(t, "0", first[0].ID)
+	assert.Equal(t, `{"jsonrpc":"2.0","id":1,"result":{"echo":"a"}}`, string(first[0].Data))
+	assert.Equal(t, "1", first[1].ID)
+	again := events("0", 1)
+	assert.Equal(t, netwire.Event{ID: "1", Data: first[1].Data}, again[0], "resumed after event 0")
+	assert.Equal(t, http.StatusConflict, status(do(http.MethodGet, conn, "99", "")))
+
+	assert.Equal(t, http.StatusNoContent, status(do(http.MethodDelete, conn, "", "")))
+	assert.Eventually(t, func() bool { return l.killed.Load() == 1 }, 5e9, 1e7, "the runtime is torn down")
+	assert.Equal(t, http.StatusNotFound, status(do(http.MethodPost, conn, "", `{}`)))
 }
