@@ -22,7 +22,8 @@ import (
 // (trivial handler, acpdrive only) over each transport of
 // docs/behaviour.md#network side by side: stdio (the runtime launched
 // locally) and, through `acpdrive serve` on this machine, tcp and unix
-// (newline-delimited JSON-RPC) and ws (one message per WebSocket frame).
+// (newline-delimited JSON-RPC), ws (one message per WebSocket frame) and
+// http (Streamable HTTP: the burst on the connection's event stream).
 // One op is one turn of -burst notifications on a fresh connection (and
 // so a fresh runtime process); the connection, the handshake and the
 // teardown are outside the timer. notifs/s is as in
@@ -38,10 +39,14 @@ func BenchmarkNetworkBurst(b *testing.B) {
 		{"tcp", "tcp://127.0.0.1:0"},
 		{"unix", "unix:" + filepath.Join(dir, "acp.sock")},
 		{"ws", "http://127.0.0.1:0"},
+		{"http", "http://127.0.0.1:0"},
 	} {
 		b.Run(tr.name, func(b *testing.B) {
 			url, stop := startServe(b, tr.listen)
 			defer stop()
+			if tr.name == "ws" {
+				url = "ws" + strings.TrimPrefix(url, "http") // the WebSocket at the same address
+			}
 			benchNet(b, startNetwork(url))
 		})
 	}
