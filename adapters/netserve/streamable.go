@@ -15,9 +15,10 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/internal/netwire"
 )
 
-// retention is how many of a connection's events are kept for a stream
-// that reopens with Last-Event-ID; it is also how far the runtime may run
-// ahead of the client's stream before its output waits.
+// retention is how many of a connection's events are kept at least for
+// a stream that reopens with Last-Event-ID (up to twice as many are); it
+// is also how far the runtime may run ahead of the client's stream before
+// its output waits.
 const retention = 4096
 
 // errLinkClosed ends a Streamable HTTP link's reads.
@@ -88,7 +89,7 @@ func (l *httpLink) write(msg []byte) error {
 	}
 	l.events = append(l.events, bytes.Clone(msg))
 	l.next++
-	if len(l.events) > retention {
+	if len(l.events) >= 2*retention { // trimmed in halves: amortized, never per event
 		drop := len(l.events) - retention
 		l.events = append(l.events[:0:0], l.events[drop:]...)
 		l.first += int64(drop)

@@ -108,3 +108,17 @@ func TestFramesRoundTrip(t *testing.T) {
 	_, err = broken.Write([]byte("x\n"))
 	assert.EqualError(t, err, "gone")
 }
+
+func TestEvents(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, WriteEvent(&b, 7, []byte(`{"a":1}`)))
+	b.WriteString(": a comment\nevent: message\ndata: x\ndata: y\n\nid: 9\n\ndata: last")
+	r := bufio.NewReader(&b)
+	for _, want := range []Event{{"7", []byte(`{"a":1}`)}, {"", []byte("x\ny")}, {"9", []byte("last")}} {
+		ev, err := ReadEvent(r)
+		require.NoError(t, err)
+		assert.Equal(t, want, ev)
+	}
+	_, err := ReadEvent(r)
+	assert.ErrorIs(t, err, io.EOF)
+}

@@ -41,11 +41,15 @@ func ReadEvent(r *bufio.Reader) (Event, error) {
 			return Event{}, err
 		}
 		if len(line) == 0 {
-			if len(data) > 0 {
+			switch len(data) {
+			case 0:
+				continue
+			case 1:
+				ev.Data = data[0] // the common case: one line, no join
+			default:
 				ev.Data = bytes.Join(data, []byte("\n"))
-				return ev, nil
 			}
-			continue
+			return ev, nil
 		}
 		field, value, _ := bytes.Cut(line, []byte(":"))
 		value = bytes.TrimPrefix(value, []byte(" "))
