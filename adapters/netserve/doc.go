@@ -7,9 +7,12 @@
 // and questions reach the client, whose policy answers them.
 //
 // Addresses: tcp://HOST:PORT and unix:PATH carry newline-delimited
-// JSON-RPC, as over stdio; http://HOST:PORT answers a WebSocket at /acp
-// (one message per text frame), where a client dials ws://HOST:PORT/acp.
-// Streamable HTTP is not served (a POST to /acp is answered 501).
+// JSON-RPC, as over stdio; http://HOST:PORT answers at /acp both a
+// WebSocket (one message per text frame; a client dials
+// ws://HOST:PORT/acp) and Streamable HTTP (a client dials
+// http://HOST:PORT/acp): POST per message, the connection id on the
+// initialize answer, the other messages on the connection's event stream,
+// numbered and kept for a stream that reopens with Last-Event-ID.
 //
 // A listen address that is not loopback needs a token; a unix socket is
 // made for its owner only (mode 0600) and a peer of another user is

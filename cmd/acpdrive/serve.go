@@ -22,7 +22,7 @@ import (
 // output, once it listens, is the URL a client dials.
 func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	listen := fs.String("listen", "", "where to listen: tcp://HOST:PORT, unix:PATH or http://HOST:PORT (a WebSocket at /acp); port 0 picks a free port")
+	listen := fs.String("listen", "", "where to listen: tcp://HOST:PORT, unix:PATH or http://HOST:PORT (WebSocket and Streamable HTTP at /acp); port 0 picks a free port")
 	tokenEnv := fs.String("token-env", "", "require the bearer token held in the environment variable `VAR` (needed for an address that is not loopback)")
 	workspace := fs.String("workspace", "", "the directory the runtimes run in (default: the current directory)")
 	logLevel := fs.String("log-level", "", "write structured logs to stderr at this level (debug, info, warn, error)")

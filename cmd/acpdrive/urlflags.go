@@ -20,9 +20,9 @@ type urlFlags struct {
 
 // register defines --url, --token-env and --ca-file on fs.
 func (u *urlFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&u.url, "url", "", "reach a runtime already listening at `URL` instead of launching one: tcp://HOST:PORT, unix:PATH, ws://HOST:PORT/acp or wss://… (agent.url)")
+	fs.StringVar(&u.url, "url", "", "reach a runtime already listening at `URL` instead of launching one: tcp://HOST:PORT, unix:PATH, ws://HOST:PORT/acp, wss://…, http://HOST:PORT/acp or https://… (Streamable HTTP) (agent.url)")
 	fs.StringVar(&u.tokenEnv, "token-env", "", "send the bearer token held in the environment variable `VAR` to the --url runtime (agent.token_env; never a flag value)")
-	fs.StringVar(&u.caFile, "ca-file", "", "check a wss:// server against the certificate authorities of this PEM `FILE` (default: the system's)")
+	fs.StringVar(&u.caFile, "ca-file", "", "check a wss:// or https:// server against the certificate authorities of this PEM `FILE` (default: the system's)")
 }
 
 // applyURL puts the network launcher into opts when a URL is given (the
