@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 	"github.com/stretchr/testify/assert"
@@ -81,8 +82,15 @@ func (p *echoProc) Release() error             { <-p.exited; return nil }
 // serve listens at listen and serves until the test ends.
 func serve(t *testing.T, listen, token string) (*Server, *echoLauncher) {
 	t.Helper()
+	return serveWith(t, Options{Listen: listen, Token: token})
+}
+
+// serveWith serves o (with an echo launcher) until the test ends.
+func serveWith(t *testing.T, o Options) (*Server, *echoLauncher) {
+	t.Helper()
 	l := &echoLauncher{}
-	s, err := Listen(Options{Listen: listen, Command: []string{"echo"}, Workspace: "/", Token: token, Launcher: l})
+	o.Command, o.Workspace, o.Launcher = []string{"echo"}, "/", l
+	s, err := Listen(o)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -246,4 +254,15 @@ func TestStreamableHTTP(t *testing.T) {
 	assert.Equal(t, http.StatusNoContent, status(do(http.MethodDelete, conn, "", "")))
 	assert.Eventually(t, func() bool { return l.killed.Load() == 1 }, 5e9, 1e7, "the runtime is torn down")
 	assert.Equal(t, http.StatusNotFound, status(do(http.MethodPost, conn, "", `{}`)))
+}
+
+// TestStreamableHTTPAbandoned: a connection with no stream open and no
+// request for AbandonAfter is ended with its runtime.
+func TestStreamableHTTPAbandoned(t *testing.T) {
+	s, l := serveWith(t, Options{Listen: "http://127.0.0.1:0", AbandonAfter: 50 * time.Millisecond})
+	resp, err := http.Post(s.URL(), "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize"}`))
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Eventually(t, func() bool { return l.killed.Load() == 1 }, 5*time.Second, 10*time.Millisecond, "the abandoned runtime is ended")
 }

@@ -52,6 +52,10 @@ type Options struct {
 	Launcher ports.Launcher
 	// Logger receives the server's logs; nil discards them.
 	Logger *slog.Logger
+	// AbandonAfter ends a Streamable HTTP connection (and its runtime)
+	// that had no event stream open and no request for this long; zero
+	// means DefaultAbandonAfter.
+	AbandonAfter time.Duration
 }
 
 // Server is a listening acpdrive serve.
@@ -84,6 +88,9 @@ func Listen(o Options) (*Server, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.AbandonAfter <= 0 {
+		o.AbandonAfter = DefaultAbandonAfter
 	}
 	s := &Server{opts: o, addr: addr, conns: map[*served]struct{}{}, links: map[string]*httpLink{}}
 	switch addr.Scheme {

@@ -11,9 +11,16 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/acpdrive/acpdrive/adapters/internal/netwire"
 )
+
+// DefaultAbandonAfter is how long a Streamable HTTP connection may go
+// with no event stream open and no request before it counts as abandoned
+// and its runtime is ended: a client that vanished without DELETE leaves
+// nothing running.
+const DefaultAbandonAfter = 2 * time.Minute
 
 // retention is how many of a connection's events are kept at least for
 // a stream that reopens with Last-Event-ID (up to twice as many are); it
@@ -46,17 +53,30 @@ type httpLink struct {
 	delivered int64 // every event before it was written to a stream
 	ended     bool  // the runtime's output ended
 	closed    bool
+	streams   int           // event streams open
+	idle      *time.Timer   // runs close once abandoned
+	abandon   time.Duration // the bound idle is set to
 }
 
-func newHTTPLink() (*httpLink, error) {
+func newHTTPLink(abandon time.Duration) (*httpLink, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, err
 	}
 	l := &httpLink{id: hex.EncodeToString(b[:]), inbox: make(chan []byte), done: make(chan struct{}),
-		initAnswer: make(chan []byte, 1)}
+		initAnswer: make(chan []byte, 1), abandon: abandon}
 	l.cond = sync.NewCond(&l.mu)
+	l.idle = time.AfterFunc(abandon, l.close)
 	return l, nil
+}
+
+// touch restarts the abandonment bound unless a stream is open.
+func (l *httpLink) touch() {
+	l.mu.Lock()
+	if l.streams == 0 {
+		l.idle.Reset(l.abandon)
+	}
+	l.mu.Unlock()
 }
 
 func (l *httpLink) authenticate(*Server) ([]byte, bool) { return nil, true }
@@ -118,6 +138,7 @@ func (l *httpLink) closeWrite() {
 
 func (l *httpLink) close() {
 	l.once.Do(func() {
+		l.idle.Stop()
 		close(l.done)
 		l.mu.Lock()
 		l.closed = true
@@ -140,6 +161,7 @@ func (s *Server) handleStreamable(ctx context.Context, w http.ResponseWriter, r 
 		http.Error(w, "no such connection", http.StatusNotFound)
 		return
 	}
+	l.touch()
 	switch r.Method {
 	case http.MethodPost:
 		msg, err := io.ReadAll(io.LimitReader(r.Body, netwire.MaxMessageBytes+1))
@@ -176,7 +198,7 @@ func (s *Server) initialize(ctx context.Context, w http.ResponseWriter, r *http.
 		http.Error(w, "a request without "+netwire.HeaderConnection+" must be initialize", http.StatusBadRequest)
 		return
 	}
-	l, err := newHTTPLink()
+	l, err := newHTTPLink(s.opts.AbandonAfter)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -231,7 +253,16 @@ func (l *httpLink) stream(w http.ResponseWriter, r *http.Request) {
 		}
 		from = n + 1
 	}
+	l.streams++
+	l.idle.Stop()
 	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		if l.streams--; l.streams == 0 && !l.closed {
+			l.idle.Reset(l.abandon)
+		}
+		l.mu.Unlock()
+	}()
 	fl, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
