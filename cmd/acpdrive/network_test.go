@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/acpdrive/acpdrive/internal/testsupport/proctest"
 	"github.com/acpdrive/acpdrive/internal/testsupport/testbin"
 )
 
@@ -26,6 +29,13 @@ import (
 // prints. The server is ended (SIGTERM, then waited for) at the test's
 // end.
 func serveAt(t *testing.T, listen string, env []string, serveArgs []string, agentArgs ...string) string {
+	t.Helper()
+	url, _ := servePID(t, listen, env, serveArgs, agentArgs...)
+	return url
+}
+
+// servePID is serveAt, also returning serve's process id.
+func servePID(t *testing.T, listen string, env []string, serveArgs []string, agentArgs ...string) (string, int) {
 	t.Helper()
 	bin := testbin.Path(t)
 	args := append([]string{"serve", "--listen", listen}, serveArgs...)
@@ -48,7 +58,7 @@ func serveAt(t *testing.T, listen string, env []string, serveArgs []string, agen
 	line, err := bufio.NewReader(out).ReadString('\n')
 	require.NoError(t, err, "serve printed no URL; stderr: %s", stderr.String())
 	go func() { _, _ = io.Copy(io.Discard, out) }()
-	return strings.TrimSpace(line)
+	return strings.TrimSpace(line), cmd.Process.Pid
 }
 
 // transport is one way a client dials through acpdrive serve: where
@@ -265,7 +275,9 @@ func TestNetworkCutMidTurn(t *testing.T) {
 		{"http", transport{listen: "http://127.0.0.1:0"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			url := tc.tr.dial(serveAt(t, tc.tr.listen, nil, nil))
+			marker := "cut-" + tc.name + "-" + strconv.Itoa(os.Getpid())
+			served, pid := servePID(t, tc.tr.listen, nil, nil, "--agent-name", marker)
+			url := tc.tr.dial(served)
 			scheme, rest, _ := strings.Cut(url, "://")
 			host, path, _ := strings.Cut(rest, "/")
 			p := newCutProxy(t, host)
@@ -274,6 +286,7 @@ func TestNetworkCutMidTurn(t *testing.T) {
 				via += "/" + path
 			}
 			lines, code := runUntilChunk(t, func(c *exec.Cmd) {
+				assert.Greater(t, len(proctest.WithCmdline(marker)), 1, "serve and the runtime it serves")
 				p.cut()
 				if tc.resume {
 					require.NoError(t, c.Process.Signal(syscall.SIGINT))
@@ -290,6 +303,10 @@ func TestNetworkCutMidTurn(t *testing.T) {
 				assert.NotEqual(t, 0, code)
 			}
 			assert.Equal(t, "run_result", lines[len(lines)-1].Type)
+			// The runtime behind the cut connection is ended by serve:
+			// only serve's own command line still names the marker.
+			assert.Eventually(t, func() bool { return slices.Equal(proctest.WithCmdline(marker), []int{pid}) },
+				10*time.Second, 20*time.Millisecond, "the served runtime is gone")
 		})
 	}
 }
