@@ -416,3 +416,18 @@ func TestNetworkProbeAndRefusals(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `scheme "ftp" is not one of`)
 }
+
+// TestServeSIGTERMEndsEveryConnection: serve's SIGTERM during a turn
+// ends the runtime it served and the link; the client's turn ends
+// port_exit, never a hang.
+func TestServeSIGTERMEndsEveryConnection(t *testing.T) {
+	marker := "sigterm-" + strconv.Itoa(os.Getpid())
+	url, pid := servePID(t, "tcp://127.0.0.1:0", nil, nil, "--agent-name", marker)
+	lines, _ := runUntilChunk(t, func(*exec.Cmd) {
+		require.NoError(t, syscall.Kill(pid, syscall.SIGTERM))
+	}, "run", "--json", "--url", url, "#wait-cancel")
+	results := ofType(lines, "turn_result")
+	require.Len(t, results, 1)
+	assert.Equal(t, "port_exit", results[0].ErrorKind)
+	proctest.WaitCmdlineGone(t, marker, 10*time.Second)
+}
