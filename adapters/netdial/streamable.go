@@ -107,8 +107,10 @@ type httpConn struct {
 
 	mu        sync.Mutex
 	connID    string
-	lastEvent string
 	streaming bool
+	conn      *eventStream            // the connection's stream
+	sessions  map[string]*eventStream // a stream per session, once named
+	newIDs    map[string]bool         // ids of session/new requests awaiting their answer
 
 	deadline atomic.Pointer[time.Time]
 	deleting atomic.Bool
@@ -121,6 +123,7 @@ type httpConn struct {
 func dialHTTP(l *Launcher, token string) *httpConn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &httpConn{l: l, url: l.addr.URL, token: token, ctx: ctx, cancel: cancel, q: newQueue(),
+		conn: &eventStream{}, sessions: map[string]*eventStream{}, newIDs: map[string]bool{},
 		client: &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: l.tls,
 			ResponseHeaderTimeout: 0, IdleConnTimeout: 90 * time.Second}}}
 	p := newProcess(l.addr.URL)
@@ -236,6 +239,12 @@ func (c *httpConn) send(msg []byte) error {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if m.Params.SessionID != "" {
 		req.Header.Set(netwire.HeaderSession, m.Params.SessionID)
+		c.openSession(m.Params.SessionID) // a continued session's events come on its stream
+	}
+	if m.Method == "session/new" && len(m.ID) > 0 {
+		c.mu.Lock()
+		c.newIDs[string(m.ID)] = true
+		c.mu.Unlock()
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
@@ -273,7 +282,7 @@ func (c *httpConn) send(msg []byte) error {
 		go func() {
 			defer c.p.wg.Done()
 			defer resp.Body.Close()
-			_ = c.readEvents(resp.Body, false)
+			_ = c.readEvents(resp.Body, nil)
 		}()
 	} else {
 		body, err := io.ReadAll(io.LimitReader(resp.Body, netwire.MaxMessageBytes+1))
@@ -282,13 +291,56 @@ func (c *httpConn) send(msg []byte) error {
 			return err
 		}
 		if len(bytes.TrimSpace(body)) > 0 {
-			c.q.push(body)
+			c.deliver(body)
 		}
 	}
 	if initializing {
 		c.openStream()
 	}
 	return nil
+}
+
+// deliver queues a received message; the answer to a session/new first
+// opens the new session's event stream, where its events come.
+func (c *httpConn) deliver(msg []byte) bool {
+	c.mu.Lock()
+	pending := len(c.newIDs) > 0
+	c.mu.Unlock()
+	if pending && bytes.Contains(msg, []byte(`"result"`)) {
+		var a struct {
+			ID     json.RawMessage `json:"id"`
+			Result struct {
+				SessionID string `json:"sessionId"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(msg, &a) == nil {
+			c.mu.Lock()
+			ours := c.newIDs[string(a.ID)]
+			delete(c.newIDs, string(a.ID))
+			c.mu.Unlock()
+			if ours && a.Result.SessionID != "" {
+				c.openSession(a.Result.SessionID)
+			}
+		}
+	}
+	return c.q.push(msg)
+}
+
+// openSession opens a session's event stream once.
+func (c *httpConn) openSession(id string) {
+	c.mu.Lock()
+	if _, ok := c.sessions[id]; ok || c.connID == "" {
+		c.mu.Unlock()
+		return
+	}
+	es := &eventStream{session: id}
+	c.sessions[id] = es
+	c.mu.Unlock()
+	c.p.wg.Add(1)
+	go func() {
+		defer c.p.wg.Done()
+		c.streamLoop(es)
+	}()
 }
 
 // refusal is a JSON-RPC error answer to id carrying err's message.
@@ -329,28 +381,40 @@ func (c *httpConn) openStream() {
 	c.p.wg.Add(1)
 	go func() {
 		defer c.p.wg.Done()
-		c.streamLoop()
+		c.streamLoop(c.conn)
 	}()
 }
 
-// streamLoop keeps the event stream open: a stream that drops is reopened
+// eventStream is one event stream: the connection's (session "") or a
+// session's, with its resume cursor.
+type eventStream struct {
+	session   string
+	lastEvent string // guarded by httpConn.mu
+}
+
+// streamLoop keeps an event stream open: a stream that drops is reopened
 // with Last-Event-ID (up to reopenTries in a row); a 409 (what was missed
 // is gone), a 404 (the connection is gone) or the tries running out ends
-// the process; after DELETE the stream's end is the process's end.
-func (c *httpConn) streamLoop() {
+// the process; after DELETE the connection stream's end is the process's
+// end. A session's stream that the server ends (404) just ends.
+func (c *httpConn) streamLoop(es *eventStream) {
 	pause := reopenPause
 	for tries := 0; ; {
-		err := c.streamOnce()
+		err := c.streamOnce(es)
 		if c.ctx.Err() != nil {
 			return
 		}
 		if c.deleting.Load() {
-			c.finish(nil, true)
+			if es.session == "" {
+				c.finish(nil, true)
+			}
 			return
 		}
 		var gone *goneError
 		if errors.As(err, &gone) {
-			c.finish(err, gone.normal)
+			if es.session == "" || !gone.normal {
+				c.finish(err, gone.normal)
+			}
 			return
 		}
 		if err == nil {
@@ -383,15 +447,18 @@ func (e *goneError) Error() string { return e.msg }
 
 // streamOnce opens the event stream and reads it to its end; nil when it
 // delivered something before it ended.
-func (c *httpConn) streamOnce() error {
+func (c *httpConn) streamOnce(es *eventStream) error {
 	req, err := c.request(c.ctx, http.MethodGet, nil)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Accept", "text/event-stream")
+	if es.session != "" {
+		req.Header.Set(netwire.HeaderSession, es.session)
+	}
 	c.mu.Lock()
-	if c.lastEvent != "" {
-		req.Header.Set(netwire.HeaderLastEventID, c.lastEvent)
+	if es.lastEvent != "" {
+		req.Header.Set(netwire.HeaderLastEventID, es.lastEvent)
 	}
 	c.mu.Unlock()
 	resp, err := c.client.Do(req)
@@ -407,12 +474,13 @@ func (c *httpConn) streamOnce() error {
 	case resp.StatusCode != http.StatusOK || !isEventStream(resp):
 		return fmt.Errorf("the event stream was answered %s", resp.Status)
 	}
-	return c.readEvents(resp.Body, true)
+	return c.readEvents(resp.Body, es)
 }
 
-// readEvents queues every event of body; tracked events move the resume
-// cursor. It returns nil when at least one event came.
-func (c *httpConn) readEvents(body io.Reader, tracked bool) error {
+// readEvents queues every event of body; an event of a stream (es not
+// nil) moves its resume cursor. It returns nil when at least one event
+// came.
+func (c *httpConn) readEvents(body io.Reader, es *eventStream) error {
 	br := bufio.NewReaderSize(body, 64<<10)
 	got := false
 	for {
@@ -424,12 +492,12 @@ func (c *httpConn) readEvents(body io.Reader, tracked bool) error {
 			return fmt.Errorf("the event stream ended: %w", err)
 		}
 		got = true
-		if !c.q.push(ev.Data) {
+		if !c.deliver(ev.Data) {
 			return nil
 		}
-		if tracked && ev.ID != "" {
+		if es != nil && ev.ID != "" {
 			c.mu.Lock()
-			c.lastEvent = ev.ID
+			es.lastEvent = ev.ID
 			c.mu.Unlock()
 		}
 	}

@@ -177,6 +177,12 @@ func (s *Server) handleStreamable(ctx context.Context, w http.ResponseWriter, r 
 		case <-r.Context().Done():
 		}
 	case http.MethodGet:
+		if r.Header.Get(netwire.HeaderSession) != "" {
+			// Every message is on the connection's stream; a session's
+			// own stream is not served (its client then reads that one).
+			http.Error(w, "session streams are not served: every message is on the connection's stream", http.StatusNotFound)
+			return
+		}
 		l.stream(w, r)
 	case http.MethodDelete:
 		l.close()
