@@ -1,3 +1,5 @@
+//go:build linux
+
 package main_test
 
 import (
@@ -424,7 +426,9 @@ func TestServeSIGTERMEndsEveryConnection(t *testing.T) {
 	marker := "sigterm-" + strconv.Itoa(os.Getpid())
 	url, pid := servePID(t, "tcp://127.0.0.1:0", nil, nil, "--agent-name", marker)
 	lines, _ := runUntilChunk(t, func(*exec.Cmd) {
-		require.NoError(t, syscall.Kill(pid, syscall.SIGTERM))
+		p, err := os.FindProcess(pid)
+		require.NoError(t, err)
+		require.NoError(t, p.Signal(syscall.SIGTERM))
 	}, "run", "--json", "--url", url, "#wait-cancel")
 	results := ofType(lines, "turn_result")
 	require.Len(t, results, 1)
