@@ -196,7 +196,6 @@ func urlSession(t *testing.T, r *rig, url string, opts ...optFn) *app.Session {
 	require.NoError(t, err)
 	o.Launcher = &tapLauncher{inner: l, wire: r.wire}
 	o.Settings.Command = []string{url}
-	o.Settings.Session.Mode = "default" // as `qwen --acp --approval-mode default`; serve's sessions start in auto
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sess, err := app.Start(ctx, o)
@@ -212,6 +211,10 @@ func stopURL(t *testing.T, sess *app.Session) {
 	defer cancel()
 	assert.NoError(t, sess.Stop(ctx))
 }
+
+// defaultMode asks for mode default, as `qwen --acp --approval-mode
+// default` runs: serve's sessions start in auto.
+func defaultMode(o *app.Options) { o.Settings.Session.Mode = "default" }
 
 // comparableShape leaves out of an event sequence what differs between
 // `qwen --acp` on stdio and `qwen serve` by design or by the runtime: the
@@ -262,7 +265,7 @@ func TestQwenServe(t *testing.T) {
 			r, srv := qwenServeRig(t)
 			script(srv)
 			url := scheme + "://" + startQwenServe(t, r) + "/acp"
-			sess := urlSession(t, r, url)
+			sess := urlSession(t, r, url, defaultMode)
 			res := r.turn(sess, prompt)
 			stopURL(t, sess)
 			assert.Equal(t, want, outcomeOf(res))
@@ -285,7 +288,7 @@ func TestQwenServe(t *testing.T) {
 			url := scheme + "://" + startQwenServe(t, r) + "/acp"
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			sess := urlSession(t, r, url, func(o *app.Options) {
+			sess := urlSession(t, r, url, defaultMode, func(o *app.Options) {
 				o.OnAgentText = func(_, text string) {
 					if regexp.MustCompile(`Working on it`).MatchString(text) {
 						cancel()
