@@ -39,7 +39,8 @@ var ErrTokenRequired = errors.New("a listen address that is not loopback needs a
 // Options configure a Server.
 type Options struct {
 	// Listen is the address: tcp://HOST:PORT, unix:PATH or
-	// http://HOST:PORT (the WebSocket at /acp). Port 0 picks a free port.
+	// http://HOST:PORT (a WebSocket and Streamable HTTP, both at /acp).
+	// Port 0 picks a free port.
 	Listen string
 	// Command is the runtime's command line, split into words.
 	Command []string
