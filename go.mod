@@ -3,6 +3,7 @@ module github.com/acpdrive/acpdrive
 go 1.26.0
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/golang/mock v1.6.0
 	github.com/google/jsonschema-go v0.4.3
 	github.com/kevinburke/ssh_config v1.6.0

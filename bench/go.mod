@@ -11,6 +11,7 @@ require (
 )
 
 require (
+	github.com/coder/websocket v1.8.15 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 )

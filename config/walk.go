@@ -120,6 +120,10 @@ func (l *loader) agentKey(path string, e kv) {
 		l.setStr(path, e.val, &c.Kind)
 	case "command":
 		l.command(path, e.val)
+	case "url":
+		l.setStr(path, e.val, &c.URL) // checked by domain.Config.Validate
+	case "token_env":
+		l.setStr(path, e.val, &c.TokenEnv)
 	case "max_turns":
 		if v, err := l.integer(path, e.val); err == nil {
 			c.MaxTurns = int(v)

@@ -49,6 +49,12 @@ type Config struct {
 	// Command is agent.command split into words (see SplitHostCommandLine for
 	// the string form).
 	Command []string
+	// URL is agent.url: the address of a runtime already listening
+	// (docs/behaviour.md#network), instead of Command; "" launches Command.
+	URL string
+	// TokenEnv is agent.token_env: the environment variable holding the
+	// bearer token for URL; "" sends none.
+	TokenEnv string
 	// MaxTurns is agent.max_turns.
 	MaxTurns int
 	// TurnTimeout is agent.turn_timeout_ms.
@@ -228,6 +234,9 @@ const (
 	// CheckKindUnsupported: agent.kind names a kind other than
 	// agent-client-protocol.
 	CheckKindUnsupported = "agent.kind.unsupported"
+	// CheckURLWithCommand: agent.url is set together with agent.command
+	// (or worker.ssh_hosts).
+	CheckURLWithCommand = "agent.url.exclusive"
 	// CheckCommandRequired: agent.command is missing.
 	CheckCommandRequired = "agent.command.required"
 	// CheckStopGraceNonPositive: agent.stop_grace_ms is not positive.
@@ -256,6 +265,11 @@ const (
 
 // Validation messages.
 const (
+	// MsgURLWithCommand is the CheckURLWithCommand message.
+	MsgURLWithCommand = "agent.url and agent.command are exclusive: a runtime at a URL is not launched (docs/behaviour.md#network)"
+	// MsgURLWithSSH is the CheckURLWithCommand message when SSH hosts
+	// are named.
+	MsgURLWithSSH = "agent.url and worker.ssh_hosts are exclusive: a runtime at a URL is not launched (docs/behaviour.md#network)"
 	// MsgCommandRequired is the CheckCommandRequired message.
 	MsgCommandRequired = `agent.command is required for agent kind "agent-client-protocol"`
 	// MsgStopGraceNonPositive is the CheckStopGraceNonPositive message.
@@ -307,7 +321,12 @@ func (c Config) Validate() []Finding {
 	if c.Kind != "" && c.Kind != AgentKindACP {
 		fs = append(fs, Finding{Severity: SeverityError, Check: CheckKindUnsupported, Message: KindUnsupportedMessage(c.Kind)})
 	}
-	if !hasCommand(c.Command) {
+	switch {
+	case c.URL != "" && hasCommand(c.Command):
+		fs = append(fs, Finding{Severity: SeverityError, Check: CheckURLWithCommand, Message: MsgURLWithCommand})
+	case c.URL != "" && len(c.SSHHosts) > 0:
+		fs = append(fs, Finding{Severity: SeverityError, Check: CheckURLWithCommand, Message: MsgURLWithSSH})
+	case c.URL == "" && !hasCommand(c.Command):
 		fs = append(fs, Finding{Severity: SeverityError, Check: CheckCommandRequired, Message: MsgCommandRequired})
 	}
 	if c.StopGrace <= 0 {

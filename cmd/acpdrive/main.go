@@ -59,6 +59,8 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return sessionsCommand(ctx, args[1:], stdout, stderr)
 	case "batch":
 		return batchCommand(ctx, args[1:], stdout, stderr)
+	case "serve":
+		return serveCommand(ctx, args[1:], stdout, stderr)
 	case mcpresult.SubcommandName:
 		// Hidden: the result tool's server a runtime starts as an MCP
 		// server (docs/behaviour.md#structured-results).
@@ -89,6 +91,7 @@ func usage(w io.Writer) {
   acpdrive batch [flags] TASKS.jsonl  run one session per task, many at a time
   acpdrive validate [FILE]         check a WORKFLOW.md (default ./WORKFLOW.md; --json)
   acpdrive agent [flags]           serve the built-in reference agent on stdio
+  acpdrive serve --listen ADDR -- COMMAND...  serve a stdio runtime at a network address
   acpdrive completion bash|zsh|fish  print a shell completion script
   acpdrive version                 print the version
 
@@ -107,7 +110,7 @@ func helpCommand(args []string, stdout, stderr io.Writer) int {
 		var f runFlags
 		runHelp(newRunFlagSet(&f), stdout)
 		return exitOK
-	case "probe", "sessions", "validate", "agent", "batch":
+	case "probe", "sessions", "validate", "agent", "batch", "serve":
 		return realMain(context.Background(), []string{args[0], "--help"}, nil, stdout, stderr)
 	case "completion":
 		completionUsage(stdout)

@@ -19,6 +19,7 @@ func probeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var f runFlags
 	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
 	f.register(fs)
+	f.session.url.register(fs)
 	withSession := fs.Bool("session", false, "also create a throwaway session (deleted or closed after) to show its modes, configuration options, models and commands")
 	help := func(w io.Writer) {
 		fmt.Fprintln(w, "usage: acpdrive probe [flags]")

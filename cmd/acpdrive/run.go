@@ -118,6 +118,7 @@ func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	f.register(fs)
 	f.registerSession(fs)
+	f.session.url.register(fs)
 	fs.StringVar(&f.resume, "resume", "", "continue the session with this `ID` saved from an earlier run (falls back to a new session when the runtime cannot)")
 	fs.StringVar(&f.fork, "fork", "", "start a new session from the history of the session `ID` (session/fork; fails when the runtime does not advertise it)")
 	fs.BoolVar(&f.verifyCredential, "verify-credential", false, "run a short credential-verification session before the working one")
@@ -541,7 +542,7 @@ func startInterruptible(ctx context.Context, sigs <-chan os.Signal, opts app.Opt
 // when one cannot be reached (app.Start's failover). A local
 // configuration keeps the local launcher of the wiring.
 func (f runFlags) applyLauncher(opts *app.Options, cfg domain.Config, logger *slog.Logger) {
-	if !cfg.Remote() {
+	if f.applyURL(opts, cfg, logger) || !cfg.Remote() {
 		return
 	}
 	opts.Launcher = wiring.NewSSHPool(logger, wiring.SSHSettings{

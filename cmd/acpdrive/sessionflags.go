@@ -14,6 +14,7 @@ import (
 // (docs/behaviour.md#session-configuration). A flag given overrides the
 // WORKFLOW.md's key; --config and --add-dir add to it.
 type sessionFlags struct {
+	url              urlFlags // run and probe only (urlflags.go)
 	mode             string
 	model            string
 	options          []domain.ConfigSetting

@@ -47,7 +47,7 @@ func validateCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "acpdrive validate: %v\n", err)
 		return exitUsage
 	}
-	findings = append(findings, outputSchemaFindings(cfg)...)
+	findings = append(append(findings, outputSchemaFindings(cfg)...), urlFindings(cfg)...)
 	if asJSON {
 		if err := writeFindingsJSON(stdout, findings); err != nil {
 			fmt.Fprintf(stderr, "acpdrive validate: %v\n", err)

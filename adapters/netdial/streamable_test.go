@@ -1,0 +1,114 @@
+package netdial
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acpdrive/acpdrive/adapters/internal/netwire"
+)
+
+// fakeHTTP is a Streamable HTTP server of two events, each on a stream
+// of its own: the first stream drops after event 0, and the reopened one
+// must ask for what follows it. The token is "right".
+type fakeHTTP struct {
+	mu      sync.Mutex
+	lasts   []string // Last-Event-ID of each GET
+	deleted bool
+	gone    bool // answer GET 409
+}
+
+func (f *fakeHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") != "Bearer right" {
+		http.Error(w, "no", http.StatusUnauthorized)
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch r.Method {
+	case http.MethodPost:
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), `"initialize"`) {
+			w.Header().Set(netwire.HeaderConnection, "c1")
+			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":0,"result":{}}`)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+	case http.MethodGet:
+		if r.Header.Get(netwire.HeaderConnection) != "c1" {
+			http.Error(w, "unknown", http.StatusNotFound)
+			return
+		}
+		last := r.Header.Get(netwire.HeaderLastEventID)
+		f.lasts = append(f.lasts, last)
+		if f.gone {
+			http.Error(w, "gone", http.StatusConflict)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		switch last {
+		case "":
+			_ = netwire.WriteEvent(w, 0, []byte(`{"n":0}`)) // then the stream drops
+		case "0":
+			_ = netwire.WriteEvent(w, 1, []byte(`{"n":1}`))
+			f.gone = true // a later reopen finds nothing held
+		}
+	case http.MethodDelete:
+		f.deleted = true
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// TestStreamableHTTP: the initialize answer on its POST, the event
+// stream reopened after Last-Event-ID (nothing lost, nothing twice), a
+// 409 ending the connection, DELETE at close.
+func TestStreamableHTTP(t *testing.T) {
+	f := &fakeHTTP{}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	p, err := start(t, Options{URL: srv.URL + "/acp", TokenEnv: "T", Getenv: func(string) string { return "right" }})
+	require.NoError(t, err)
+	_, err = p.Stdin().Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize"}` + "\n"))
+	require.NoError(t, err)
+	r := bufio.NewReader(p.Stdout())
+	var got []string
+	for range 3 {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err)
+		got = append(got, strings.TrimSpace(line))
+	}
+	assert.Equal(t, []string{`{"jsonrpc":"2.0","id":0,"result":{}}`, `{"n":0}`, `{"n":1}`}, got)
+	_, err = r.ReadString('\n')
+	assert.ErrorIs(t, err, io.EOF, "the 409 ends the connection")
+	<-p.Exited()
+	assert.Contains(t, p.Exit().Message, "409")
+	f.mu.Lock()
+	assert.Equal(t, []string{"", "0", "1"}, f.lasts[:3])
+	f.mu.Unlock()
+	require.NoError(t, p.Stdin().Close())
+	require.NoError(t, p.Release())
+}
+
+// TestStreamableHTTPTokenRefused: the 401 answers initialize with the
+// variable named.
+func TestStreamableHTTPTokenRefused(t *testing.T) {
+	srv := httptest.NewServer(&fakeHTTP{})
+	defer srv.Close()
+	p, err := start(t, Options{URL: srv.URL + "/acp", TokenEnv: "HTTP_TOKEN", Getenv: func(string) string { return "wrong" }})
+	require.NoError(t, err)
+	_, err = p.Stdin().Write([]byte(`{"jsonrpc":"2.0","id":7,"method":"initialize"}` + "\n"))
+	require.NoError(t, err)
+	line, err := bufio.NewReader(p.Stdout()).ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"error":{"code":-32001,"message":"%s held in HTTP_TOKEN (401 Unauthorized)"}}`+"\n", MsgTokenRefused), line)
+	require.NoError(t, p.Stdin().Close())
+	require.NoError(t, p.Release())
+}

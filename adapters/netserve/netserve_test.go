@@ -1,0 +1,268 @@
+package netserve
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acpdrive/acpdrive/adapters/internal/netwire"
+	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
+)
+
+// echoLauncher starts echo runtimes: a request is answered
+// {"echo": method}, any other line written back prefixed "echo ", and the
+// runtime exits when its standard input ends.
+type echoLauncher struct {
+	started, killed atomic.Int32
+}
+
+func (l *echoLauncher) Prepare(ports.LaunchRequest) (ports.Plan, error) { return l, nil }
+func (l *echoLauncher) Target() ports.Target                            { return ports.Target{} }
+
+func (l *echoLauncher) Start(context.Context, []string) (ports.Process, error) {
+	l.started.Add(1)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	p := &echoProc{l: l, in: inW, out: outR, exited: make(chan struct{})}
+	go func() {
+		defer close(p.exited)
+		defer outW.Close()
+		sc := bufio.NewScanner(inR)
+		for sc.Scan() {
+			out := "echo " + sc.Text()
+			var req struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(sc.Bytes(), &req) == nil && req.Method != "" && len(req.ID) > 0 {
+				out = `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"echo":"` + req.Method + `"}}`
+			}
+			if _, err := outW.Write([]byte(out + "\n")); err != nil {
+				return
+			}
+		}
+	}()
+	p.stopIn = func() { _ = inR.Close() }
+	return p, nil
+}
+
+type echoProc struct {
+	l      *echoLauncher
+	in     *io.PipeWriter
+	out    *io.PipeReader
+	stopIn func()
+	exited chan struct{}
+	once   sync.Once
+}
+
+func (p *echoProc) Identity() ports.Identity   { return ports.Identity{PID: 1} }
+func (p *echoProc) Stdin() io.WriteCloser      { return p.in }
+func (p *echoProc) Stdout() io.Reader          { return p.out }
+func (p *echoProc) Terminate() error           { p.stopIn(); return nil }
+func (p *echoProc) Kill() error                { p.once.Do(func() { p.l.killed.Add(1); p.stopIn() }); return nil }
+func (p *echoProc) Exited() <-chan struct{}    { return p.exited }
+func (p *echoProc) Exit() domain.ExitStatus    { return domain.ExitStatus{Exited: true} }
+func (p *echoProc) CloseStdout() error         { return p.out.Close() }
+func (p *echoProc) StderrTail() ([]byte, bool) { return nil, false }
+func (p *echoProc) Release() error             { <-p.exited; return nil }
+
+// serve listens at listen and serves until the test ends.
+func serve(t *testing.T, listen, token string) (*Server, *echoLauncher) {
+	t.Helper()
+	return serveWith(t, Options{Listen: listen, Token: token})
+}
+
+// serveWith serves o (with an echo launcher) until the test ends.
+func serveWith(t *testing.T, o Options) (*Server, *echoLauncher) {
+	t.Helper()
+	l := &echoLauncher{}
+	o.Command, o.Workspace, o.Launcher = []string{"echo"}, "/", l
+	s, err := Listen(o)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	t.Cleanup(func() { cancel(); assert.NoError(t, <-done) })
+	return s, l
+}
+
+func dialTCP(t *testing.T, url string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(url, "tcp://"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c, bufio.NewReader(c)
+}
+
+// TestStreamForwardsBothWays: lines go to the runtime and back; the
+// client's half close ends the runtime's input, and its exit ends the
+// link.
+func TestStreamForwardsBothWays(t *testing.T) {
+	s, l := serve(t, "tcp://127.0.0.1:0", "")
+	c, r := dialTCP(t, s.URL())
+	_, err := c.Write([]byte("{\"a\":1}\n{\"b\":2}\n"))
+	require.NoError(t, err)
+	require.NoError(t, c.(*net.TCPConn).CloseWrite())
+	out, err := io.ReadAll(r)
+	require.NoError(t, err)
+	assert.Equal(t, "echo {\"a\":1}\necho {\"b\":2}\n", string(out))
+	assert.Equal(t, int32(1), l.started.Load())
+}
+
+// TestStreamToken: without the token request the first request is
+// answered CodeUnauthorized; a wrong token is refused; neither starts a
+// runtime.
+func TestStreamToken(t *testing.T) {
+	s, l := serve(t, "tcp://127.0.0.1:0", "s3cret")
+	for _, tc := range []struct{ first, want string }{
+		{`{"jsonrpc":"2.0","id":0,"method":"initialize"}`, netwire.MsgTokenRequired},
+		{strings.TrimSpace(string(netwire.TokenRequest("wrong"))), netwire.MsgTokenRefused},
+	} {
+		c, r := dialTCP(t, s.URL())
+		_, err := c.Write([]byte(tc.first + "\n"))
+		require.NoError(t, err)
+		out, _ := io.ReadAll(r)
+		assert.Contains(t, string(out), `"code":-32001`)
+		assert.Contains(t, string(out), tc.want)
+	}
+	assert.Equal(t, int32(0), l.started.Load())
+
+	c, r := dialTCP(t, s.URL())
+	_, err := c.Write(append(netwire.TokenRequest("s3cret"), []byte("x\n")...))
+	require.NoError(t, err)
+	ok, err := r.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, string(netwire.Answer([]byte(`"acpdrive-token"`), "")), ok)
+	echo, err := r.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "echo x\n", echo)
+}
+
+func TestListenRefuses(t *testing.T) {
+	for _, listen := range []string{"tcp://0.0.0.0:0", "http://10.0.0.1:0"} {
+		_, err := Listen(Options{Listen: listen, Command: []string{"x"}, Launcher: &echoLauncher{}})
+		assert.ErrorIs(t, err, ErrTokenRequired, listen)
+	}
+	_, err := Listen(Options{Listen: "ws://127.0.0.1:0", Command: []string{"x"}, Launcher: &echoLauncher{}})
+	assert.ErrorContains(t, err, "cannot listen at")
+	_, err = Listen(Options{Listen: "tcp://127.0.0.1:0", Launcher: &echoLauncher{}})
+	assert.ErrorContains(t, err, "no runtime command")
+}
+
+// TestWebSocket: the token on the upgrade, frames both ways, and the
+// server's end ends the runtime.
+func TestWebSocket(t *testing.T) {
+	s, l := serve(t, "http://127.0.0.1:0", "s3cret")
+	url := s.URL()
+	require.True(t, strings.HasPrefix(url, "http://127.0.0.1:") && strings.HasSuffix(url, "/acp"), url)
+	ws := "ws" + strings.TrimPrefix(url, "http")
+	ctx := context.Background()
+
+	_, resp, err := websocket.Dial(ctx, ws, nil)
+	require.Error(t, err)
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+
+	c, _, err := websocket.Dial(ctx, ws, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer s3cret"}}})
+	require.NoError(t, err)
+	defer c.CloseNow()
+	require.NoError(t, c.Write(ctx, websocket.MessageText, []byte(`{"a":1}`)))
+	typ, msg, err := c.Read(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, websocket.MessageText, typ)
+	assert.Equal(t, `echo {"a":1}`, string(msg))
+	require.NoError(t, c.Close(websocket.StatusNormalClosure, ""))
+	assert.Eventually(t, func() bool { return l.killed.Load() == 1 }, 5e9, 1e7, "the runtime is torn down")
+}
+
+// TestStreamableHTTP: initialize answered on its POST with the
+// connection id; later messages accepted (202) and answered on the event
+// stream, numbered; a stream reopened with Last-Event-ID gets what it
+// missed, one asking for what is gone gets 409; DELETE ends the runtime.
+func TestStreamableHTTP(t *testing.T) {
+	s, l := serve(t, "http://127.0.0.1:0", "s3cret")
+	url := s.URL()
+	do := func(method, conn, last, body string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(method, url, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer s3cret")
+		if conn != "" {
+			req.Header.Set(netwire.HeaderConnection, conn)
+		}
+		if last != "" {
+			req.Header.Set(netwire.HeaderLastEventID, last)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		return resp
+	}
+	status := func(resp *http.Response) int { _ = resp.Body.Close(); return resp.StatusCode }
+
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize"}`))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusUnauthorized, status(resp), "no token")
+	assert.Equal(t, http.StatusBadRequest, status(do(http.MethodPost, "", "", `{"jsonrpc":"2.0","id":1,"method":"session/new"}`)))
+	assert.Equal(t, http.StatusNotFound, status(do(http.MethodPost, "nope", "", `{}`)))
+
+	resp = do(http.MethodPost, "", "", `{"jsonrpc":"2.0","id":0,"method":"initialize"}`)
+	conn := resp.Header.Get(netwire.HeaderConnection)
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NotEmpty(t, conn)
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":0,"result":{"echo":"initialize"}}`, string(body))
+
+	assert.Equal(t, http.StatusAccepted, status(do(http.MethodPost, conn, "", `{"jsonrpc":"2.0","id":1,"method":"a"}`)))
+	assert.Equal(t, http.StatusAccepted, status(do(http.MethodPost, conn, "", `{"jsonrpc":"2.0","id":2,"method":"b"}`)))
+	events := func(last string, n int) []netwire.Event {
+		t.Helper()
+		resp := do(http.MethodGet, conn, last, "")
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		br := bufio.NewReader(resp.Body)
+		var got []netwire.Event
+		for len(got) < n {
+			ev, err := netwire.ReadEvent(br)
+			require.NoError(t, err)
+			got = append(got, ev)
+		}
+		return got
+	}
+	first := events("", 2)
+	assert.Equal(t, "0", first[0].ID)
+	assert.Equal(t, `{"jsonrpc":"2.0","id":1,"result":{"echo":"a"}}`, string(first[0].Data))
+	assert.Equal(t, "1", first[1].ID)
+	again := events("0", 1)
+	assert.Equal(t, netwire.Event{ID: "1", Data: first[1].Data}, again[0], "resumed after event 0")
+	assert.Equal(t, http.StatusConflict, status(do(http.MethodGet, conn, "99", "")))
+
+	assert.Equal(t, http.StatusNoContent, status(do(http.MethodDelete, conn, "", "")))
+	assert.Eventually(t, func() bool { return l.killed.Load() == 1 }, 5e9, 1e7, "the runtime is torn down")
+	assert.Equal(t, http.StatusNotFound, status(do(http.MethodPost, conn, "", `{}`)))
+}
+
+// TestStreamableHTTPAbandoned: a connection with no stream open and no
+// request for AbandonAfter is ended with its runtime.
+func TestStreamableHTTPAbandoned(t *testing.T) {
+	s, l := serveWith(t, Options{Listen: "http://127.0.0.1:0", AbandonAfter: 50 * time.Millisecond})
+	resp, err := http.Post(s.URL(), "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize"}`))
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Eventually(t, func() bool { return l.killed.Load() == 1 }, 5*time.Second, 10*time.Millisecond, "the abandoned runtime is ended")
+}

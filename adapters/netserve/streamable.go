@@ -1,0 +1,309 @@
+package netserve
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/acpdrive/acpdrive/adapters/internal/netwire"
+)
+
+// DefaultAbandonAfter is how long a Streamable HTTP connection may go
+// with no event stream open and no request before it counts as abandoned
+// and its runtime is ended: a client that vanished without DELETE leaves
+// nothing running.
+const DefaultAbandonAfter = 2 * time.Minute
+
+// retention is how many of a connection's events are kept at least for
+// a stream that reopens with Last-Event-ID (up to twice as many are); it
+// is also how far the runtime may run ahead of the client's stream before
+// its output waits.
+const retention = 4096
+
+// errLinkClosed ends a Streamable HTTP link's reads.
+var errLinkClosed = errors.New("the connection was closed")
+
+// httpLink is one Streamable HTTP connection (docs/behaviour.md#network):
+// the client POSTs each message, the initialize answer comes back on its
+// POST with the connection id, and every other message of the runtime
+// goes on the connection's event stream (GET), numbered, so a stream that
+// reopens with Last-Event-ID receives what it missed. DELETE ends it.
+type httpLink struct {
+	id    string
+	inbox chan []byte
+	done  chan struct{}
+	once  sync.Once
+
+	initID     []byte      // the id of the initialize awaiting its answer
+	initAnswer chan []byte // buffered 1
+
+	mu        sync.Mutex
+	cond      *sync.Cond
+	events    [][]byte // the retained events, the first of sequence first
+	first     int64
+	next      int64 // the sequence of the next event
+	delivered int64 // every event before it was written to a stream
+	ended     bool  // the runtime's output ended
+	closed    bool
+	streams   int           // event streams open
+	idle      *time.Timer   // runs close once abandoned
+	abandon   time.Duration // the bound idle is set to
+}
+
+func newHTTPLink(abandon time.Duration) (*httpLink, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	l := &httpLink{id: hex.EncodeToString(b[:]), inbox: make(chan []byte), done: make(chan struct{}),
+		initAnswer: make(chan []byte, 1), abandon: abandon}
+	l.cond = sync.NewCond(&l.mu)
+	l.idle = time.AfterFunc(abandon, l.close)
+	return l, nil
+}
+
+// touch restarts the abandonment bound unless a stream is open.
+func (l *httpLink) touch() {
+	l.mu.Lock()
+	if l.streams == 0 {
+		l.idle.Reset(l.abandon)
+	}
+	l.mu.Unlock()
+}
+
+func (l *httpLink) authenticate(*Server) ([]byte, bool) { return nil, true }
+
+func (l *httpLink) read() ([]byte, error) {
+	select {
+	case m := <-l.inbox:
+		return m, nil
+	case <-l.done:
+		return nil, errLinkClosed
+	}
+}
+
+// write delivers the initialize answer to its POST, and numbers every
+// other message for the streams, waiting while the streams are retention
+// events behind.
+func (l *httpLink) write(msg []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.initID != nil && answers(msg, l.initID) {
+		l.initID = nil
+		l.initAnswer <- bytes.Clone(msg)
+		return nil
+	}
+	for l.next-l.delivered >= retention && !l.closed {
+		l.cond.Wait()
+	}
+	if l.closed {
+		return errLinkClosed
+	}
+	l.events = append(l.events, bytes.Clone(msg))
+	l.next++
+	if len(l.events) >= 2*retention { // trimmed in halves: amortized, never per event
+		drop := len(l.events) - retention
+		l.events = append(l.events[:0:0], l.events[drop:]...)
+		l.first += int64(drop)
+	}
+	l.cond.Broadcast()
+	return nil
+}
+
+// answers reports whether msg is the answer to the request id.
+func answers(msg, id []byte) bool {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	return json.Unmarshal(msg, &m) == nil && m.Method == "" && bytes.Equal(m.ID, id)
+}
+
+func (l *httpLink) flush() error { return nil }
+
+func (l *httpLink) closeWrite() {
+	l.mu.Lock()
+	l.ended = true
+	l.cond.Broadcast()
+	l.mu.Unlock()
+}
+
+func (l *httpLink) close() {
+	l.once.Do(func() {
+		l.idle.Stop()
+		close(l.done)
+		l.mu.Lock()
+		l.closed = true
+		l.cond.Broadcast()
+		l.mu.Unlock()
+	})
+}
+
+// handleStreamable answers POST, GET (the event stream) and DELETE.
+func (s *Server) handleStreamable(ctx context.Context, w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get(netwire.HeaderConnection)
+	if r.Method == http.MethodPost && id == "" {
+		s.initialize(ctx, w, r)
+		return
+	}
+	s.mu.Lock()
+	l := s.links[id]
+	s.mu.Unlock()
+	if l == nil {
+		http.Error(w, "no such connection", http.StatusNotFound)
+		return
+	}
+	l.touch()
+	switch r.Method {
+	case http.MethodPost:
+		msg, err := io.ReadAll(io.LimitReader(r.Body, netwire.MaxMessageBytes+1))
+		if err != nil || len(msg) > netwire.MaxMessageBytes || !json.Valid(msg) {
+			http.Error(w, "the body is not one JSON-RPC message", http.StatusBadRequest)
+			return
+		}
+		select {
+		case l.inbox <- bytes.TrimSpace(msg):
+			w.WriteHeader(http.StatusAccepted)
+		case <-l.done:
+			http.Error(w, "the connection has ended", http.StatusNotFound)
+		case <-r.Context().Done():
+		}
+	case http.MethodGet:
+		if r.Header.Get(netwire.HeaderSession) != "" {
+			// Every message is on the connection's stream; a session's
+			// own stream is not served (its client then reads that one).
+			http.Error(w, "session streams are not served: every message is on the connection's stream", http.StatusNotFound)
+			return
+		}
+		l.stream(w, r)
+	case http.MethodDelete:
+		l.close()
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		http.Error(w, "POST, GET or DELETE", http.StatusMethodNotAllowed)
+	}
+}
+
+// initialize starts a connection with the initialize request r carries
+// and answers it with the runtime's answer and the connection id.
+func (s *Server) initialize(ctx context.Context, w http.ResponseWriter, r *http.Request) {
+	msg, err := io.ReadAll(io.LimitReader(r.Body, netwire.MaxMessageBytes+1))
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if err != nil || json.Unmarshal(msg, &m) != nil || m.Method != "initialize" || len(m.ID) == 0 {
+		http.Error(w, "a request without "+netwire.HeaderConnection+" must be initialize", http.StatusBadRequest)
+		return
+	}
+	l, err := newHTTPLink(s.opts.AbandonAfter)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	l.initID = m.ID
+	sv, ok := s.join(l)
+	if !ok {
+		http.Error(w, "the server is ending", http.StatusServiceUnavailable)
+		return
+	}
+	s.mu.Lock()
+	s.links[l.id] = l
+	s.mu.Unlock()
+	go func() {
+		defer func() {
+			s.mu.Lock()
+			delete(s.links, l.id)
+			s.mu.Unlock()
+			s.leave(sv)
+		}()
+		sv.run(ctx)
+	}()
+	select {
+	case l.inbox <- bytes.TrimSpace(msg):
+	case <-l.done:
+	}
+	select {
+	case answer := <-l.initAnswer:
+		w.Header().Set(netwire.HeaderConnection, l.id)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(answer)
+	case <-l.done:
+		http.Error(w, "the runtime ended before answering initialize", http.StatusBadGateway)
+	case <-r.Context().Done():
+		l.close()
+	}
+}
+
+// stream writes the connection's events from the one after Last-Event-ID
+// (else from the first not yet written to any stream) until the
+// runtime's output ends or the link closes; 409 when that event is no
+// longer retained.
+func (l *httpLink) stream(w http.ResponseWriter, r *http.Request) {
+	l.mu.Lock()
+	from := l.delivered
+	if last := r.Header.Get(netwire.HeaderLastEventID); last != "" {
+		n, err := strconv.ParseInt(last, 10, 64)
+		if err != nil || n+1 < l.first || n+1 > l.next {
+			l.mu.Unlock()
+			http.Error(w, "the events after "+last+" are no longer held", http.StatusConflict)
+			return
+		}
+		from = n + 1
+	}
+	l.streams++
+	l.idle.Stop()
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		if l.streams--; l.streams == 0 && !l.closed {
+			l.idle.Reset(l.abandon)
+		}
+		l.mu.Unlock()
+	}()
+	fl, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	if fl != nil {
+		fl.Flush()
+	}
+	stop := context.AfterFunc(r.Context(), func() { l.mu.Lock(); l.cond.Broadcast(); l.mu.Unlock() })
+	defer stop()
+	for {
+		l.mu.Lock()
+		for from >= l.next && !l.ended && !l.closed && r.Context().Err() == nil {
+			l.cond.Wait()
+		}
+		if from < l.first || r.Context().Err() != nil || (from >= l.next && (l.ended || l.closed)) {
+			l.mu.Unlock()
+			return
+		}
+		batch := l.events[from-l.first : l.next-l.first]
+		start := from
+		from = l.next
+		l.mu.Unlock()
+		for i, msg := range batch {
+			if err := netwire.WriteEvent(w, start+int64(i), msg); err != nil {
+				return
+			}
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+		l.mu.Lock()
+		if from > l.delivered {
+			l.delivered = from
+			l.cond.Broadcast()
+		}
+		l.mu.Unlock()
+	}
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/acpdrive/acpdrive/adapters/netserve"
+	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/wiring"
+)
+
+// serveCommand is "acpdrive serve --listen ADDR [--token-env VAR] --
+// COMMAND...": a stdio runtime served at a network address, one process
+// per connection (docs/behaviour.md#network). The first line on standard
+// output, once it listens, is the URL a client dials.
+func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	listen := fs.String("listen", "", "where to listen: tcp://HOST:PORT, unix:PATH or http://HOST:PORT (WebSocket and Streamable HTTP at /acp); port 0 picks a free port")
+	tokenEnv := fs.String("token-env", "", "require the bearer token held in the environment variable `VAR` (needed for an address that is not loopback)")
+	workspace := fs.String("workspace", "", "the directory the runtimes run in (default: the current directory)")
+	logLevel := fs.String("log-level", "", "write structured logs to stderr at this level (debug, info, warn, error)")
+	help := func(w io.Writer) {
+		fmt.Fprintln(w, "usage: acpdrive serve --listen ADDR [--token-env VAR] -- COMMAND...")
+		printDefaults(fs, w)
+	}
+	if err := parseFlags(fs, args, "serve", stdout, help); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "acpdrive serve: %v\n", err)
+		return exitUsage
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "acpdrive serve: "+format+"\n", a...)
+		return exitUsage
+	}
+	command := fs.Args()
+	if *listen == "" {
+		return fail("--listen ADDR is required")
+	}
+	if len(command) == 1 {
+		words, err := domain.SplitHostCommandLine(command[0])
+		if err != nil {
+			return fail("the command: %v", err)
+		}
+		command = words
+	}
+	if len(command) == 0 {
+		return fail("no runtime command: acpdrive serve --listen ADDR -- COMMAND...")
+	}
+	token := ""
+	if *tokenEnv != "" {
+		if token = os.Getenv(*tokenEnv); token == "" {
+			return fail("--token-env %s: the variable is unset or empty", *tokenEnv)
+		}
+	}
+	dir := *workspace
+	if dir == "" {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return fail("%v", err)
+		}
+	}
+	logger := slog.New(slog.DiscardHandler)
+	if *logLevel != "" {
+		var level slog.Level
+		if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+			return fail("--log-level: %v", err)
+		}
+		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	}
+	srv, err := netserve.Listen(netserve.Options{
+		Listen: *listen, Command: command, Workspace: dir, Token: token,
+		Launcher: wiring.NewLocalLauncher(logger, localSettings()), Logger: logger,
+	})
+	if err != nil {
+		return fail("%v", err)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintln(stdout, srv.URL())
+	if f, ok := stdout.(interface{ Sync() error }); ok {
+		_ = f.Sync()
+	}
+	if err := srv.Serve(ctx); err != nil {
+		fmt.Fprintf(stderr, "acpdrive serve: %v\n", err)
+		return exitNoSession
+	}
+	return exitOK
+}
