@@ -111,6 +111,10 @@ func configError(msg string) error {
 // URL is the address the launcher dials.
 func (l *Launcher) URL() string { return l.addr.URL }
 
+// NeedsNoCommand reports that the launcher runs no command: a session's
+// Settings.Command may be left empty (docs/behaviour.md#network).
+func (l *Launcher) NeedsNoCommand() bool { return true }
+
 // Prepare returns a plan connecting to the URL. The workspace is the
 // serving machine's, so it is not checked here (only that it is an absolute path);
 // req.Command is not run. A sandbox is refused (agent_not_found,
