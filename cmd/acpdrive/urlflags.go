@@ -8,7 +8,7 @@ import (
 	"github.com/acpdrive/acpdrive/adapters/netdial"
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/ports"
+	"github.com/acpdrive/acpdrive/wiring"
 )
 
 // urlFlags are the flags of a runtime at a URL (docs/behaviour.md#network).
@@ -44,28 +44,16 @@ func (f runFlags) applyURL(opts *app.Options, cfg domain.Config, logger *slog.Lo
 		return false
 	}
 	opts.Settings.Command = []string{url}
+	ns := wiring.NetworkSettings{URL: url, TokenEnv: tokenEnv, CAFile: u.caFile}
 	switch {
 	case f.set["command"]:
-		opts.Launcher = refusing{configInvalid(errorString("--url and --command are exclusive: a runtime at a URL is not launched"))}
-		return true
+		ns.Refuse = configInvalid(errorString("--url and --command are exclusive: a runtime at a URL is not launched"))
 	case cfg.Remote():
-		opts.Launcher = refusing{configInvalid(errorString("--url and SSH hosts are exclusive: a runtime at a URL is not launched"))}
-		return true
+		ns.Refuse = configInvalid(errorString("--url and SSH hosts are exclusive: a runtime at a URL is not launched"))
 	}
-	l, err := netdial.New(netdial.Options{URL: url, TokenEnv: tokenEnv, CAFile: u.caFile, Logger: logger})
-	if err != nil {
-		opts.Launcher = refusing{err}
-		return true
-	}
-	opts.Launcher = l
+	opts.Launcher = wiring.NewNetworkLauncher(logger, ns)
 	return true
 }
-
-// refusing is a launcher whose every Prepare returns err.
-type refusing struct{ err error }
-
-// Prepare refuses.
-func (r refusing) Prepare(ports.LaunchRequest) (ports.Plan, error) { return nil, r.err }
 
 // errorString is an error of fixed words.
 type errorString string
