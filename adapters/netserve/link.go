@@ -2,13 +2,10 @@ package netserve
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"net"
 	"sync"
 	"time"
-
-	"github.com/coder/websocket"
 
 	"github.com/acpdrive/acpdrive/adapters/internal/netwire"
 )
@@ -110,35 +107,3 @@ func (l *streamLink) closeWrite() {
 }
 
 func (l *streamLink) close() { l.once.Do(func() { _ = l.conn.Close() }) }
-
-// wsLink is one JSON-RPC message per WebSocket text frame; the token was
-// checked on the upgrade request.
-type wsLink struct {
-	c    *websocket.Conn
-	once sync.Once
-	wg   sync.WaitGroup
-}
-
-func (l *wsLink) authenticate(*Server) ([]byte, bool) { return nil, true }
-
-func (l *wsLink) read() ([]byte, error) {
-	_, msg, err := l.c.Read(context.Background())
-	return msg, err
-}
-
-func (l *wsLink) write(msg []byte) error {
-	return l.c.Write(context.Background(), websocket.MessageText, msg)
-}
-
-func (l *wsLink) flush() error { return nil }
-
-// closeWrite starts the close handshake; close ends it at once.
-func (l *wsLink) closeWrite() {
-	l.wg.Add(1)
-	go func() {
-		defer l.wg.Done()
-		_ = l.c.Close(websocket.StatusNormalClosure, "the runtime ended")
-	}()
-}
-
-func (l *wsLink) close() { l.once.Do(func() { _ = l.c.CloseNow() }) }

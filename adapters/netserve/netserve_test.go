@@ -225,7 +225,9 @@ func TestStreamableHTTP(t *testing.T) {
 	_ = resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.NotEmpty(t, conn)
-	assert.JSONEq(t, `{"jsonrpc":"2.0","id":0,"result":{"echo":"initialize"}}`, string(body))
+	assert.JSONEq(t, `{"jsonrpc":"2.0","id":0,"result":{"echo":"initialize",
+		"capabilities":{"transport":{"resumable":{"retentionMessages":4096,"retentionSeconds":120}}}}}`, string(body),
+		"the resume is advertised beside the runtime's own answer")
 
 	assert.Equal(t, http.StatusAccepted, status(do(http.MethodPost, conn, "", `{"jsonrpc":"2.0","id":1,"method":"a"}`)))
 	assert.Equal(t, http.StatusAccepted, status(do(http.MethodPost, conn, "", `{"jsonrpc":"2.0","id":2,"method":"b"}`)))
@@ -245,7 +247,8 @@ func TestStreamableHTTP(t *testing.T) {
 	}
 	first := events("", 2)
 	assert.Equal(t, "0", first[0].ID)
-	assert.Equal(t, `{"jsonrpc":"2.0","id":1,"result":{"echo":"a"}}`, string(first[0].Data))
+	assert.Equal(t, `{"jsonrpc":"2.0","id":1,"result":{"_meta":{"acp/cursor":"0"},"echo":"a"}}`, string(first[0].Data),
+		"the cursor is in _meta too")
 	assert.Equal(t, "1", first[1].ID)
 	again := events("0", 1)
 	assert.Equal(t, netwire.Event{ID: "1", Data: first[1].Data}, again[0], "resumed after event 0")

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/acpdrive/acpdrive/adapters/internal/netwire"
 	"github.com/acpdrive/acpdrive/ports"
 )
@@ -33,19 +31,7 @@ func (s *Server) handleHTTP(ctx context.Context, w http.ResponseWriter, r *http.
 		s.handleStreamable(ctx, w, r)
 		return
 	}
-	c, err := websocket.Accept(w, r, nil)
-	if err != nil {
-		return // Accept answered the request
-	}
-	c.SetReadLimit(netwire.MaxMessageBytes)
-	l := &wsLink{c: c}
-	sv, ok := s.join(l)
-	if !ok {
-		return
-	}
-	defer s.leave(sv)
-	sv.run(ctx)
-	l.wg.Wait()
+	s.handleWebSocket(ctx, w, r)
 }
 
 // run authenticates the client, starts its runtime, forwards both ways

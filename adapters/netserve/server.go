@@ -53,10 +53,21 @@ type Options struct {
 	Launcher ports.Launcher
 	// Logger receives the server's logs; nil discards them.
 	Logger *slog.Logger
-	// AbandonAfter ends a Streamable HTTP connection (and its runtime)
-	// that had no event stream open and no request for this long; zero
-	// means DefaultAbandonAfter.
+	// AbandonAfter ends a Streamable HTTP or WebSocket connection (and
+	// its runtime) that had no event stream or WebSocket open and no
+	// request for this long: how long a client that lost its link may
+	// take to resume. Zero means DefaultAbandonAfter.
 	AbandonAfter time.Duration
+	// Retention is how many of a connection's latest messages are held
+	// for a client that resumes after a cursor; zero means
+	// DefaultRetention.
+	Retention int
+}
+
+// retained is the resume the server advertises
+// (capabilities.transport.resumable).
+func (o Options) retained() netwire.Retention {
+	return netwire.Retention{Messages: o.Retention, Seconds: o.AbandonAfter.Seconds()}
 }
 
 // Server is a listening acpdrive serve.
@@ -69,6 +80,7 @@ type Server struct {
 	mu     sync.Mutex
 	conns  map[*served]struct{}
 	links  map[string]*httpLink // Streamable HTTP connections by id
+	socks  map[string]*wsConn   // WebSocket connections by id
 	closed bool                 // shutdown began: no connection joins
 	wg     sync.WaitGroup
 }
@@ -93,7 +105,10 @@ func Listen(o Options) (*Server, error) {
 	if o.AbandonAfter <= 0 {
 		o.AbandonAfter = DefaultAbandonAfter
 	}
-	s := &Server{opts: o, addr: addr, conns: map[*served]struct{}{}, links: map[string]*httpLink{}}
+	if o.Retention <= 0 {
+		o.Retention = DefaultRetention
+	}
+	s := &Server{opts: o, addr: addr, conns: map[*served]struct{}{}, links: map[string]*httpLink{}, socks: map[string]*wsConn{}}
 	switch addr.Scheme {
 	case netwire.SchemeTCP, netwire.SchemeHTTP:
 		if o.Token == "" && !netwire.Loopback(addr.Host) {
@@ -231,6 +246,17 @@ func (s *Server) join(l link) (*served, bool) {
 	s.conns[sv] = struct{}{}
 	s.wg.Add(1)
 	return sv, true
+}
+
+// track counts a handler the server awaits; false once shutdown began.
+func (s *Server) track() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	return true
 }
 
 // leave unregisters a served link.

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -22,11 +21,11 @@ import (
 // nothing running.
 const DefaultAbandonAfter = 2 * time.Minute
 
-// retention is how many of a connection's events are kept at least for
-// a stream that reopens with Last-Event-ID (up to twice as many are); it
-// is also how far the runtime may run ahead of the client's stream before
-// its output waits.
-const retention = 4096
+// DefaultRetention is how many of a connection's latest messages are
+// held at least for a link that resumes after a cursor (up to twice as
+// many are); it is also how far the runtime may run ahead of the client
+// before its output waits.
+const DefaultRetention = 4096
 
 // errLinkClosed ends a Streamable HTTP link's reads.
 var errLinkClosed = errors.New("the connection was closed")
@@ -45,29 +44,34 @@ type httpLink struct {
 	initID     []byte      // the id of the initialize awaiting its answer
 	initAnswer chan []byte // buffered 1
 
-	mu        sync.Mutex
-	cond      *sync.Cond
-	events    [][]byte // the retained events, the first of sequence first
-	first     int64
-	next      int64 // the sequence of the next event
-	delivered int64 // every event before it was written to a stream
-	ended     bool  // the runtime's output ended
-	closed    bool
-	streams   int           // event streams open
-	idle      *time.Timer   // runs close once abandoned
-	abandon   time.Duration // the bound idle is set to
+	j      *journal
+	resume netwire.Retention // advertised in the initialize answer
+
+	mu      sync.Mutex
+	closed  bool
+	streams int           // event streams open
+	idle    *time.Timer   // runs close once abandoned
+	abandon time.Duration // the bound idle is set to
 }
 
-func newHTTPLink(abandon time.Duration) (*httpLink, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
+func newHTTPLink(o Options) (*httpLink, error) {
+	id, err := newID()
+	if err != nil {
 		return nil, err
 	}
-	l := &httpLink{id: hex.EncodeToString(b[:]), inbox: make(chan []byte), done: make(chan struct{}),
-		initAnswer: make(chan []byte, 1), abandon: abandon}
-	l.cond = sync.NewCond(&l.mu)
-	l.idle = time.AfterFunc(abandon, l.close)
+	l := &httpLink{id: id, inbox: make(chan []byte), done: make(chan struct{}),
+		initAnswer: make(chan []byte, 1), abandon: o.AbandonAfter, j: newJournal(o.Retention), resume: o.retained()}
+	l.idle = time.AfterFunc(o.AbandonAfter, l.close)
 	return l, nil
+}
+
+// newID is a new connection id: 128 random bits in hex.
+func newID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 // touch restarts the abandonment bound unless a stream is open.
@@ -90,32 +94,18 @@ func (l *httpLink) read() ([]byte, error) {
 	}
 }
 
-// write delivers the initialize answer to its POST, and numbers every
-// other message for the streams, waiting while the streams are retention
-// events behind.
+// write delivers the initialize answer to its POST (advertising the
+// resume), and journals every other message for the streams.
 func (l *httpLink) write(msg []byte) error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.initID != nil && answers(msg, l.initID) {
 		l.initID = nil
-		l.initAnswer <- bytes.Clone(msg)
+		l.mu.Unlock()
+		l.initAnswer <- netwire.AddResumable(bytes.Clone(msg), l.resume)
 		return nil
 	}
-	for l.next-l.delivered >= retention && !l.closed {
-		l.cond.Wait()
-	}
-	if l.closed {
-		return errLinkClosed
-	}
-	l.events = append(l.events, bytes.Clone(msg))
-	l.next++
-	if len(l.events) >= 2*retention { // trimmed in halves: amortized, never per event
-		drop := len(l.events) - retention
-		l.events = append(l.events[:0:0], l.events[drop:]...)
-		l.first += int64(drop)
-	}
-	l.cond.Broadcast()
-	return nil
+	l.mu.Unlock()
+	return l.j.add(msg)
 }
 
 // answers reports whether msg is the answer to the request id.
@@ -129,12 +119,7 @@ func answers(msg, id []byte) bool {
 
 func (l *httpLink) flush() error { return nil }
 
-func (l *httpLink) closeWrite() {
-	l.mu.Lock()
-	l.ended = true
-	l.cond.Broadcast()
-	l.mu.Unlock()
-}
+func (l *httpLink) closeWrite() { l.j.end() }
 
 func (l *httpLink) close() {
 	l.once.Do(func() {
@@ -142,8 +127,8 @@ func (l *httpLink) close() {
 		close(l.done)
 		l.mu.Lock()
 		l.closed = true
-		l.cond.Broadcast()
 		l.mu.Unlock()
+		l.j.close()
 	})
 }
 
@@ -204,7 +189,7 @@ func (s *Server) initialize(ctx context.Context, w http.ResponseWriter, r *http.
 		http.Error(w, "a request without "+netwire.HeaderConnection+" must be initialize", http.StatusBadRequest)
 		return
 	}
-	l, err := newHTTPLink(s.opts.AbandonAfter)
+	l, err := newHTTPLink(s.opts)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -246,19 +231,15 @@ func (s *Server) initialize(ctx context.Context, w http.ResponseWriter, r *http.
 // stream writes the connection's events from the one after Last-Event-ID
 // (else from the first not yet written to any stream) until the
 // runtime's output ends or the link closes; 409 when that event is no
-// longer retained.
+// longer held.
 func (l *httpLink) stream(w http.ResponseWriter, r *http.Request) {
-	l.mu.Lock()
-	from := l.delivered
-	if last := r.Header.Get(netwire.HeaderLastEventID); last != "" {
-		n, err := strconv.ParseInt(last, 10, 64)
-		if err != nil || n+1 < l.first || n+1 > l.next {
-			l.mu.Unlock()
-			http.Error(w, "the events after "+last+" are no longer held", http.StatusConflict)
-			return
-		}
-		from = n + 1
+	last := r.Header.Get(netwire.HeaderLastEventID)
+	from, ok := l.j.after(last)
+	if !ok {
+		http.Error(w, "the events after "+last+" are no longer held", http.StatusConflict)
+		return
 	}
+	l.mu.Lock()
 	l.streams++
 	l.idle.Stop()
 	l.mu.Unlock()
@@ -273,37 +254,12 @@ func (l *httpLink) stream(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	if fl != nil {
-		fl.Flush()
-	}
-	stop := context.AfterFunc(r.Context(), func() { l.mu.Lock(); l.cond.Broadcast(); l.mu.Unlock() })
-	defer stop()
-	for {
-		l.mu.Lock()
-		for from >= l.next && !l.ended && !l.closed && r.Context().Err() == nil {
-			l.cond.Wait()
-		}
-		if from < l.first || r.Context().Err() != nil || (from >= l.next && (l.ended || l.closed)) {
-			l.mu.Unlock()
-			return
-		}
-		batch := l.events[from-l.first : l.next-l.first]
-		start := from
-		from = l.next
-		l.mu.Unlock()
-		for i, msg := range batch {
-			if err := netwire.WriteEvent(w, start+int64(i), msg); err != nil {
-				return
-			}
-		}
+	flush := func() error {
 		if fl != nil {
 			fl.Flush()
 		}
-		l.mu.Lock()
-		if from > l.delivered {
-			l.delivered = from
-			l.cond.Broadcast()
-		}
-		l.mu.Unlock()
+		return nil
 	}
+	_ = flush()
+	l.j.follow(r.Context(), from, func(seq int64, msg []byte) error { return netwire.WriteEvent(w, seq, msg) }, flush)
 }

@@ -45,8 +45,8 @@ func AddCursor(dst, msg []byte, seq int64) []byte {
 		obj = span(msg, "result")
 	}
 	if obj < 0 || msg[obj] != '{' {
-		obj = bytes.IndexByte(msg, '{')
-		if obj < 0 {
+		obj = skipSpace(msg, 0)
+		if obj >= len(msg) || msg[obj] != '{' {
 			return append(dst, msg...)
 		}
 	}

@@ -22,6 +22,7 @@ func TestAddCursor(t *testing.T) {
 		{"error", `{"id":3,"error":{"code":1}}`, `{"_meta":{"acp/cursor":"7"},"id":3,"error":{"code":1}}`},
 		{"spaces", `{ "params" : { "a" : 1 } }`, `{ "params" : {"_meta":{"acp/cursor":"7"}, "a" : 1 } }`},
 		{"not an object", `[1]`, `[1]`},
+		{"not JSON", `echo {"a":1}`, `echo {"a":1}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := AddCursor(nil, []byte(tc.in), 7)

@@ -1,0 +1,287 @@
+package netserve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/acpdrive/acpdrive/adapters/internal/netwire"
+)
+
+// drainBound bounds how long an attached WebSocket may take to receive
+// what the runtime wrote once its connection is ending.
+const drainBound = 2 * time.Second
+
+// wsConn is one WebSocket connection (docs/behaviour.md#network): it
+// outlives the socket it came on. Every message of the runtime carries
+// its cursor and is journaled; a client whose socket dropped dials again
+// naming the connection (Acp-Connection-Id) and sends stream/resume with
+// the last cursor it received, and the messages after it are sent again,
+// then the live ones. A connection no socket is attached to for
+// AbandonAfter ends, and its runtime with it; the client's close
+// handshake ends it at once.
+type wsConn struct {
+	id      string
+	j       *journal
+	resume  netwire.Retention
+	abandon time.Duration
+	inbox   chan []byte
+	done    chan struct{} // the connection ended
+	eof     chan struct{} // the client closed the socket normally
+	once    sync.Once
+	eofOnce sync.Once
+
+	mu      sync.Mutex
+	initID  []byte // the id of the initialize awaiting its answer
+	closed  bool
+	cur     *websocket.Conn    // the attached socket, nil while none
+	detach  context.CancelFunc // ends the attached socket's sending
+	idle    *time.Timer        // runs close once abandoned
+	drained *time.Timer        // runs detach once the drain bound passed
+}
+
+func newWSConn(o Options) (*wsConn, error) {
+	id, err := newID()
+	if err != nil {
+		return nil, err
+	}
+	w := &wsConn{id: id, j: newJournal(o.Retention), resume: o.retained(), abandon: o.AbandonAfter,
+		inbox: make(chan []byte), done: make(chan struct{}), eof: make(chan struct{})}
+	w.idle = time.AfterFunc(o.AbandonAfter, w.close)
+	w.idle.Stop() // started when no socket is attached
+	return w, nil
+}
+
+func (w *wsConn) authenticate(*Server) ([]byte, bool) { return nil, true }
+
+func (w *wsConn) read() ([]byte, error) {
+	select {
+	case m := <-w.inbox:
+		return m, nil
+	case <-w.eof:
+		return nil, io.EOF
+	case <-w.done:
+		return nil, errLinkClosed
+	}
+}
+
+// write journals msg; the initialize answer first advertises the resume.
+func (w *wsConn) write(msg []byte) error {
+	w.mu.Lock()
+	if w.initID != nil && answers(msg, w.initID) {
+		w.initID = nil
+		msg = netwire.AddResumable(msg, w.resume)
+	}
+	w.mu.Unlock()
+	return w.j.add(msg)
+}
+
+func (w *wsConn) flush() error { return nil }
+
+func (w *wsConn) closeWrite() { w.j.end() }
+
+// close ends the connection: the attached socket gets what is journaled
+// (bounded by drainBound), then its close.
+func (w *wsConn) close() {
+	w.once.Do(func() {
+		close(w.done)
+		w.mu.Lock()
+		w.closed = true
+		w.idle.Stop()
+		if w.detach != nil {
+			w.drained = time.AfterFunc(drainBound, w.detach)
+		}
+		w.mu.Unlock()
+		w.j.close()
+	})
+}
+
+// noteInit remembers the id of the client's initialize request.
+func (w *wsConn) noteInit(msg []byte) {
+	if !bytes.Contains(msg, []byte(`"initialize"`)) {
+		return
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(msg, &m) == nil && m.Method == "initialize" && len(m.ID) > 0 {
+		w.mu.Lock()
+		w.initID = bytes.Clone(m.ID)
+		w.mu.Unlock()
+	}
+}
+
+// attach serves the socket c from the message of sequence from until it
+// drops or the connection ends.
+func (w *wsConn) attach(c *websocket.Conn, from int64) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		_ = c.CloseNow()
+		return
+	}
+	if w.cur != nil { // a socket that has not noticed its drop yet
+		_ = w.cur.CloseNow()
+		w.detach()
+	}
+	w.cur, w.detach = c, cancel
+	w.idle.Stop()
+	w.mu.Unlock()
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // client → runtime
+		defer wg.Done()
+		defer cancel()
+		for {
+			_, msg, err := c.Read(ctx)
+			if err != nil {
+				if websocket.CloseStatus(err) == websocket.StatusNormalClosure {
+					w.eofOnce.Do(func() { close(w.eof) })
+				}
+				return
+			}
+			w.noteInit(msg)
+			select {
+			case w.inbox <- msg:
+			case <-w.done:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	all := w.j.follow(ctx, from, func(_ int64, msg []byte) error {
+		return c.Write(ctx, websocket.MessageText, msg)
+	}, func() error { return nil })
+	if all {
+		_ = c.Close(websocket.StatusNormalClosure, "the runtime ended")
+	}
+	_ = c.CloseNow()
+	cancel()
+	wg.Wait()
+	w.mu.Lock()
+	if w.cur == c {
+		w.cur, w.detach = nil, nil
+		if w.drained != nil {
+			w.drained.Stop()
+		}
+		if !w.closed {
+			w.idle.Reset(w.abandon)
+		}
+	}
+	w.mu.Unlock()
+}
+
+// handleWebSocket answers an upgrade: a new connection (its id in the
+// Acp-Connection-Id header of the answer), or, naming one, a resume
+// whose first frame is stream/resume.
+func (s *Server) handleWebSocket(ctx context.Context, rw http.ResponseWriter, r *http.Request) {
+	if !s.track() {
+		http.Error(rw, "the server is ending", http.StatusServiceUnavailable)
+		return
+	}
+	defer s.wg.Done()
+	if id := r.Header.Get(netwire.HeaderConnection); id != "" {
+		c, err := websocket.Accept(rw, r, nil)
+		if err != nil {
+			return // Accept answered the request
+		}
+		c.SetReadLimit(netwire.MaxMessageBytes)
+		s.mu.Lock()
+		w := s.socks[id]
+		s.mu.Unlock()
+		s.resumeSocket(c, w)
+		return
+	}
+	w, err := newWSConn(s.opts)
+	if err != nil {
+		http.Error(rw, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	rw.Header().Set(netwire.HeaderConnection, w.id)
+	c, err := websocket.Accept(rw, r, nil)
+	if err != nil {
+		return
+	}
+	c.SetReadLimit(netwire.MaxMessageBytes)
+	sv, ok := s.join(w)
+	if !ok {
+		_ = c.CloseNow()
+		return
+	}
+	s.mu.Lock()
+	s.socks[w.id] = w
+	s.mu.Unlock()
+	go func() {
+		defer func() {
+			s.mu.Lock()
+			delete(s.socks, w.id)
+			s.mu.Unlock()
+			s.leave(sv)
+		}()
+		sv.run(ctx)
+	}()
+	w.attach(c, 0)
+}
+
+// resumeSocket reads the stream/resume request that must come first on
+// c and attaches c to w after its cursor; when w is gone (nil), the
+// request is not stream/resume, or the cursor is no longer held, it
+// sends stream/resume_failed and closes c.
+func (s *Server) resumeSocket(c *websocket.Conn, w *wsConn) {
+	ctx, cancel := context.WithTimeout(context.Background(), authBound)
+	_, first, err := c.Read(ctx)
+	cancel()
+	if err != nil {
+		_ = c.CloseNow()
+		return
+	}
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Cursor string `json:"cursor"`
+		} `json:"params"`
+	}
+	reason := ""
+	var from int64
+	switch {
+	case json.Unmarshal(first, &req) != nil || req.Method != netwire.ResumeMethod:
+		reason = "the first message of a resumed connection must be " + netwire.ResumeMethod
+	case w == nil:
+		reason = "the connection is no longer held"
+	default:
+		cursor := req.Params.Cursor
+		if cursor == "" {
+			cursor = "-1" // nothing received yet: from the first message
+		}
+		var ok bool
+		if from, ok = w.j.after(cursor); !ok {
+			reason = "the messages after cursor " + req.Params.Cursor + " are no longer held"
+		}
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), drainBound)
+	defer cancel()
+	if reason != "" {
+		s.opts.Logger.Info("refused a resume", "reason", reason)
+		_ = c.Write(ctx, websocket.MessageText, netwire.ResumeFailed(reason))
+		_ = c.Close(websocket.StatusNormalClosure, "resume failed")
+		return
+	}
+	if c.Write(ctx, websocket.MessageText, trim(netwire.Answer(req.ID, ""))) != nil {
+		_ = c.CloseNow()
+		return
+	}
+	s.opts.Logger.Info("resumed a connection", "from", from)
+	w.attach(c, from)
+}
