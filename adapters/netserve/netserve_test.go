@@ -269,3 +269,106 @@ func TestStreamableHTTPAbandoned(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Eventually(t, func() bool { return l.killed.Load() == 1 }, 5*time.Second, 10*time.Millisecond, "the abandoned runtime is ended")
 }
+
+// TestWebSocketResume: every message carries its cursor; a socket that
+// drops is replaced by one naming the connection whose first frame is
+// stream/resume, and the messages after the cursor come again, once; a
+// cursor no longer held, an unknown connection or another first message
+// get stream/resume_failed; a connection left without a socket for
+// AbandonAfter ends with its runtime.
+func TestWebSocketResume(t *testing.T) {
+	s, l := serveWith(t, Options{Listen: "http://127.0.0.1:0", Retention: 2, AbandonAfter: time.Hour})
+	ws := "ws" + strings.TrimPrefix(s.URL(), "http")
+	ctx := context.Background()
+	dial := func(conn string) *websocket.Conn {
+		t.Helper()
+		h := http.Header{}
+		if conn != "" {
+			h.Set(netwire.HeaderConnection, conn)
+		}
+		c, resp, err := websocket.Dial(ctx, ws, &websocket.DialOptions{HTTPHeader: h})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.CloseNow() })
+		if conn == "" {
+			conn = resp.Header.Get(netwire.HeaderConnection)
+		}
+		require.NotEmpty(t, conn)
+		return c
+	}
+	send := func(c *websocket.Conn, msg string) {
+		require.NoError(t, c.Write(ctx, websocket.MessageText, []byte(msg)))
+	}
+	recv := func(c *websocket.Conn) string {
+		_, msg, err := c.Read(ctx)
+		require.NoError(t, err)
+		return string(msg)
+	}
+
+	h := http.Header{}
+	c, resp, err := websocket.Dial(ctx, ws, &websocket.DialOptions{HTTPHeader: h})
+	require.NoError(t, err)
+	conn := resp.Header.Get(netwire.HeaderConnection)
+	require.NotEmpty(t, conn)
+	send(c, `{"jsonrpc":"2.0","id":0,"method":"initialize"}`)
+	init := recv(c)
+	r, ok := netwire.Resumable([]byte(init))
+	require.True(t, ok, init)
+	assert.Equal(t, netwire.Retention{Messages: 2, Seconds: 3600}, r)
+	assert.Equal(t, "0", netwire.Cursor([]byte(init)))
+	send(c, `{"jsonrpc":"2.0","id":1,"method":"a"}`)
+	assert.Equal(t, `{"jsonrpc":"2.0","id":1,"result":{"_meta":{"acp/cursor":"1"},"echo":"a"}}`, recv(c))
+	send(c, `{"jsonrpc":"2.0","id":2,"method":"b"}`)
+	_ = c.CloseNow() // dropped before reading b's answer
+
+	c2 := dial(conn)
+	send(c2, string(netwire.ResumeRequest("1")))
+	assert.Equal(t, `{"jsonrpc":"2.0","id":"acpdrive-resume","result":{}}`, recv(c2))
+	assert.Equal(t, `{"jsonrpc":"2.0","id":2,"result":{"_meta":{"acp/cursor":"2"},"echo":"b"}}`, recv(c2), "what was missed, once")
+	send(c2, `{"jsonrpc":"2.0","id":3,"method":"c"}`)
+	assert.Equal(t, "3", netwire.Cursor([]byte(recv(c2))), "then the live messages")
+	send(c2, `{"jsonrpc":"2.0","id":4,"method":"d"}`)
+	send(c2, `{"jsonrpc":"2.0","id":5,"method":"e"}`)
+	assert.Equal(t, "4", netwire.Cursor([]byte(recv(c2))))
+	assert.Equal(t, "5", netwire.Cursor([]byte(recv(c2))))
+	_ = c2.CloseNow()
+
+	for name, tc := range map[string]struct{ conn, first, reason string }{
+		"cursor gone":  {conn, string(netwire.ResumeRequest("0")), "the messages after cursor 0 are no longer held"},
+		"unknown":      {"nope", string(netwire.ResumeRequest("0")), "the connection is no longer held"},
+		"not a resume": {conn, `{"jsonrpc":"2.0","id":9,"method":"x"}`, "the first message of a resumed connection must be stream/resume"},
+	} {
+		c := dial(tc.conn)
+		send(c, tc.first)
+		assert.JSONEq(t, string(netwire.ResumeFailed(tc.reason)), recv(c), name)
+		_, _, err := c.Read(ctx)
+		assert.Equal(t, websocket.StatusNormalClosure, websocket.CloseStatus(err), name)
+	}
+	assert.Equal(t, int32(0), l.killed.Load(), "a drop does not end the runtime")
+
+	c3 := dial(conn)
+	send(c3, string(netwire.ResumeRequest("5")))
+	assert.Equal(t, `{"jsonrpc":"2.0","id":"acpdrive-resume","result":{}}`, recv(c3))
+	require.NoError(t, c3.Close(websocket.StatusNormalClosure, ""))
+	assert.Eventually(t, func() bool { return l.killed.Load() == 1 }, 5*time.Second, 10*time.Millisecond, "the client's close ends the runtime")
+}
+
+// TestWebSocketAbandoned: a connection whose socket dropped and was not
+// resumed within AbandonAfter ends with its runtime, and can no longer
+// be resumed.
+func TestWebSocketAbandoned(t *testing.T) {
+	s, l := serveWith(t, Options{Listen: "http://127.0.0.1:0", AbandonAfter: 50 * time.Millisecond})
+	ws := "ws" + strings.TrimPrefix(s.URL(), "http")
+	ctx := context.Background()
+	c, resp, err := websocket.Dial(ctx, ws, nil)
+	require.NoError(t, err)
+	conn := resp.Header.Get(netwire.HeaderConnection)
+	_ = c.CloseNow()
+	assert.Eventually(t, func() bool { return l.killed.Load() == 1 }, 5*time.Second, 10*time.Millisecond, "the abandoned runtime is ended")
+	c, _, err = websocket.Dial(ctx, ws, &websocket.DialOptions{HTTPHeader: http.Header{netwire.HeaderConnection: {conn}}})
+	require.NoError(t, err)
+	defer c.CloseNow()
+	require.NoError(t, c.Write(ctx, websocket.MessageText, netwire.ResumeRequest("")))
+	_, msg, err := c.Read(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, string(msg), netwire.ResumeFailedMethod)
+}
