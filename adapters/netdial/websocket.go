@@ -3,7 +3,9 @@ package netdial
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -16,54 +18,277 @@ import (
 	"github.com/acpdrive/acpdrive/domain"
 )
 
+// MsgResumeFailed starts the exit message's cause when a server refused
+// to resume a WebSocket connection (stream/resume_failed): what was
+// missed is no longer held, so the turn cannot go on
+// (docs/behaviour.md#network).
+const MsgResumeFailed = "the server could not resume the connection"
+
+// wsConn is the client's side of a WebSocket connection
+// (docs/behaviour.md#network). When the server's initialize answer
+// advertised capabilities.transport.resumable and its upgrade answer
+// named the connection (Acp-Connection-Id), a socket that drops is
+// replaced: a new upgrade naming the connection whose first frame is
+// stream/resume with the last cursor received (up to reopenTries in a
+// row, after reopenPause, doubled each time), and the messages after it
+// come again, once. Otherwise, or when the server refuses, the drop ends
+// the process.
+type wsConn struct {
+	l      *Launcher
+	client *http.Client
+	hdr    http.Header
+	p      *process
+	ctx    context.Context // ends when this side ends the link
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	c         *websocket.Conn
+	changed   chan struct{} // closed and replaced when c changes or the link is over
+	over      bool          // no more sockets
+	conn      string        // the connection id, "" when the server named none
+	initID    []byte        // the id of the initialize awaiting its answer
+	resumable atomic.Bool   // the server advertised the resume
+	cursor    string        // the last cursor received (the reader's own)
+	buf       bytes.Buffer  // the frame being read (the reader's own)
+}
+
 // dialWebSocket opens the WebSocket, the token in its Authorization
 // header.
 func dialWebSocket(ctx context.Context, l *Launcher, token string) (*process, error) {
-	hdr := http.Header{}
+	w := &wsConn{l: l, hdr: http.Header{}, changed: make(chan struct{})}
 	if token != "" {
-		hdr.Set("Authorization", "Bearer "+token)
+		w.hdr.Set("Authorization", "Bearer "+token)
 	}
-	client := &http.Client{Transport: &http.Transport{
+	w.client = &http.Client{Transport: &http.Transport{
 		Proxy: http.ProxyFromEnvironment, TLSClientConfig: l.tls, ForceAttemptHTTP2: false,
 	}}
-	c, resp, err := websocket.Dial(ctx, l.addr.URL, &websocket.DialOptions{HTTPClient: client, HTTPHeader: hdr})
+	c, resp, err := w.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	w.c = c
+	w.conn = resp.Header.Get(netwire.HeaderConnection)
+	p := newProcess(l.addr.URL)
+	w.p = p
+	p.closeNow = sync.OnceValue(w.closeNow)
+	p.stdout = &netwire.FrameReader{Next: w.next}
+	s := &wsStdin{w: w}
+	s.lw.Send = s.send
+	p.stdin = s
+	return p, nil
+}
+
+// dial makes one upgrade; after the first it names the connection.
+func (w *wsConn) dial(ctx context.Context) (*websocket.Conn, *http.Response, error) {
+	c, resp, err := websocket.Dial(ctx, w.l.addr.URL, &websocket.DialOptions{HTTPClient: w.client, HTTPHeader: w.hdr})
 	if err != nil {
 		if resp != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
-			return nil, l.tokenRefused(resp.Status)
+			return nil, nil, w.l.tokenRefused(resp.Status)
 		}
-		return nil, domain.WrapError(domain.KindPortExit, MsgConnectFailed+" "+l.addr.URL, err)
+		return nil, nil, domain.WrapError(domain.KindPortExit, MsgConnectFailed+" "+w.l.addr.URL, err)
 	}
 	c.SetReadLimit(netwire.MaxMessageBytes)
-	p := newProcess(l.addr.URL)
-	p.closeNow = sync.OnceValue(c.CloseNow)
-	var buf bytes.Buffer // one frame at a time; FrameReader copies it
-	p.stdout = &netwire.FrameReader{Next: func() ([]byte, error) {
+	return c, resp, nil
+}
+
+// socket is the socket in use and the channel closed when it changes.
+func (w *wsConn) socket() (*websocket.Conn, chan struct{}, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.c, w.changed, w.over
+}
+
+// closeNow ends the link at once and any resume in progress.
+func (w *wsConn) closeNow() error {
+	w.cancel()
+	w.mu.Lock()
+	c := w.c
+	w.endLocked()
+	w.mu.Unlock()
+	return c.CloseNow()
+}
+
+// endLocked marks that no socket follows.
+func (w *wsConn) endLocked() {
+	if !w.over {
+		w.over = true
+		close(w.changed)
+	}
+}
+
+// next returns the next message, replacing a dropped socket when it can.
+func (w *wsConn) next() ([]byte, error) {
+	for {
+		c, _, _ := w.socket()
 		_, r, err := c.Reader(context.Background())
 		if err == nil {
-			buf.Reset()
-			_, err = buf.ReadFrom(r)
+			w.buf.Reset()
+			_, err = w.buf.ReadFrom(r)
 		}
-		if err != nil {
-			normal := websocket.CloseStatus(err) == websocket.StatusNormalClosure
-			p.ended(err, normal)
-			if normal {
-				return nil, io.EOF // the stream's end, as a process's
+		if err == nil {
+			msg := w.buf.Bytes()
+			w.received(msg)
+			return msg, nil
+		}
+		normal := websocket.CloseStatus(err) == websocket.StatusNormalClosure
+		if !normal && !w.p.closing.Load() && w.resumable.Load() && w.conn != "" {
+			if rerr := w.resume(); rerr == nil {
+				continue
+			} else {
+				err = rerr
 			}
-			return nil, err
 		}
-		return buf.Bytes(), nil
-	}}
-	w := &wsStdin{c: c, p: p}
-	w.lw.Send = w.send
-	p.stdin = w
-	return p, nil
+		w.mu.Lock()
+		w.endLocked()
+		w.mu.Unlock()
+		w.p.ended(err, normal)
+		if normal {
+			return nil, io.EOF // the stream's end, as a process's
+		}
+		return nil, err
+	}
+}
+
+// received notes msg's cursor, and whether the initialize answer
+// advertises the resume.
+func (w *wsConn) received(msg []byte) {
+	if w.resumable.Load() {
+		if cur := netwire.Cursor(msg); cur != "" {
+			w.cursor = cur
+		}
+		return
+	}
+	w.mu.Lock()
+	id := w.initID
+	w.mu.Unlock()
+	if id == nil {
+		return
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method != "" || !bytes.Equal(m.ID, id) {
+		return
+	}
+	w.mu.Lock()
+	w.initID = nil
+	w.mu.Unlock()
+	if _, ok := netwire.Resumable(msg); ok {
+		w.resumable.Store(true)
+		w.cursor = netwire.Cursor(msg)
+	}
+}
+
+// noteInit remembers the id of an initialize request being sent.
+func (w *wsConn) noteInit(msg []byte) {
+	if w.resumable.Load() || !bytes.Contains(msg, []byte(`"initialize"`)) {
+		return
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(msg, &m) == nil && m.Method == "initialize" && len(m.ID) > 0 {
+		w.mu.Lock()
+		w.initID = bytes.Clone(m.ID)
+		w.mu.Unlock()
+	}
+}
+
+// errResumeRefused is a resume the server refused: no other try helps.
+type errResumeRefused struct{ reason string }
+
+func (e *errResumeRefused) Error() string { return MsgResumeFailed + ": " + e.reason }
+
+// resume replaces the dropped socket: up to reopenTries upgrades naming
+// the connection, each sending stream/resume with the last cursor.
+func (w *wsConn) resume() error {
+	w.hdr.Set(netwire.HeaderConnection, w.conn)
+	pause := reopenPause
+	var err error
+	for range reopenTries {
+		t := time.NewTimer(pause)
+		select {
+		case <-t.C:
+		case <-w.ctx.Done():
+			t.Stop()
+			return errClosed
+		}
+		pause *= 2
+		var c *websocket.Conn
+		if c, err = w.resumeOnce(); err == nil {
+			w.mu.Lock()
+			if w.over { // this side ended the link meanwhile
+				w.mu.Unlock()
+				_ = c.CloseNow()
+				return errClosed
+			}
+			w.c = c
+			close(w.changed)
+			w.changed = make(chan struct{})
+			w.mu.Unlock()
+			w.l.opts.Logger.Info("runtime connection resumed", "url", w.l.addr.URL, "cursor", w.cursor)
+			return nil
+		}
+		var refused *errResumeRefused
+		if errors.As(err, &refused) {
+			return err
+		}
+		w.l.opts.Logger.Debug("runtime connection resume failed", "url", w.l.addr.URL, "error", err)
+	}
+	return fmt.Errorf("the connection could not be resumed: %w", err)
+}
+
+// resumeOnce makes one upgrade and asks to resume after the cursor.
+func (w *wsConn) resumeOnce() (*websocket.Conn, error) {
+	ctx, cancel := context.WithTimeout(w.ctx, w.l.opts.ConnectTimeout)
+	defer cancel()
+	c, _, err := w.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Write(ctx, websocket.MessageText, netwire.ResumeRequest(w.cursor)); err != nil {
+		_ = c.CloseNow()
+		return nil, err
+	}
+	_, first, err := c.Read(ctx)
+	if err != nil {
+		_ = c.CloseNow()
+		return nil, err
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Reason string `json:"reason"`
+		} `json:"params"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	switch {
+	case json.Unmarshal(first, &m) != nil:
+		err = &errResumeRefused{"the server's answer is not JSON"}
+	case m.Method == netwire.ResumeFailedMethod:
+		err = &errResumeRefused{m.Params.Reason}
+	case m.Error != nil:
+		err = &errResumeRefused{m.Error.Message}
+	case string(m.ID) != `"`+netwire.ResumeRequestID+`"`:
+		err = &errResumeRefused{"the server did not answer " + netwire.ResumeMethod}
+	}
+	if err != nil {
+		_ = c.CloseNow()
+		return nil, err
+	}
+	return c, nil
 }
 
 // wsStdin is the sending side of a WebSocket: each line one text frame;
 // Close starts the close handshake (bounded by the library's own wait).
 type wsStdin struct {
-	c        *websocket.Conn
-	p        *process
+	w        *wsConn
 	lw       netwire.LineWriter
 	deadline atomic.Pointer[time.Time]
 	once     sync.Once
@@ -71,40 +296,56 @@ type wsStdin struct {
 }
 
 // Write sends every complete line as one frame.
-func (w *wsStdin) Write(b []byte) (int, error) {
-	if w.closed.Load() {
+func (s *wsStdin) Write(b []byte) (int, error) {
+	if s.closed.Load() {
 		return 0, errClosed
 	}
-	return w.lw.Write(b)
+	return s.lw.Write(b)
 }
 
-func (w *wsStdin) send(msg []byte) error {
+// send sends one frame; when the socket dropped and the connection is
+// being resumed, it waits for the new socket (within the write
+// deadline) and sends there.
+func (s *wsStdin) send(msg []byte) error {
+	s.w.noteInit(msg)
 	ctx := context.Background()
-	if d := w.deadline.Load(); d != nil && !d.IsZero() {
+	if d := s.deadline.Load(); d != nil && !d.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, *d)
 		defer cancel()
 	}
-	return w.c.Write(ctx, websocket.MessageText, msg)
+	for {
+		c, changed, over := s.w.socket()
+		err := c.Write(ctx, websocket.MessageText, msg)
+		if err == nil || over || !s.w.resumable.Load() || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return err
+		}
+	}
 }
 
 // SetWriteDeadline bounds the next writes; a write past it breaks the
 // link (the library closes it).
-func (w *wsStdin) SetWriteDeadline(t time.Time) error {
-	w.deadline.Store(&t)
+func (s *wsStdin) SetWriteDeadline(t time.Time) error {
+	s.deadline.Store(&t)
 	return nil
 }
 
 // Close starts the close handshake once, in a goroutine Release awaits.
-func (w *wsStdin) Close() error {
-	w.once.Do(func() {
-		w.closed.Store(true)
-		w.p.wg.Add(1)
+func (s *wsStdin) Close() error {
+	s.once.Do(func() {
+		s.closed.Store(true)
+		c, _, _ := s.w.socket()
+		s.w.p.wg.Add(1)
 		go func() {
-			defer w.p.wg.Done()
-			err := w.c.Close(websocket.StatusNormalClosure, "")
+			defer s.w.p.wg.Done()
+			err := c.Close(websocket.StatusNormalClosure, "")
 			if err != nil && !errors.Is(err, errClosed) {
-				_ = w.c.CloseNow()
+				_ = c.CloseNow()
 			}
 		}()
 	})
