@@ -262,10 +262,10 @@ func (p *cutProxy) cut() {
 
 // TestNetworkCutMidTurn: a connection cut during a turn ends the turn
 // with port_exit and the documented message, never a hang, where the
-// transport cannot resume (tcp, ws); over Streamable HTTP the event
-// stream is reopened with Last-Event-ID and the turn goes on: a cancel
-// sent after the cut still ends it turn_cancelled
-// (docs/behaviour.md#network).
+// transport cannot resume (tcp); over Streamable HTTP the event stream
+// is reopened with Last-Event-ID, over WebSocket the connection resumed
+// by stream/resume, and the turn goes on: a cancel sent after the cut
+// still ends it turn_cancelled (docs/behaviour.md#network).
 func TestNetworkCutMidTurn(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -273,7 +273,7 @@ func TestNetworkCutMidTurn(t *testing.T) {
 		resume bool
 	}{
 		{"tcp", transport{listen: "tcp://127.0.0.1:0"}, false},
-		{"ws", transport{listen: "http://127.0.0.1:0", scheme: "ws"}, false},
+		{"ws", transport{listen: "http://127.0.0.1:0", scheme: "ws"}, true},
 		{"http", transport{listen: "http://127.0.0.1:0"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -311,6 +311,85 @@ func TestNetworkCutMidTurn(t *testing.T) {
 				10*time.Second, 20*time.Millisecond, "the served runtime is gone")
 		})
 	}
+}
+
+// runCut runs the CLI through p and cuts every link at the first
+// message chunk; it returns the standard output and the exit status. A
+// run that outlives the test's safety bound is killed, so a hang fails
+// instead of stalling the suite.
+func runCut(t *testing.T, p *cutProxy, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testbin.Path(t), args...)
+	cmd.Dir = t.TempDir()
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var out strings.Builder
+	cut := false
+	for sc.Scan() {
+		out.WriteString(sc.Text() + "\n")
+		var l line
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &l), sc.Text())
+		if !cut && l.Type == "message_chunk" {
+			cut = true
+			p.cut()
+		}
+	}
+	_ = cmd.Wait()
+	require.True(t, cut, "no chunk came; stderr: %s", stderr.String())
+	return out.String(), cmd.ProcessState.ExitCode()
+}
+
+// TestNetworkResumeMatchesStdio: over WebSocket, a connection cut
+// during a burst of updates is resumed after the last cursor received:
+// the run gives exactly the events, results and exit status of an uncut
+// stdio run (nothing lost, nothing twice), including a later turn whose
+// permission answer travels on the new socket. Where the server no
+// longer holds the connection (serve --hold shorter than the client's
+// first resume), the turn ends port_exit with the documented message
+// (docs/behaviour.md#network).
+func TestNetworkResumeMatchesStdio(t *testing.T) {
+	bin := testbin.Path(t)
+	prompts := []string{"#burst 2000", "#permission-refusable", "hello"}
+	want, _, wantCode := runIn(t, t.TempDir(), append([]string{"run", "--json", "--permissions", "edit",
+		"--command", bin + " agent --scenario close"}, prompts...)...)
+	require.Equal(t, 0, wantCode, want)
+	via := func(t *testing.T, serveArgs ...string) (*cutProxy, string) {
+		served := serveAt(t, "http://127.0.0.1:0", nil, serveArgs, "--scenario", "close")
+		host, path, _ := strings.Cut(strings.TrimPrefix(served, "http://"), "/")
+		p := newCutProxy(t, host)
+		return p, "ws://" + p.ln.Addr().String() + "/" + path
+	}
+
+	t.Run("resumed", func(t *testing.T) {
+		p, url := via(t)
+		got, code := runCut(t, p, append([]string{"run", "--json", "--permissions", "edit", "--url", url}, prompts...)...)
+		assert.Equal(t, wantCode, code)
+		assert.Equal(t, comparable(t, want), comparable(t, got))
+	})
+	t.Run("no longer held", func(t *testing.T) {
+		p, url := via(t, "--hold", "1ms")
+		got, code := runCut(t, p, "run", "--json", "--url", url, "#wait-cancel")
+		var results []line
+		for _, l := range strings.Split(strings.TrimSpace(got), "\n") {
+			var x line
+			require.NoError(t, json.Unmarshal([]byte(l), &x))
+			if x.Type == "turn_result" {
+				results = append(results, x)
+			}
+		}
+		require.Len(t, results, 1, got)
+		assert.Equal(t, "port_exit", results[0].ErrorKind)
+		assert.Equal(t, "the agent's connection ended before a response arrived", results[0].Message)
+		assert.NotEqual(t, 0, code)
+		assert.Contains(t, got, "the server could not resume the connection: the connection is no longer held")
+	})
 }
 
 // TestNetworkToken: a token that is missing, unset or refused ends the

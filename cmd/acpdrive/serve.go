@@ -25,6 +25,8 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	listen := fs.String("listen", "", "where to listen: tcp://HOST:PORT, unix:PATH or http://HOST:PORT (WebSocket and Streamable HTTP at /acp); port 0 picks a free port")
 	tokenEnv := fs.String("token-env", "", "require the bearer token held in the environment variable `VAR` (needed for an address that is not loopback)")
 	workspace := fs.String("workspace", "", "the directory the runtimes run in (default: the current directory)")
+	hold := fs.Duration("hold", netserve.DefaultAbandonAfter, "how long a WebSocket or Streamable HTTP connection whose link dropped is held for its client to resume (the runtime goes on meanwhile)")
+	retention := fs.Int("retention", netserve.DefaultRetention, "how many of a connection's latest messages are held for a client that resumes")
 	logLevel := fs.String("log-level", "", "write structured logs to stderr at this level (debug, info, warn, error)")
 	help := func(w io.Writer) {
 		fmt.Fprintln(w, "usage: acpdrive serve --listen ADDR [--token-env VAR] -- COMMAND...")
@@ -51,6 +53,9 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return fail("the command: %v", err)
 		}
 		command = words
+	}
+	if *hold <= 0 || *retention <= 0 {
+		return fail("--hold and --retention must be above zero")
 	}
 	if len(command) == 0 {
 		return fail("no runtime command: acpdrive serve --listen ADDR -- COMMAND...")
@@ -79,6 +84,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	srv, err := netserve.Listen(netserve.Options{
 		Listen: *listen, Command: command, Workspace: dir, Token: token,
 		Launcher: wiring.NewLocalLauncher(logger, localSettings()), Logger: logger,
+		AbandonAfter: *hold, Retention: *retention,
 	})
 	if err != nil {
 		return fail("%v", err)
