@@ -1,0 +1,117 @@
+package netdial
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/coder/websocket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/acpdrive/acpdrive/adapters/internal/netwire"
+)
+
+// resumeServer is a WebSocket server that advertises the resume, sends
+// two messages after the initialize answer and drops the socket; a
+// socket naming the connection is handed to again (which gets the
+// stream/resume request's cursor).
+func resumeServer(t *testing.T, again func(c *websocket.Conn, cursor string)) string {
+	t.Helper()
+	var wg sync.WaitGroup
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		wg.Add(1)
+		defer wg.Done()
+		ctx := context.Background()
+		conn := r.Header.Get(netwire.HeaderConnection)
+		w.Header().Set(netwire.HeaderConnection, "c1")
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		if conn != "" {
+			assert.Equal(t, "c1", conn)
+			_, first, err := c.Read(ctx)
+			if err != nil {
+				return
+			}
+			var req struct {
+				Method string `json:"method"`
+				Params struct {
+					Cursor string `json:"cursor"`
+				} `json:"params"`
+			}
+			assert.NoError(t, json.Unmarshal(first, &req))
+			assert.Equal(t, netwire.ResumeMethod, req.Method)
+			again(c, req.Params.Cursor)
+			return
+		}
+		if _, _, err := c.Read(ctx); err != nil { // initialize
+			return
+		}
+		answer := netwire.AddResumable([]byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}`), netwire.Retention{Messages: 9, Seconds: 9})
+		for seq, msg := range []string{string(answer), `{"jsonrpc":"2.0","method":"n","params":{}}`, `{"jsonrpc":"2.0","method":"n","params":{"x":1}}`} {
+			_ = c.Write(ctx, websocket.MessageText, netwire.AddCursor(nil, []byte(msg), int64(seq)))
+		}
+		// dropped: CloseNow without a close frame
+	}))
+	t.Cleanup(func() { srv.Close(); wg.Wait() })
+	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/acp"
+}
+
+// TestWebSocketResume: a dropped socket is replaced by one naming the
+// connection whose first frame is stream/resume with the last cursor;
+// what comes after is read on, nothing twice.
+func TestWebSocketResume(t *testing.T) {
+	url := resumeServer(t, func(c *websocket.Conn, cursor string) {
+		assert.Equal(t, "2", cursor)
+		ctx := context.Background()
+		_ = c.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":"acpdrive-resume","result":{}}`))
+		_ = c.Write(ctx, websocket.MessageText, netwire.AddCursor(nil, []byte(`{"jsonrpc":"2.0","method":"n","params":{"y":2}}`), 3))
+		_ = c.Close(websocket.StatusNormalClosure, "")
+	})
+	p, err := start(t, Options{URL: url})
+	require.NoError(t, err)
+	_, err = p.Stdin().Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}` + "\n"))
+	require.NoError(t, err)
+	var cursors []string
+	sc := bufio.NewScanner(p.Stdout())
+	for sc.Scan() {
+		cursors = append(cursors, netwire.Cursor(sc.Bytes()))
+	}
+	require.NoError(t, sc.Err(), "the server's normal close is the stream's end")
+	assert.Equal(t, []string{"0", "1", "2", "3"}, cursors)
+	<-p.Exited()
+	assert.Equal(t, 0, p.Exit().Code)
+	require.NoError(t, p.Release())
+}
+
+// TestWebSocketResumeRefused: stream/resume_failed ends the process with
+// its reason, at once.
+func TestWebSocketResumeRefused(t *testing.T) {
+	url := resumeServer(t, func(c *websocket.Conn, cursor string) {
+		_ = c.Write(context.Background(), websocket.MessageText, netwire.ResumeFailed("the messages after cursor "+cursor+" are no longer held"))
+		_ = c.Close(websocket.StatusNormalClosure, "")
+	})
+	p, err := start(t, Options{URL: url})
+	require.NoError(t, err)
+	_, err = p.Stdin().Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}` + "\n"))
+	require.NoError(t, err)
+	sc := bufio.NewScanner(p.Stdout())
+	n := 0
+	for sc.Scan() {
+		n++
+	}
+	assert.Error(t, sc.Err())
+	assert.Equal(t, 3, n)
+	<-p.Exited()
+	assert.Equal(t, -1, p.Exit().Code)
+	assert.Equal(t, "the connection to the runtime broke: "+MsgResumeFailed+": the messages after cursor 2 are no longer held", p.Exit().Message)
+	require.NoError(t, p.Release())
+}
