@@ -254,7 +254,23 @@ func TestStreamableHTTP(t *testing.T) {
 	assert.Equal(t, netwire.Event{ID: "1", Data: first[1].Data}, again[0], "resumed after event 0")
 	assert.Equal(t, http.StatusConflict, status(do(http.MethodGet, conn, "99", "")))
 
+	// A session's own stream is held open, empty, until the connection
+	// ends.
+	sreq, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	sreq.Header.Set("Authorization", "Bearer s3cret")
+	sreq.Header.Set(netwire.HeaderConnection, conn)
+	sreq.Header.Set(netwire.HeaderSession, "sess-1")
+	sresp, err := http.DefaultClient.Do(sreq)
+	require.NoError(t, err)
+	defer sresp.Body.Close()
+	assert.Equal(t, http.StatusOK, sresp.StatusCode)
+	assert.Equal(t, "text/event-stream", sresp.Header.Get("Content-Type"))
+
 	assert.Equal(t, http.StatusNoContent, status(do(http.MethodDelete, conn, "", "")))
+	rest, err := io.ReadAll(sresp.Body)
+	assert.NoError(t, err)
+	assert.Empty(t, rest, "nothing came on the session's stream, which ended with the connection")
 	assert.Eventually(t, func() bool { return l.killed.Load() == 1 }, 5e9, 1e7, "the runtime is torn down")
 	assert.Equal(t, http.StatusNotFound, status(do(http.MethodPost, conn, "", `{}`)))
 }

@@ -163,9 +163,10 @@ func (s *Server) handleStreamable(ctx context.Context, w http.ResponseWriter, r 
 		}
 	case http.MethodGet:
 		if r.Header.Get(netwire.HeaderSession) != "" {
-			// Every message is on the connection's stream; a session's
-			// own stream is not served (its client then reads that one).
-			http.Error(w, "session streams are not served: every message is on the connection's stream", http.StatusNotFound)
+			// Every message is on the connection's stream, in the
+			// runtime's order; a session's own stream is held open and
+			// stays empty, for clients that open one per session.
+			l.sessionStream(w, r)
 			return
 		}
 		l.stream(w, r)
@@ -228,6 +229,45 @@ func (s *Server) initialize(ctx context.Context, w http.ResponseWriter, r *http.
 	}
 }
 
+// opened counts an event stream open (no abandonment meanwhile); the
+// function it returns counts it closed.
+func (l *httpLink) opened() func() {
+	l.mu.Lock()
+	l.streams++
+	l.idle.Stop()
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		if l.streams--; l.streams == 0 && !l.closed {
+			l.idle.Reset(l.abandon)
+		}
+		l.mu.Unlock()
+	}
+}
+
+// startEvents answers a GET with an event stream.
+func startEvents(w http.ResponseWriter) http.Flusher {
+	fl, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	if fl != nil {
+		fl.Flush()
+	}
+	return fl
+}
+
+// sessionStream holds a session's event stream open, empty, until the
+// connection ends or the client leaves.
+func (l *httpLink) sessionStream(w http.ResponseWriter, r *http.Request) {
+	defer l.opened()()
+	startEvents(w)
+	select {
+	case <-l.done:
+	case <-r.Context().Done():
+	}
+}
+
 // stream writes the connection's events from the one after Last-Event-ID
 // (else from the first not yet written to any stream) until the
 // runtime's output ends or the link closes; 409 when that event is no
@@ -239,27 +279,13 @@ func (l *httpLink) stream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the events after "+last+" are no longer held", http.StatusConflict)
 		return
 	}
-	l.mu.Lock()
-	l.streams++
-	l.idle.Stop()
-	l.mu.Unlock()
-	defer func() {
-		l.mu.Lock()
-		if l.streams--; l.streams == 0 && !l.closed {
-			l.idle.Reset(l.abandon)
-		}
-		l.mu.Unlock()
-	}()
-	fl, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
+	defer l.opened()()
+	fl := startEvents(w)
 	flush := func() error {
 		if fl != nil {
 			fl.Flush()
 		}
 		return nil
 	}
-	_ = flush()
 	l.j.follow(r.Context(), from, func(seq int64, msg []byte) error { return netwire.WriteEvent(w, seq, msg) }, flush)
 }
