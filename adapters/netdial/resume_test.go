@@ -80,13 +80,17 @@ func TestWebSocketResume(t *testing.T) {
 	require.NoError(t, err)
 	_, err = p.Stdin().Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}` + "\n"))
 	require.NoError(t, err)
-	var cursors []string
+	var got []string
 	sc := bufio.NewScanner(p.Stdout())
 	for sc.Scan() {
-		cursors = append(cursors, netwire.Cursor(sc.Bytes()))
+		got = append(got, sc.Text())
 	}
 	require.NoError(t, sc.Err(), "the server's normal close is the stream's end")
-	assert.Equal(t, []string{"0", "1", "2", "3"}, cursors)
+	require.Len(t, got, 4, "nothing lost, nothing twice")
+	_, ok := netwire.Resumable([]byte(got[0]))
+	assert.True(t, ok, got[0])
+	assert.Equal(t, []string{`{"jsonrpc":"2.0","method":"n","params":{}}`, `{"jsonrpc":"2.0","method":"n","params":{"x":1}}`,
+		`{"jsonrpc":"2.0","method":"n","params":{"y":2}}`}, got[1:], "in order, the cursors taken out")
 	<-p.Exited()
 	assert.Equal(t, 0, p.Exit().Code)
 	require.NoError(t, p.Release())

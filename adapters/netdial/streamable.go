@@ -492,7 +492,8 @@ func (c *httpConn) readEvents(body io.Reader, es *eventStream) error {
 			return fmt.Errorf("the event stream ended: %w", err)
 		}
 		got = true
-		if !c.deliver(ev.Data) {
+		msg, _ := netwire.StripCursor(ev.Data) // the SSE id: is the cursor
+		if !c.deliver(msg) {
 			return nil
 		}
 		if es != nil && ev.ID != "" {

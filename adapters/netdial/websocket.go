@@ -48,7 +48,7 @@ type wsConn struct {
 	conn      string        // the connection id, "" when the server named none
 	initID    []byte        // the id of the initialize awaiting its answer
 	resumable atomic.Bool   // the server advertised the resume
-	cursor    string        // the last cursor received (the reader's own)
+	cursor    []byte        // the last cursor received (the reader's own)
 	buf       bytes.Buffer  // the frame being read (the reader's own)
 }
 
@@ -127,9 +127,7 @@ func (w *wsConn) next() ([]byte, error) {
 			_, err = w.buf.ReadFrom(r)
 		}
 		if err == nil {
-			msg := w.buf.Bytes()
-			w.received(msg)
-			return msg, nil
+			return w.received(w.buf.Bytes()), nil
 		}
 		normal := websocket.CloseStatus(err) == websocket.StatusNormalClosure
 		if !normal && !w.p.closing.Load() && w.resumable.Load() && w.conn != "" {
@@ -150,35 +148,37 @@ func (w *wsConn) next() ([]byte, error) {
 	}
 }
 
-// received notes msg's cursor, and whether the initialize answer
-// advertises the resume.
-func (w *wsConn) received(msg []byte) {
+// received takes msg's cursor out of it (what the reader gets is the
+// runtime's message as it wrote it) and notes it, and whether the
+// initialize answer advertises the resume.
+func (w *wsConn) received(msg []byte) []byte {
+	msg, cur := netwire.StripCursor(msg)
+	if cur != nil {
+		w.cursor = append(w.cursor[:0], cur...)
+	}
 	if w.resumable.Load() {
-		if cur := netwire.Cursor(msg); cur != "" {
-			w.cursor = cur
-		}
-		return
+		return msg
 	}
 	w.mu.Lock()
 	id := w.initID
 	w.mu.Unlock()
 	if id == nil {
-		return
+		return msg
 	}
 	var m struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 	}
 	if json.Unmarshal(msg, &m) != nil || m.Method != "" || !bytes.Equal(m.ID, id) {
-		return
+		return msg
 	}
 	w.mu.Lock()
 	w.initID = nil
 	w.mu.Unlock()
 	if _, ok := netwire.Resumable(msg); ok {
 		w.resumable.Store(true)
-		w.cursor = netwire.Cursor(msg)
 	}
+	return msg
 }
 
 // noteInit remembers the id of an initialize request being sent.
@@ -229,7 +229,7 @@ func (w *wsConn) resume() error {
 			close(w.changed)
 			w.changed = make(chan struct{})
 			w.mu.Unlock()
-			w.l.opts.Logger.Info("runtime connection resumed", "url", w.l.addr.URL, "cursor", w.cursor)
+			w.l.opts.Logger.Info("runtime connection resumed", "url", w.l.addr.URL, "cursor", string(w.cursor))
 			return nil
 		}
 		var refused *errResumeRefused
@@ -249,7 +249,7 @@ func (w *wsConn) resumeOnce() (*websocket.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.Write(ctx, websocket.MessageText, netwire.ResumeRequest(w.cursor)); err != nil {
+	if err := c.Write(ctx, websocket.MessageText, netwire.ResumeRequest(string(w.cursor))); err != nil {
 		_ = c.CloseNow()
 		return nil, err
 	}

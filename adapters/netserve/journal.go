@@ -34,10 +34,13 @@ func newJournal(retention int) *journal {
 
 // add numbers msg, puts its cursor in it and holds it, waiting while
 // the links are retention messages behind; errLinkClosed once closed.
+// The links see it at the next publish (or when add waits), so that
+// what the runtime wrote in one go is sent in one go.
 func (j *journal) add(msg []byte) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	for j.next-j.delivered >= j.retention && !j.closed {
+		j.cond.Broadcast()
 		j.cond.Wait()
 	}
 	if j.closed {
@@ -50,8 +53,14 @@ func (j *journal) add(msg []byte) error {
 		j.events = append(j.events[:0:0], j.events[drop:]...)
 		j.first += drop
 	}
-	j.cond.Broadcast()
 	return nil
+}
+
+// publish wakes the links for what was added.
+func (j *journal) publish() {
+	j.mu.Lock()
+	j.cond.Broadcast()
+	j.mu.Unlock()
 }
 
 // after returns the sequence following cursor ("" is the first message

@@ -117,7 +117,7 @@ func answers(msg, id []byte) bool {
 	return json.Unmarshal(msg, &m) == nil && m.Method == "" && bytes.Equal(m.ID, id)
 }
 
-func (l *httpLink) flush() error { return nil }
+func (l *httpLink) flush() error { l.j.publish(); return nil }
 
 func (l *httpLink) closeWrite() { l.j.end() }
 

@@ -82,7 +82,7 @@ func (w *wsConn) write(msg []byte) error {
 	return w.j.add(msg)
 }
 
-func (w *wsConn) flush() error { return nil }
+func (w *wsConn) flush() error { w.j.publish(); return nil }
 
 func (w *wsConn) closeWrite() { w.j.end() }
 
@@ -120,7 +120,7 @@ func (w *wsConn) noteInit(msg []byte) {
 
 // attach serves the socket c from the message of sequence from until it
 // drops or the connection ends.
-func (w *wsConn) attach(c *websocket.Conn, from int64) {
+func (w *wsConn) attach(c *websocket.Conn, bc *batchConn, from int64) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w.mu.Lock()
@@ -160,10 +160,24 @@ func (w *wsConn) attach(c *websocket.Conn, from int64) {
 			}
 		}
 	}()
+	// A socket that stalls is ended by CloseNow (detach, or the reader's
+	// end): the writes themselves take no context, which would cost a
+	// registration per frame.
+	stopWrites := context.AfterFunc(ctx, func() { _ = c.CloseNow() })
+	defer stopWrites()
 	all := w.j.follow(ctx, from, func(_ int64, msg []byte) error {
-		return c.Write(ctx, websocket.MessageText, msg)
-	}, func() error { return nil })
+		if bc != nil {
+			bc.batch()
+		}
+		return c.Write(context.Background(), websocket.MessageText, msg)
+	}, func() error {
+		if bc != nil {
+			return bc.release()
+		}
+		return nil
+	})
 	if all {
+		stopWrites()
 		_ = c.Close(websocket.StatusNormalClosure, "the runtime ended")
 	}
 	_ = c.CloseNow()
@@ -191,8 +205,9 @@ func (s *Server) handleWebSocket(ctx context.Context, rw http.ResponseWriter, r 
 		return
 	}
 	defer s.wg.Done()
+	bw := &batching{ResponseWriter: rw}
 	if id := r.Header.Get(netwire.HeaderConnection); id != "" {
-		c, err := websocket.Accept(rw, r, nil)
+		c, err := websocket.Accept(bw, r, nil)
 		if err != nil {
 			return // Accept answered the request
 		}
@@ -200,7 +215,7 @@ func (s *Server) handleWebSocket(ctx context.Context, rw http.ResponseWriter, r 
 		s.mu.Lock()
 		w := s.socks[id]
 		s.mu.Unlock()
-		s.resumeSocket(c, w)
+		s.resumeSocket(c, bw.conn, w)
 		return
 	}
 	w, err := newWSConn(s.opts)
@@ -209,7 +224,7 @@ func (s *Server) handleWebSocket(ctx context.Context, rw http.ResponseWriter, r 
 		return
 	}
 	rw.Header().Set(netwire.HeaderConnection, w.id)
-	c, err := websocket.Accept(rw, r, nil)
+	c, err := websocket.Accept(bw, r, nil)
 	if err != nil {
 		return
 	}
@@ -231,14 +246,14 @@ func (s *Server) handleWebSocket(ctx context.Context, rw http.ResponseWriter, r 
 		}()
 		sv.run(ctx)
 	}()
-	w.attach(c, 0)
+	w.attach(c, bw.conn, 0)
 }
 
 // resumeSocket reads the stream/resume request that must come first on
 // c and attaches c to w after its cursor; when w is gone (nil), the
 // request is not stream/resume, or the cursor is no longer held, it
 // sends stream/resume_failed and closes c.
-func (s *Server) resumeSocket(c *websocket.Conn, w *wsConn) {
+func (s *Server) resumeSocket(c *websocket.Conn, bc *batchConn, w *wsConn) {
 	ctx, cancel := context.WithTimeout(context.Background(), authBound)
 	_, first, err := c.Read(ctx)
 	cancel()
@@ -283,5 +298,5 @@ func (s *Server) resumeSocket(c *websocket.Conn, w *wsConn) {
 		return
 	}
 	s.opts.Logger.Info("resumed a connection", "from", from)
-	w.attach(c, from)
+	w.attach(c, bc, from)
 }

@@ -275,3 +275,45 @@ func ResumeFailed(reason string) []byte {
 	}{reason}})
 	return b
 }
+
+// StripCursor removes from msg, in place, the cursor AddCursor put in it
+// (so what reaches the client's reader is the runtime's message as it
+// wrote it) and returns the message and the cursor, which shares msg's
+// memory: it is valid until msg is reused. A message without a cursor is
+// returned as is, with a nil cursor.
+func StripCursor(msg []byte) (out, cursor []byte) {
+	const whole = `"_meta":{"` + CursorKey + `":"`
+	const key = `"` + CursorKey + `":"`
+	i := bytes.Index(msg, []byte(key))
+	if i < 0 {
+		return msg, nil
+	}
+	start := i + len(key)
+	j := bytes.IndexByte(msg[start:], '"')
+	if j < 0 {
+		return msg, nil
+	}
+	end := start + j + 1 // after the closing quote
+	var cur [20]byte
+	n := copy(cur[:], msg[start:end-1])
+	from, to := i, end
+	if i >= len(whole)-len(key) && string(msg[i-(len(whole)-len(key)):i]) == whole[:len(whole)-len(key)] &&
+		end < len(msg) && msg[end] == '}' {
+		// "_meta":{"acp/cursor":"N"} that AddCursor made: all of it, and
+		// the comma after it.
+		from, to = i-(len(whole)-len(key)), end+1
+		if to < len(msg) && msg[to] == ',' {
+			to++
+		}
+	} else if end < len(msg) && msg[end] == ',' {
+		to = end + 1 // "acp/cursor":"N", first in the runtime's _meta
+	}
+	out = append(msg[:from], msg[to:]...)
+	// The cursor is put after the message, in msg's spare room.
+	if cap(msg)-len(out) >= n {
+		c := msg[len(out) : len(out)+n]
+		copy(c, cur[:n])
+		return out, c
+	}
+	return out, append([]byte(nil), cur[:n]...)
+}

@@ -9,20 +9,21 @@ import (
 )
 
 func TestAddCursor(t *testing.T) {
-	for _, tc := range []struct{ name, in, want string }{
+	for _, tc := range []struct{ name, in, want, back string }{
 		{"params", `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"a":"}\"{"}}}`,
-			`{"jsonrpc":"2.0","method":"session/update","params":{"_meta":{"acp/cursor":"7"},"sessionId":"s","update":{"a":"}\"{"}}}`},
+			`{"jsonrpc":"2.0","method":"session/update","params":{"_meta":{"acp/cursor":"7"},"sessionId":"s","update":{"a":"}\"{"}}}`, ""},
 		{"params with _meta", `{"method":"m","params":{"x":[1,{"y":2}],"_meta":{"k":1}}}`,
-			`{"method":"m","params":{"x":[1,{"y":2}],"_meta":{"acp/cursor":"7","k":1}}}`},
-		{"empty _meta", `{"method":"m","params":{"_meta":{}}}`, `{"method":"m","params":{"_meta":{"acp/cursor":"7"}}}`},
-		{"empty params", `{"method":"m","params":{}}`, `{"method":"m","params":{"_meta":{"acp/cursor":"7"}}}`},
+			`{"method":"m","params":{"x":[1,{"y":2}],"_meta":{"acp/cursor":"7","k":1}}}`, ""},
+		{"empty _meta", `{"method":"m","params":{"_meta":{}}}`, `{"method":"m","params":{"_meta":{"acp/cursor":"7"}}}`,
+			`{"method":"m","params":{}}`}, // an empty _meta of the runtime's is not told apart
+		{"empty params", `{"method":"m","params":{}}`, `{"method":"m","params":{"_meta":{"acp/cursor":"7"}}}`, ""},
 		{"result", `{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`,
-			`{"jsonrpc":"2.0","id":3,"result":{"_meta":{"acp/cursor":"7"},"stopReason":"end_turn"}}`},
-		{"null result", `{"jsonrpc":"2.0","id":3,"result":null}`, `{"_meta":{"acp/cursor":"7"},"jsonrpc":"2.0","id":3,"result":null}`},
-		{"error", `{"id":3,"error":{"code":1}}`, `{"_meta":{"acp/cursor":"7"},"id":3,"error":{"code":1}}`},
-		{"spaces", `{ "params" : { "a" : 1 } }`, `{ "params" : {"_meta":{"acp/cursor":"7"}, "a" : 1 } }`},
-		{"not an object", `[1]`, `[1]`},
-		{"not JSON", `echo {"a":1}`, `echo {"a":1}`},
+			`{"jsonrpc":"2.0","id":3,"result":{"_meta":{"acp/cursor":"7"},"stopReason":"end_turn"}}`, ""},
+		{"null result", `{"jsonrpc":"2.0","id":3,"result":null}`, `{"_meta":{"acp/cursor":"7"},"jsonrpc":"2.0","id":3,"result":null}`, ""},
+		{"error", `{"id":3,"error":{"code":1}}`, `{"_meta":{"acp/cursor":"7"},"id":3,"error":{"code":1}}`, ""},
+		{"spaces", `{ "params" : { "a" : 1 } }`, `{ "params" : {"_meta":{"acp/cursor":"7"}, "a" : 1 } }`, ""},
+		{"not an object", `[1]`, `[1]`, ""},
+		{"not JSON", `echo {"a":1}`, `echo {"a":1}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := AddCursor(nil, []byte(tc.in), 7)
@@ -30,6 +31,12 @@ func TestAddCursor(t *testing.T) {
 			if json.Valid([]byte(tc.in)) && tc.in[0] == '{' {
 				require.True(t, json.Valid(got), string(got))
 				assert.Equal(t, "7", Cursor(got))
+				back, cur := StripCursor(got)
+				assert.Equal(t, "7", string(cur))
+				if tc.back == "" {
+					tc.back = tc.in
+				}
+				assert.Equal(t, tc.back, string(back), "stripped, the runtime's message as it was")
 			}
 		})
 	}

@@ -222,13 +222,14 @@ func ReadLine(r *bufio.Reader) ([]byte, error) {
 type FrameReader struct {
 	// Next returns the next message; its error ends the stream.
 	Next func() ([]byte, error)
-	buf  []byte
+	buf  []byte // the message and its terminator, reused
+	off  int    // how much of buf was read
 	err  error
 }
 
 // Read implements io.Reader.
 func (f *FrameReader) Read(p []byte) (int, error) {
-	for len(f.buf) == 0 {
+	for f.off == len(f.buf) {
 		if f.err != nil {
 			return 0, f.err
 		}
@@ -241,10 +242,10 @@ func (f *FrameReader) Read(p []byte) (int, error) {
 		if len(msg) == 0 {
 			continue
 		}
-		f.buf = append(append(f.buf[:0], msg...), '\n')
+		f.buf, f.off = append(append(f.buf[:0], msg...), '\n'), 0
 	}
-	n := copy(p, f.buf)
-	f.buf = f.buf[n:]
+	n := copy(p, f.buf[f.off:])
+	f.off += n
 	return n, nil
 }
 
