@@ -8,6 +8,13 @@
 // server's messages on an event stream (GET) reopened with Last-Event-ID
 // when it drops, and DELETE at the end.
 //
+// Where the server offers the durable transport
+// (capabilities.transport.resumable in its initialize answer,
+// docs/behaviour.md#network-resume), a dropped WebSocket is resumed: a new
+// upgrade naming the connection sends stream/resume with the last cursor
+// (_meta["acp/cursor"]) received, and what was missed comes again, once.
+// The cursor is taken out of every message before it is read.
+//
 // The connection stands in for the process: its standard input is the
 // link's sending side, its standard output the receiving side, and the
 // "process" ends when the link ends. A runtime at a URL is remote

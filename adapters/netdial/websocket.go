@@ -48,6 +48,7 @@ type wsConn struct {
 	conn      string        // the connection id, "" when the server named none
 	initID    []byte        // the id of the initialize awaiting its answer
 	resumable atomic.Bool   // the server advertised the resume
+	leaving   atomic.Bool   // this side began the close handshake: no resume
 	cursor    []byte        // the last cursor received (the reader's own)
 	buf       bytes.Buffer  // the frame being read (the reader's own)
 }
@@ -130,7 +131,7 @@ func (w *wsConn) next() ([]byte, error) {
 			return w.received(w.buf.Bytes()), nil
 		}
 		normal := websocket.CloseStatus(err) == websocket.StatusNormalClosure
-		if !normal && !w.p.closing.Load() && w.resumable.Load() && w.conn != "" {
+		if !normal && !w.p.closing.Load() && !w.leaving.Load() && w.resumable.Load() && w.conn != "" {
 			if rerr := w.resume(); rerr == nil {
 				continue
 			} else {
@@ -339,6 +340,7 @@ func (s *wsStdin) SetWriteDeadline(t time.Time) error {
 func (s *wsStdin) Close() error {
 	s.once.Do(func() {
 		s.closed.Store(true)
+		s.w.leaving.Store(true)
 		c, _, _ := s.w.socket()
 		s.w.p.wg.Add(1)
 		go func() {

@@ -14,6 +14,14 @@
 // initialize answer, the other messages on the connection's event stream,
 // numbered and kept for a stream that reopens with Last-Event-ID.
 //
+// Both speak the durable transport (docs/behaviour.md#network-resume):
+// every message the runtime writes carries its cursor (the SSE id: and
+// _meta["acp/cursor"]); the initialize answer advertises
+// capabilities.transport.resumable; a WebSocket connection outlives its
+// socket for Options.AbandonAfter, and a socket naming it
+// (Acp-Connection-Id) that sends stream/resume gets what was missed, or
+// stream/resume_failed when it is no longer held.
+//
 // A listen address that is not loopback needs a token; a unix socket is
 // made for its owner only (mode 0600) and a peer of another user is
 // refused where the platform tells (Linux).
