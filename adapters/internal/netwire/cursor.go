@@ -216,17 +216,29 @@ func AddResumable(msg []byte, r Retention) []byte {
 	}{r})
 	caps["transport"] = transport
 	var err error
-	if result["capabilities"], err = json.Marshal(caps); err != nil {
+	if result["capabilities"], err = marshalAsIs(caps); err != nil {
 		return msg
 	}
-	if top["result"], err = json.Marshal(result); err != nil {
+	if top["result"], err = marshalAsIs(result); err != nil {
 		return msg
 	}
-	out, err := json.Marshal(top)
+	out, err := marshalAsIs(top)
 	if err != nil {
 		return msg
 	}
 	return out
+}
+
+// marshalAsIs encodes m without escaping HTML characters, so the
+// runtime's strings keep their bytes.
+func marshalAsIs(m map[string]json.RawMessage) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // Resumable reads capabilities.transport.resumable from an initialize

@@ -44,7 +44,8 @@ func TestAddCursor(t *testing.T) {
 
 func TestAddResumable(t *testing.T) {
 	r := Retention{Messages: 10, Seconds: 2}
-	got := AddResumable([]byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}}`), r)
+	got := AddResumable([]byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true},"agentInfo":{"title":"<a & b>"}}}`), r)
+	assert.Contains(t, string(got), `"agentInfo":{"title":"<a & b>"}`, "the runtime's strings keep their bytes")
 	back, ok := Resumable(got)
 	require.True(t, ok, string(got))
 	assert.Equal(t, r, back)
