@@ -24,7 +24,11 @@ type journal struct {
 	delivered int64 // every message before it was written to a link
 	ended     bool  // the runtime's output ended
 	closed    bool
+	slab      []byte // where the next messages are put, many to an allocation
 }
+
+// slabBytes is the size of an allocation messages are put in.
+const slabBytes = 64 << 10
 
 func newJournal(retention int) *journal {
 	j := &journal{retention: int64(retention)}
@@ -46,7 +50,13 @@ func (j *journal) add(msg []byte) error {
 	if j.closed {
 		return errLinkClosed
 	}
-	j.events = append(j.events, netwire.AddCursor(make([]byte, 0, len(msg)+32), msg, j.next))
+	need := len(msg) + 64 // the cursor's bytes, with room to spare
+	if cap(j.slab)-len(j.slab) < need {
+		j.slab = make([]byte, 0, max(slabBytes, need))
+	}
+	start := len(j.slab)
+	j.slab = netwire.AddCursor(j.slab, msg, j.next)
+	j.events = append(j.events, j.slab[start:len(j.slab):len(j.slab)])
 	j.next++
 	if int64(len(j.events)) >= 2*j.retention { // trimmed in halves: amortized, never per message
 		drop := int64(len(j.events)) - j.retention
