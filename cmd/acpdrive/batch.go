@@ -215,7 +215,7 @@ func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		case <-ctx.Done():
 		}
 	}()
-	fleets := &batchFleets{flags: f, cfg: cfg, logger: logger, local: base.Launcher, template: app.FleetOptions{
+	fleets := &batchFleets{flags: f, cfg: cfg, logger: logger, base: base, template: app.FleetOptions{
 		SessionsPerProcess: bf.perProcess, KeepWarm: bf.keepWarm,
 		// A host found unreachable takes no further task of the batch
 		// (docs/behaviour.md#batch).
@@ -438,6 +438,8 @@ func (r *batchRunner) taskOptions(task batchTask) (domain.Config, app.Options, b
 		// The command is not run: it becomes the URL, which the logs
 		// name (docs/behaviour.md#network).
 		opts.Settings.Command = []string{target.url}
+		// Without a workspace given, the one the server announces.
+		opts.ServerWorkspace = r.flags.workspace == "" && task.Workspace == ""
 	}
 	if task.Workspace != "" {
 		if opts.Workspace, err = localWorkspace(cfg, task.Workspace); err != nil {

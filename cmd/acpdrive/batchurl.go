@@ -9,7 +9,6 @@ import (
 
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/wiring"
 )
 
@@ -41,8 +40,9 @@ type batchFleets struct {
 	flags  *runFlags
 	cfg    domain.Config
 	logger *slog.Logger
-	// local launches the runtime on this machine (the wiring's launcher).
-	local ports.Launcher
+	// base holds the wiring's launcher, which starts a runtime on this
+	// machine.
+	base app.Options
 	// template is the fleet options every fleet shares; Hosts is set per
 	// target.
 	template app.FleetOptions
@@ -79,7 +79,7 @@ func (b *batchFleets) fleetFor(target batchTarget) (*app.Fleet, error) {
 // whose every start is refused with the reason (configuration_invalid).
 func (b *batchFleets) hostsFor(target batchTarget) []app.FleetHost {
 	if target.url == "" {
-		return batchHosts(b.cfg, b.flags.sshTransport == "native", b.logger, app.Options{Launcher: b.local})
+		return batchHosts(b.cfg, b.flags.sshTransport == "native", b.logger, b.base)
 	}
 	ns := wiring.NetworkSettings{URL: target.url, TokenEnv: target.tokenEnv, CAFile: b.flags.session.url.caFile}
 	switch {
