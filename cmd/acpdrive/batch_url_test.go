@@ -40,6 +40,22 @@ func TestBatchAtURL(t *testing.T) {
 		assert.Equal(t, "beta two", got["b"].TurnResults[1].Reply)
 	})
 
+	t.Run("sessions sharing a connection", func(t *testing.T) {
+		tasks := writeTasks(t, t.TempDir(),
+			`{"id":"a","prompt":"alpha"}`,
+			`{"id":"b","prompt":"beta"}`,
+			`{"id":"c","prompt":"gamma"}`)
+		stdout, stderr, code := runIn(t, dir, "batch", "--json", "--parallel", "3", "--sessions-per-process", "3",
+			"--keep-warm", "1h", "--url", other, tasks)
+		require.Equal(t, 0, code, stderr)
+		ids := map[string]bool{}
+		for id, l := range taskLines(t, stdout, 3) {
+			assert.True(t, l.Completed, "task %s: %+v", id, l)
+			ids[l.SessionID] = true
+		}
+		assert.Len(t, ids, 3, "three sessions of the one runtime behind one connection")
+	})
+
 	t.Run("a task's settings name its URL", func(t *testing.T) {
 		tasks := writeTasks(t, t.TempDir(),
 			`{"id":"local","prompt":"here"}`,
