@@ -48,6 +48,9 @@ type connection struct {
 	// version it settled, set once by handshake.
 	agent   domain.AgentInfo
 	dialect dialect.Dialect
+	// announced is the workspace the initialize answer announced, "" for
+	// none (serverworkspace.go).
+	announced string
 }
 
 // keeper is told when a session leaves a shared connection and decides

@@ -31,6 +31,12 @@ type Options struct {
 	Settings domain.SessionSettings
 	// Workspace is the absolute directory the runtime runs in.
 	Workspace string
+	// ServerWorkspace sends, in place of Workspace, the workspace the
+	// runtime announces in its initialize answer (qwen serve's
+	// agentCapabilities._meta.qwen.workspaceCwd), for a runtime at a URL
+	// whose workspace is the server's; Workspace is sent when none (or no
+	// absolute path) is announced (docs/behaviour.md#network).
+	ServerWorkspace bool
 	// Launcher prepares and starts the runtime: adapters/localexec for a
 	// local process, adapters/sshexec (its Pool over several hosts) or
 	// adapters/sshexec/native for SSH, adapters/inprocess for a runtime

@@ -91,6 +91,7 @@ func (c *connection) handshake(ctx context.Context) error {
 	}
 	c.dialect = d
 	c.agent = agentInfo(acpwire.InitializeResponse(h))
+	c.announced = announcedWorkspace(acpwire.InitializeResponse(h))
 	return nil
 }
 

@@ -142,7 +142,7 @@ func (s *Session) forkSession(ctx context.Context) error {
 	}
 	callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.EffectiveReadTimeout())
 	resp, err := s.conn.rt.client.ForkSession(callCtx, acpwire.ForkSessionRequest{
-		SessionID: from, CWD: s.opts.Workspace, MCPServers: s.encodeServers(),
+		SessionID: from, CWD: s.cwd(), MCPServers: s.encodeServers(),
 		AdditionalDirectories: s.opts.Settings.Session.AdditionalDirectories, SystemPrompt: s.systemPrompt(),
 	})
 	cancel()

@@ -401,7 +401,7 @@ func (s *Session) resolve(ctx context.Context) error {
 			stream: s.stream, readTimeout: s.opts.Settings.EffectiveReadTimeout(), proto: s.protocol(),
 		}
 		began := s.clock.Now()
-		err := c.continueSession(ctx, route, acpwire.LoadSessionRequest{SessionID: id, CWD: s.opts.Workspace, MCPServers: s.encodeServers(),
+		err := c.continueSession(ctx, route, acpwire.LoadSessionRequest{SessionID: id, CWD: s.cwd(), MCPServers: s.encodeServers(),
 			AdditionalDirectories: s.opts.Settings.Session.AdditionalDirectories, SystemPrompt: s.systemPrompt()})
 		s.obs.step(route, "", began, s.clock.Now(), err)
 		s.res.control = c.control
@@ -433,7 +433,7 @@ func (s *Session) resolve(ctx context.Context) error {
 func (s *Session) createSession(ctx context.Context) error {
 	s.res.route = acpwire.MethodSessionNew
 	callCtx, cancel := context.WithTimeout(ctx, s.opts.Settings.EffectiveReadTimeout())
-	resp, err := s.conn.rt.client.NewSession(callCtx, acpwire.NewSessionRequest{CWD: s.opts.Workspace, MCPServers: s.encodeServers(),
+	resp, err := s.conn.rt.client.NewSession(callCtx, acpwire.NewSessionRequest{CWD: s.cwd(), MCPServers: s.encodeServers(),
 		AdditionalDirectories: s.opts.Settings.Session.AdditionalDirectories, SystemPrompt: s.systemPrompt()})
 	cancel()
 	if err != nil {

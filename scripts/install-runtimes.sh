@@ -17,11 +17,14 @@
 # through npm and go as configured on the machine.
 #
 #   scripts/install-runtimes.sh            # everything
-#   scripts/install-runtimes.sh gemini     # one or more of: gemini claude-current codex-current claude codex qwen opencode copilot ts-sdk acpx go-sdk-agent
+#   scripts/install-runtimes.sh gemini     # one or more of: gemini claude-current codex-current claude codex qwen opencode copilot ts-sdk ts-sdk-http acpx go-sdk-agent
 #
 # claude-current and codex-current are today's releases of the Claude and
 # Codex adapters (the packages moved to @agentclientprotocol/…); claude and
 # codex keep the last releases under the old names, as compatibility rows.
+# ts-sdk-http is the TypeScript SDK's 2.x line, whose Streamable HTTP client
+# (createHttpStream) drives `acpdrive serve`; ts-sdk keeps the 1.x example
+# agent rows.
 #
 # The Go SDK example agent is installed here only (<cache>/go-sdk-agent-<version>/agent);
 # .ci/run links it into $(go env GOPATH)/bin for the unit test that runs it.
@@ -43,6 +46,7 @@ npm_runtimes=(
 	"opencode     opencode-ai                        1.18.33"
 	"copilot      @github/copilot                    1.0.102"
 	"ts-sdk       @agentclientprotocol/sdk           1.9.0"
+	"ts-sdk-http  @agentclientprotocol/sdk           2.4.0"
 	"acpx         acpx                               0.19.1"
 )
 go_sdk_agent_module="github.com/coder/acp-go-sdk/example/agent"

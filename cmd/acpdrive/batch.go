@@ -87,6 +87,7 @@ func newBatchFlagSet(f *batchFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("batch", flag.ContinueOnError)
 	f.run.register(fs)
 	f.run.registerSession(fs)
+	f.run.session.url.register(fs)
 	fs.IntVar(&f.parallel, "parallel", 4, "how many tasks run at a time")
 	fs.IntVar(&f.perProcess, "sessions-per-process", 1, "sessions one runtime process carries at once (1: a process per session)")
 	fs.DurationVar(&f.keepWarm, "keep-warm", 30*time.Second, "how long a shared runtime process with no session left is kept for the next task (with --sessions-per-process above 1)")
@@ -214,17 +215,17 @@ func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		case <-ctx.Done():
 		}
 	}()
-	fleet, err := app.NewFleet(app.FleetOptions{
-		Hosts: batchHosts(cfg, f.sshTransport == "native", logger, base), SessionsPerProcess: bf.perProcess, KeepWarm: bf.keepWarm,
+	fleets := &batchFleets{flags: f, cfg: cfg, logger: logger, base: base, template: app.FleetOptions{
+		SessionsPerProcess: bf.perProcess, KeepWarm: bf.keepWarm,
 		// A host found unreachable takes no further task of the batch
 		// (docs/behaviour.md#batch).
 		DownFor: batchDownFor, Logger: logger, OnNotice: board.fleetNotice,
-	})
-	if err != nil {
+	}}
+	r := &batchRunner{flags: f, cfg: cfg, base: base, tasksDir: tasksDir, board: board, fleets: fleets, target: batchTargetOf(f, cfg)}
+	if _, err := fleets.fleetFor(r.target); err != nil {
 		fmt.Fprintf(stderr, "acpdrive batch: %v\n", err)
 		return exitUsage
 	}
-	r := &batchRunner{flags: f, cfg: cfg, base: base, tasksDir: tasksDir, board: board, fleet: fleet}
 	var (
 		mu                      sync.Mutex
 		failed, missing         bool
@@ -263,8 +264,10 @@ func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	stopCtx, stop := context.WithTimeout(context.WithoutCancel(ctx), cfg.StopGrace+stopMargin)
 	defer stop()
-	if err := r.fleet.Close(stopCtx); err != nil && logger != nil {
-		logger.Warn("teardown reported", "error", err)
+	for _, fleet := range fleets.all() {
+		if err := fleet.Close(stopCtx); err != nil && logger != nil {
+			logger.Warn("teardown reported", "error", err)
+		}
 	}
 	cancel()
 	watching.Wait()
@@ -293,7 +296,8 @@ type batchRunner struct {
 	base     app.Options   // the flags' options, wired
 	tasksDir string        // against which a task's relative paths resolve
 	board    *batchBoard
-	fleet    *app.Fleet
+	fleets   *batchFleets
+	target   batchTarget // the batch's: --url, else agent.url; none: its hosts
 }
 
 // batchDownFor is how long the batch leaves out a host found
@@ -336,11 +340,15 @@ func (r *batchRunner) run(ctx context.Context, task batchTask) batchLine {
 		return line
 	}
 	r.board.starting(task.ID)
-	cfg, opts, err := r.taskOptions(task)
+	cfg, opts, target, err := r.taskOptions(task)
 	if err != nil {
 		return fail(err)
 	}
-	res := r.fleet.Run(ctx, opts, app.Run{
+	fleet, err := r.fleets.fleetFor(target)
+	if err != nil {
+		return fail(err)
+	}
+	res := fleet.Run(ctx, opts, app.Run{
 		Prompts:  task.Prompts,
 		Retry:    app.RetryPolicy{MaxRetries: cfg.MaxRetries, MaxBackoff: cfg.MaxRetryBackoff},
 		Ceilings: app.CeilingsOf(cfg),
@@ -391,11 +399,17 @@ func (r *batchRunner) run(ctx context.Context, task batchTask) batchLine {
 
 // taskOptions is a task's configuration and options: the flags', then
 // the task's settings (the WORKFLOW.md agent keys) over them, its
-// workspace (relative: against the current directory) and output schema.
-// A configuration error is agent_not_found, reason configuration_invalid.
-func (r *batchRunner) taskOptions(task batchTask) (domain.Config, app.Options, error) {
+// workspace (relative: against the current directory) and output schema,
+// and where its runtime is reached (batchurl.go). A configuration error
+// is agent_not_found, reason configuration_invalid.
+func (r *batchRunner) taskOptions(task batchTask) (domain.Config, app.Options, batchTarget, error) {
 	cfg := r.cfg
 	if len(task.Settings) > 0 {
+		if namesOwnURL(task.Settings) {
+			// The task's runtime is at its URL: the flags' command (the
+			// built-in reference agent's, by default) is not its.
+			cfg.Command = nil
+		}
 		var findings []domain.Finding
 		cfg, findings = config.ApplyAgent(cfg, task.Settings, r.tasksDir)
 		var errs []string
@@ -407,24 +421,35 @@ func (r *batchRunner) taskOptions(task batchTask) (domain.Config, app.Options, e
 			}
 		}
 		if len(errs) > 0 {
-			return cfg, app.Options{}, configInvalid(errors.New("settings: " + strings.Join(errs, "; ")))
+			return cfg, app.Options{}, batchTarget{}, configInvalid(errors.New("settings: " + strings.Join(errs, "; ")))
 		}
 	}
 	settings, err := withOutputSchema(r.flags.settings(cfg), cfg)
 	if err != nil {
-		return cfg, app.Options{}, configInvalid(err)
+		return cfg, app.Options{}, batchTarget{}, configInvalid(err)
+	}
+	target, err := r.taskTarget(cfg)
+	if err != nil {
+		return cfg, app.Options{}, batchTarget{}, err
 	}
 	opts := r.base
 	opts.Settings = settings
+	if target.url != "" {
+		// The command is not run: it becomes the URL, which the logs
+		// name (docs/behaviour.md#network).
+		opts.Settings.Command = []string{target.url}
+		// Without a workspace given, the one the server announces.
+		opts.ServerWorkspace = r.flags.workspace == "" && task.Workspace == ""
+	}
 	if task.Workspace != "" {
 		if opts.Workspace, err = localWorkspace(cfg, task.Workspace); err != nil {
-			return cfg, app.Options{}, configInvalid(err)
+			return cfg, app.Options{}, batchTarget{}, configInvalid(err)
 		}
 	}
 	if err := checkAdditionalDirectories(cfg); err != nil {
-		return cfg, app.Options{}, err
+		return cfg, app.Options{}, batchTarget{}, err
 	}
-	return cfg, opts, nil
+	return cfg, opts, target, nil
 }
 
 // failureText is an error's message: an AgentError's own, else the error's.

@@ -39,6 +39,7 @@ var batchFlagGroups = []flagGroup{
 	{"PLACEMENT", []string{"parallel", "sessions-per-process", "keep-warm"}},
 	{"OUTPUT", []string{"json", "log-level", "answers", "output-schema", "output-schema-turns", "output-retries"}},
 	{"SSH", []string{"ssh-host", "ssh-transport", "ssh-config"}},
+	{"NETWORK", []string{"url", "token-env", "ca-file"}},
 }
 
 // writeFlagGroups writes each group's heading and flags.
@@ -68,9 +69,11 @@ DESCRIPTION
     the flags for that task). Each task is one session, its prompts one turn
     each until one does not complete. --parallel tasks run at a time; their
     sessions share runtime processes (--sessions-per-process) and spread
-    over the --ssh-host hosts. On a terminal a live table shows every task;
-    with --json, one line per finished task; otherwise one line of text per
-    finished task. A task's failure never stops the others.
+    over the --ssh-host hosts, or run on the runtime served at --url (a
+    task's "settings": {"url": ...} places it on a server of its own). On a
+    terminal a live table shows every task; with --json, one line per
+    finished task; otherwise one line of text per finished task. A task's
+    failure never stops the others.
 `)
 	writeFlagGroups(fs, batchFlagGroups, w)
 	fmt.Fprint(w, `
@@ -85,6 +88,7 @@ EXIT STATUS
 EXAMPLES
     acpdrive batch --parallel 8 --sessions-per-process 4 --command codex-acp tasks.jsonl
     acpdrive batch --json --ssh-host build1,build2 --workspace /srv/repo tasks.jsonl
+    acpdrive batch --url tcp://127.0.0.1:7000 tasks.jsonl
 `)
 }
 

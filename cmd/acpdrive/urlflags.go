@@ -44,6 +44,9 @@ func (f runFlags) applyURL(opts *app.Options, cfg domain.Config, logger *slog.Lo
 		return false
 	}
 	opts.Settings.Command = []string{url}
+	// Without --workspace, the workspace the server announces, else the
+	// current directory (docs/behaviour.md#network).
+	opts.ServerWorkspace = f.workspace == ""
 	ns := wiring.NetworkSettings{URL: url, TokenEnv: tokenEnv, CAFile: u.caFile}
 	switch {
 	case f.set["command"]:
