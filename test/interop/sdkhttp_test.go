@@ -21,14 +21,6 @@ import (
 	"github.com/acpdrive/acpdrive/refagent"
 )
 
-// sdkHTTPSessionStreams is what the TypeScript SDK 2.4.0's Streamable
-// HTTP client answers when `acpdrive serve` refuses its per-session event
-// stream: once `session/new` names a session, the client opens a GET
-// naming Acp-Session-Id; acpdrive serve answers it 404 (every message is
-// on the connection's stream, docs/behaviour.md#network), and the client
-// treats a 404 as the connection gone and closes the whole transport.
-const sdkHTTPSessionStreams = "ACP SSE connection failed: 404"
-
 // TestTypeScriptSDKHTTPClientDrivesServe: a client nobody here wrote, the
 // TypeScript SDK 2.4.0's createHttpStream, drives `acpdrive serve`
 // wrapping the reference agent over Streamable HTTP: initialize,
@@ -97,11 +89,6 @@ func TestTypeScriptSDKHTTPClientDrivesServe(t *testing.T) {
 			continue
 		}
 		events = append(events, l.Event)
-	}
-	if strings.Contains(failure, sdkHTTPSessionStreams) {
-		t.Skipf("acpdrive serve does not serve per-session event streams, which the TypeScript SDK 2.4.0's "+
-			"createHttpStream opens after session/new (GET with Acp-Session-Id, answered 404; the SDK then closes "+
-			"the transport before the prompt): %s", failure)
 	}
 	require.NoError(t, runErr, "the SDK client failed: %s", failure)
 
