@@ -176,6 +176,9 @@ type Event struct {
 	// SessionID is set on session_started, and on every event of a child
 	// session: the child's id.
 	SessionID string `json:"session_id,omitempty"`
+	// SessionRef is set on the session_started of a held session: the
+	// reference acpdrive attach takes (docs/behaviour.md#held-sessions).
+	SessionRef string `json:"session_ref,omitempty"`
 	// ParentSessionID is set on every event of a child session: the id of
 	// the session that launched it
 	// (docs/behaviour.md#sessions-as-resources-and-child-sessions).

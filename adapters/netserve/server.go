@@ -62,6 +62,12 @@ type Options struct {
 	// for a client that resumes after a cursor; zero means
 	// DefaultRetention.
 	Retention int
+	// OnConnection, when set, is called with a WebSocket connection's id
+	// once it is made (before its first message is read), and
+	// OnConnectionEnd once it ended and its runtime with it: how a holder
+	// names the connection it holds and learns that it holds nothing
+	// (docs/behaviour.md#held-sessions).
+	OnConnection, OnConnectionEnd func(id string)
 }
 
 // retained is the resume the server advertises

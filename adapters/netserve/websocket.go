@@ -237,12 +237,18 @@ func (s *Server) handleWebSocket(ctx context.Context, rw http.ResponseWriter, r 
 	s.mu.Lock()
 	s.socks[w.id] = w
 	s.mu.Unlock()
+	if s.opts.OnConnection != nil {
+		s.opts.OnConnection(w.id)
+	}
 	go func() {
 		defer func() {
 			s.mu.Lock()
 			delete(s.socks, w.id)
 			s.mu.Unlock()
 			s.leave(sv)
+			if s.opts.OnConnectionEnd != nil {
+				s.opts.OnConnectionEnd(w.id)
+			}
 		}()
 		sv.run(ctx)
 	}()

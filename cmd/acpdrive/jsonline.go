@@ -46,7 +46,7 @@ func appendBareEvent(b []byte, ev domain.Event) ([]byte, bool) {
 // PID, message and message id is zero (TestAppendBareEvent checks that
 // this list covers every field of domain.Event).
 func onlyBareFields(ev domain.Event) bool {
-	return ev.SessionID == "" && ev.Usage == nil && ev.Model == "" && ev.Source == "" && ev.Cost == nil && ev.Breakdown == nil && ev.ToolName == "" &&
+	return ev.SessionID == "" && ev.SessionRef == "" && ev.Usage == nil && ev.Model == "" && ev.Source == "" && ev.Cost == nil && ev.Breakdown == nil && ev.ToolName == "" &&
 		ev.ToolDurationMS == 0 && !ev.ToolError && ev.ToolCallID == "" && ev.ToolTitle == "" && ev.ToolStatus == "" &&
 		ev.Notice == nil && ev.Commands == nil && ev.ModeID == "" && ev.ConfigOptions == nil && ev.Title == "" &&
 		ev.UpdatedAt == "" && ev.Context == nil && ev.Plan == nil &&

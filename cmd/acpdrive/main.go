@@ -61,6 +61,9 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return batchCommand(ctx, args[1:], stdout, stderr)
 	case "serve":
 		return serveCommand(ctx, args[1:], stdout, stderr)
+	case holderSubcommand:
+		// Hidden: a held run's holder (docs/behaviour.md#held-sessions).
+		return holderCommand(ctx, args[1:], stdout, stderr)
 	case mcpresult.SubcommandName:
 		// Hidden: the result tool's server a runtime starts as an MCP
 		// server (docs/behaviour.md#structured-results).

@@ -63,6 +63,7 @@ type runFlags struct {
 	sshConfig    string
 
 	session sessionFlags
+	hold    holdFlags
 
 	set map[string]bool // flags given on the command line
 }
@@ -119,6 +120,7 @@ func newRunFlagSet(f *runFlags) *flag.FlagSet {
 	f.register(fs)
 	f.registerSession(fs)
 	f.session.url.register(fs)
+	f.hold.register(fs)
 	fs.StringVar(&f.resume, "resume", "", "continue the session with this `ID` saved from an earlier run (falls back to a new session when the runtime cannot)")
 	fs.StringVar(&f.fork, "fork", "", "start a new session from the history of the session `ID` (session/fork; fails when the runtime does not advertise it)")
 	fs.BoolVar(&f.verifyCredential, "verify-credential", false, "run a short credential-verification session before the working one")
@@ -433,12 +435,16 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	deps.Apply(&opts)
 	f.applyLauncher(&opts, cfg, logger)
+	holder, err := f.startHeld(ctx, &opts, cfg, logger, stderr) // docs/behaviour.md#held-sessions
+	defer holder.close()
 	if f.noMeasure {
 		// The runtime's facts (its usage a running total) still hold:
 		// they are the table of runtime facts, not a source's (docs/behaviour.md#token-accounting).
 		opts.MeasurementSources = nil
 	}
-	err = checkAdditionalDirectories(cfg)
+	if err == nil {
+		err = checkAdditionalDirectories(cfg)
+	}
 	var sess *app.Session
 	if err == nil {
 		sess, err = startInterruptible(ctx, sigs, opts)
