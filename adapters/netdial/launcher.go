@@ -60,6 +60,22 @@ type Options struct {
 	Logger *slog.Logger
 	// Getenv reads the token's variable; nil means os.Getenv.
 	Getenv func(string) string
+	// Resume, when set, makes every start a resume of the WebSocket
+	// connection it names instead of a new connection: the upgrade names
+	// the connection and its first frame is stream/resume after
+	// Resume.Cursor, so the server sends the messages after it again,
+	// then the live ones (docs/behaviour.md#held-sessions). A server that
+	// refuses fails the start (port_exit, MsgResumeFailed).
+	Resume *Resume
+}
+
+// Resume names a WebSocket connection to resume and the cursor to resume
+// after ("" for the first message the server still holds).
+type Resume struct {
+	// Connection is the connection's id (Acp-Connection-Id).
+	Connection string
+	// Cursor is the last cursor received; "" asks for every held message.
+	Cursor string
 }
 
 // Launcher connects to a runtime at a URL. It implements ports.Launcher

@@ -63,13 +63,21 @@ func dialWebSocket(ctx context.Context, l *Launcher, token string) (*process, er
 	w.client = &http.Client{Transport: &http.Transport{
 		Proxy: http.ProxyFromEnvironment, TLSClientConfig: l.tls, ForceAttemptHTTP2: false,
 	}}
-	c, resp, err := w.dial(ctx)
-	if err != nil {
-		return nil, err
-	}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
-	w.c = c
-	w.conn = resp.Header.Get(netwire.HeaderConnection)
+	if r := l.opts.Resume; r != nil {
+		if err := w.resumeFirst(ctx, r); err != nil {
+			w.cancel()
+			return nil, err
+		}
+	} else {
+		c, resp, err := w.dial(ctx)
+		if err != nil {
+			w.cancel()
+			return nil, err
+		}
+		w.c = c
+		w.conn = resp.Header.Get(netwire.HeaderConnection)
+	}
 	p := newProcess(l.addr.URL)
 	w.p = p
 	p.closeNow = sync.OnceValue(w.closeNow)
@@ -78,6 +86,30 @@ func dialWebSocket(ctx context.Context, l *Launcher, token string) (*process, er
 	s.lw.Send = s.send
 	p.stdin = s
 	return p, nil
+}
+
+// resumeFirst makes the first socket a resume of the connection r names
+// (Options.Resume): the link is resumable from the start.
+func (w *wsConn) resumeFirst(ctx context.Context, r *Resume) error {
+	w.conn, w.cursor = r.Connection, []byte(r.Cursor)
+	w.resumable.Store(true)
+	w.hdr.Set(netwire.HeaderConnection, r.Connection)
+	stop := context.AfterFunc(ctx, w.cancel)
+	defer stop()
+	c, err := w.resumeOnce()
+	var refused *errResumeRefused
+	switch {
+	case errors.As(err, &refused):
+		return domain.WrapError(domain.KindPortExit, refused.Error(), err)
+	case err != nil:
+		var ae *domain.AgentError
+		if errors.As(err, &ae) {
+			return err
+		}
+		return domain.WrapError(domain.KindPortExit, MsgConnectFailed+" "+w.l.addr.URL, err)
+	}
+	w.c = c
+	return nil
 }
 
 // dial makes one upgrade; after the first it names the connection.

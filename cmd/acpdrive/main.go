@@ -61,6 +61,8 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return batchCommand(ctx, args[1:], stdout, stderr)
 	case "serve":
 		return serveCommand(ctx, args[1:], stdout, stderr)
+	case "attach":
+		return attachCommand(ctx, args[1:], stdout, stderr)
 	case holderSubcommand:
 		// Hidden: a held run's holder (docs/behaviour.md#held-sessions).
 		return holderCommand(ctx, args[1:], stdout, stderr)
