@@ -25,6 +25,7 @@ var runFlagGroups = []flagGroup{
 	{"INPUT AND OUTPUT", []string{"f", "json", "quiet", "q", "verbose", "log-level", "answers", "output-schema", "output-schema-turns", "output-retries", "steer-stdin"}},
 	{"SSH", []string{"ssh-host", "ssh-transport", "ssh-config"}},
 	{"NETWORK", []string{"url", "token-env", "ca-file"}},
+	{"HELD", []string{"hold", "hold-lease"}},
 }
 
 // batchFlagGroups orders batch's flags under their headings; every flag

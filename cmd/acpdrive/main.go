@@ -97,6 +97,7 @@ func usage(w io.Writer) {
   acpdrive validate [FILE]         check a WORKFLOW.md (default ./WORKFLOW.md; --json)
   acpdrive agent [flags]           serve the built-in reference agent on stdio
   acpdrive serve --listen ADDR -- COMMAND...  serve a stdio runtime at a network address
+  acpdrive attach REF [--json]     continue a held session's running turn (run --hold printed REF)
   acpdrive completion bash|zsh|fish  print a shell completion script
   acpdrive version                 print the version
 
@@ -115,7 +116,7 @@ func helpCommand(args []string, stdout, stderr io.Writer) int {
 		var f runFlags
 		runHelp(newRunFlagSet(&f), stdout)
 		return exitOK
-	case "probe", "sessions", "validate", "agent", "batch", "serve":
+	case "probe", "sessions", "validate", "agent", "batch", "serve", "attach":
 		return realMain(context.Background(), []string{args[0], "--help"}, nil, stdout, stderr)
 	case "completion":
 		completionUsage(stdout)
