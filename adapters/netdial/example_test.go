@@ -29,3 +29,20 @@ func ExampleNew() {
 	// tcp://127.0.0.1:7000 true
 	// agent: agent_not_found: address "ftp://127.0.0.1:21": scheme "ftp" is not one of tcp://HOST:PORT, unix:PATH, ws://…, wss://…, http://…, https://…
 }
+
+// A launcher whose start resumes a held WebSocket connection instead of
+// opening one: what acpdrive attach uses (docs/behaviour.md#held-sessions).
+// The cursor "" asks for every message the server still holds.
+func ExampleResume() {
+	l, err := netdial.New(netdial.Options{
+		URL: "ws://127.0.0.1:7000/acp", TokenEnv: "ACP_TOKEN",
+		Resume: &netdial.Resume{Connection: "0f3a9c", Cursor: ""},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(l.URL())
+	// Output:
+	// ws://127.0.0.1:7000/acp
+}
