@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -17,10 +18,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
+	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/wiring"
 )
 
@@ -109,6 +112,11 @@ func (f runFlags) startHeld(ctx context.Context, opts *app.Options, cfg domain.C
 		return nil, configInvalid(errorString("--hold over SSH is not built yet: hold a local runtime"))
 	case f.hold.lease <= 0:
 		return nil, configInvalid(errorString("--hold-lease must be above zero"))
+	}
+	// The program and the workspace are checked here, as a local start
+	// checks them, before a holder is started for them.
+	if _, err := opts.Launcher.Prepare(ports.LaunchRequest{Command: opts.Settings.Command, Workspace: opts.Workspace}); err != nil {
+		return nil, err
 	}
 	h, err := launchHolder(ctx, opts.Settings.Command, opts.Workspace, f.hold.lease)
 	if err != nil {
@@ -227,10 +235,14 @@ func (h *held) reference() string {
 }
 
 // close waits, bounded, for the holder to exit (it does once the run
-// closed its connection), and leaves it running otherwise.
+// closed its connection), and leaves it running otherwise; a holder no
+// connection reached (the start failed before it) is ended at once.
 func (h *held) close() {
 	if h == nil {
 		return
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, holdConnFile)); errors.Is(err, fs.ErrNotExist) {
+		_ = h.cmd.Process.Signal(syscall.SIGTERM)
 	}
 	done := make(chan struct{})
 	go func() { _ = h.cmd.Wait(); close(done) }()
