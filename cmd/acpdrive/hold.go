@@ -46,6 +46,8 @@ const holderExitBound = 5 * time.Second
 const (
 	holdTokenFile = "token"      // the bearer token, 0600
 	holdConnFile  = "connection" // the connection id, once made
+	holdURLFile   = "url"        // the URL the holder listens at (http://)
+	holdPIDFile   = "pid"        // the holder's process id
 )
 
 // heldTokenEnv is the variable run's own dialer reads the holder's token

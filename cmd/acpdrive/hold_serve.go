@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -53,6 +54,13 @@ func holdServe(ctx context.Context, a holdServeArgs, stdout, stderr io.Writer) i
 	if err != nil {
 		fmt.Fprintf(stderr, "acpdrive __holder: %v\n", err)
 		return exitUsage
+	}
+	for name, v := range map[string]string{holdURLFile: srv.URL(), holdPIDFile: strconv.Itoa(os.Getpid())} {
+		if err := os.WriteFile(filepath.Join(a.dir, name), []byte(v), 0o600); err != nil {
+			_ = srv.Close()
+			fmt.Fprintf(stderr, "acpdrive __holder: %v\n", err)
+			return exitNoSession
+		}
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)

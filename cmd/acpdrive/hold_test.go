@@ -165,25 +165,81 @@ func TestHeldRunSurvivesKill(t *testing.T) {
 // gone (docs/behaviour.md#held-sessions).
 func TestHeldLeaseEnds(t *testing.T) {
 	t.Parallel()
+	marker := "held-lease-" + strconv.Itoa(os.Getpid())
+	killedHeldRun(t, []string{"XDG_RUNTIME_DIR=" + shortDir(t)}, marker, "1s")
+	assert.NotEmpty(t, proctest.WithCmdline(marker), "held past the run's death")
+	proctest.WaitCmdlineGone(t, marker, 30*time.Second)
+}
+
+// TestHeldListAndRelease: acpdrive held lists a held session by its
+// reference; acpdrive release REF ends it (no holder or runtime left,
+// the list empty); a second release says it is gone
+// (docs/behaviour.md#held-sessions).
+func TestHeldListAndRelease(t *testing.T) {
+	t.Parallel()
+	env := []string{"XDG_RUNTIME_DIR=" + shortDir(t)}
+	marker := "held-release-" + strconv.Itoa(os.Getpid())
+	ref := killedHeldRun(t, env, marker, "10m")
+	dir := t.TempDir()
+
+	stdout, stderr, code := runEnv(t, dir, env, "held", "--json")
+	require.Equal(t, 0, code, stderr)
+	var e struct {
+		SessionRef string `json:"session_ref"`
+		State      string `json:"state"`
+		PID        int    `json:"pid"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &e), stdout)
+	assert.Equal(t, ref, e.SessionRef)
+	assert.Equal(t, "held", e.State)
+	assert.Positive(t, e.PID)
+
+	_, stderr, code = runEnv(t, dir, env, "release", ref)
+	require.Equal(t, 0, code, stderr)
+	proctest.WaitCmdlineGone(t, marker, 30*time.Second)
+	assert.False(t, proctest.Alive(e.PID), "the holder exited")
+	stdout, _, code = runEnv(t, dir, env, "held", "--json")
+	assert.Equal(t, 0, code)
+	assert.Empty(t, stdout)
+
+	_, stderr, code = runEnv(t, dir, env, "release", ref)
+	assert.Equal(t, 3, code)
+	assert.Contains(t, stderr, "port_exit: the held session is gone")
+}
+
+// killedHeldRun starts run --hold on the slow turn (the runtime's
+// command line carrying marker), SIGKILLs it after its first chunk and
+// returns the reference its session_started printed.
+func killedHeldRun(t *testing.T, env []string, marker, lease string) string {
+	t.Helper()
 	dir := t.TempDir()
 	script := filepath.Join(dir, "slow.json")
 	require.NoError(t, os.WriteFile(script, []byte(slowTurnScript), 0o600))
-	marker := "held-lease-" + strconv.Itoa(os.Getpid())
 	bin := testbin.Path(t)
-	cmd := exec.Command(bin, "run", "--hold", "--hold-lease", "1s", "--json",
+	cmd := exec.Command(bin, "run", "--hold", "--hold-lease", lease, "--json",
 		"--command", bin+" agent --script "+script+" --agent-name "+marker, "go")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+shortDir(t))
+	cmd.Env = append(os.Environ(), env...)
 	pipe, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { // a test that failed leaves no holder behind (its command line carries marker)
+		for _, pid := range proctest.WithCmdline(marker) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	ref := ""
 	sc := bufio.NewScanner(pipe)
 	for sc.Scan() && !strings.Contains(sc.Text(), `"message_chunk"`) {
+		var m map[string]any
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m["session_ref"] != nil {
+			ref, _ = m["session_ref"].(string)
+		}
 	}
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	_ = cmd.Wait()
-	assert.NotEmpty(t, proctest.WithCmdline(marker), "held past the run's death")
-	proctest.WaitCmdlineGone(t, marker, 30*time.Second)
+	require.NotEmpty(t, ref)
+	return ref
 }
 
 // tokenFileOf is the token file a reference names.

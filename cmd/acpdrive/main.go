@@ -63,6 +63,10 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return serveCommand(ctx, args[1:], stdout, stderr)
 	case "attach":
 		return attachCommand(ctx, args[1:], stdout, stderr)
+	case "held":
+		return heldCommand(args[1:], stdout, stderr)
+	case "release":
+		return releaseCommand(args[1:], stdout, stderr)
 	case holderSubcommand:
 		// Hidden: a held run's holder (docs/behaviour.md#held-sessions).
 		return holderCommand(ctx, args[1:], stdout, stderr)
@@ -98,6 +102,8 @@ func usage(w io.Writer) {
   acpdrive agent [flags]           serve the built-in reference agent on stdio
   acpdrive serve --listen ADDR -- COMMAND...  serve a stdio runtime at a network address
   acpdrive attach REF [--json]     continue a held session's running turn (run --hold printed REF)
+  acpdrive held [--json]           list this user's held sessions
+  acpdrive release REF             end a held session
   acpdrive completion bash|zsh|fish  print a shell completion script
   acpdrive version                 print the version
 
@@ -116,7 +122,7 @@ func helpCommand(args []string, stdout, stderr io.Writer) int {
 		var f runFlags
 		runHelp(newRunFlagSet(&f), stdout)
 		return exitOK
-	case "probe", "sessions", "validate", "agent", "batch", "serve", "attach":
+	case "probe", "sessions", "validate", "agent", "batch", "serve", "attach", "held", "release":
 		return realMain(context.Background(), []string{args[0], "--help"}, nil, stdout, stderr)
 	case "completion":
 		completionUsage(stdout)
