@@ -8,6 +8,8 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acpdrive/acpdrive/domain"
@@ -34,6 +36,10 @@ type AttachOptions struct {
 	Clock ports.Clock
 	// Logger receives the attach's logs; nil discards them.
 	Logger *slog.Logger
+	// StallTimeout ends the attach when no message came for this long
+	// (the turn's result then is turn_timeout, msgTurnStalled's words),
+	// leaving the session held; zero waits without bound.
+	StallTimeout time.Duration
 }
 
 // Attach reattaches to a held session and follows its running turn to
@@ -78,11 +84,21 @@ func Attach(ctx context.Context, o AttachOptions) (domain.TurnResult, error) {
 		}
 	}, func() int { return 0 })
 	stop := context.AfterFunc(ctx, func() { _ = proc.CloseStdout() })
-	res, ok := followHeldTurn(proc.Stdout(), stream, o.Logger)
+	w := watchStall(proc, o.StallTimeout)
+	res, ok := followHeldTurn(proc.Stdout(), stream, o.Logger, w.seen)
 	stop()
+	stalled := w.end()
 	stream.flush()
 	stream.endTurn()
 	switch {
+	case stalled && ctx.Err() == nil:
+		// The link was ended at once, without a close: the session stays
+		// held for another attach.
+		closeHeld(proc, o.Logger)
+		res = domain.FailedResult(domain.NewError(domain.KindTurnTimeout, msgTurnStalled))
+		stream.underSink(func() { res.Reply, res.ReplyCut = reply.take() })
+		stream.emit(outcomeEvent(res))
+		return res, nil
 	case ctx.Err() != nil:
 		closeHeld(proc, o.Logger)
 		return domain.TurnResult{}, domain.WrapError(domain.KindTurnCancelled, "the attach was cancelled", ctx.Err())
@@ -106,11 +122,12 @@ type heldMessage struct {
 
 // followHeldTurn feeds the messages of r to stream until the turn's
 // answer and returns its result; false when r ended first.
-func followHeldTurn(r io.Reader, stream *eventStream, log *slog.Logger) (domain.TurnResult, bool) {
+func followHeldTurn(r io.Reader, stream *eventStream, log *slog.Logger, seen func()) (domain.TurnResult, bool) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		line, err := br.ReadBytes('\n')
 		if line = bytes.TrimSpace(line); len(line) > 0 {
+			seen()
 			var m heldMessage
 			if json.Unmarshal(line, &m) != nil {
 				log.Debug("held session sent a line that is not JSON")
@@ -178,4 +195,54 @@ func closeHeld(proc ports.Process, log *slog.Logger) {
 	if err := proc.Release(); err != nil {
 		log.Debug("held connection's release failed", "error", err)
 	}
+}
+
+// stallWatch ends the link when no message came for its bound.
+type stallWatch struct {
+	activity chan struct{}
+	done     chan struct{}
+	stalled  atomic.Bool
+	wg       sync.WaitGroup
+}
+
+// watchStall starts the watch (none for a zero bound).
+func watchStall(proc ports.Process, bound time.Duration) *stallWatch {
+	w := &stallWatch{activity: make(chan struct{}, 1), done: make(chan struct{})}
+	if bound <= 0 {
+		return w
+	}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		t := time.NewTimer(bound)
+		defer t.Stop()
+		for {
+			select {
+			case <-w.activity:
+				t.Reset(bound)
+			case <-t.C:
+				w.stalled.Store(true)
+				_ = proc.CloseStdout()
+				return
+			case <-w.done:
+				return
+			}
+		}
+	}()
+	return w
+}
+
+// seen notes a message.
+func (w *stallWatch) seen() {
+	select {
+	case w.activity <- struct{}{}:
+	default:
+	}
+}
+
+// end stops the watch, awaited, and reports whether it ended the link.
+func (w *stallWatch) end() bool {
+	close(w.done)
+	w.wg.Wait()
+	return w.stalled.Load()
 }

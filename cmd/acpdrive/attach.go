@@ -24,6 +24,7 @@ import (
 func attachCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("attach", flag.ContinueOnError)
 	jsonOut := fs.Bool("json", false, "print JSON instead of human output")
+	stall := fs.Duration("stall-timeout", domain.DefaultConfig().StallTimeout, "end the attach, leaving the session held, when no message came for this long (0 disables)")
 	help := func(w io.Writer) {
 		fmt.Fprintln(w, "usage: acpdrive attach REF [--json]")
 		printDefaults(fs, w)
@@ -71,7 +72,7 @@ func attachCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	out := newPrinter(*jsonOut, stdout, stderr)
 	defer out.close()
 	res, err := app.Attach(ctx, app.AttachOptions{
-		Launcher: l, Workspace: wd, OnEvent: out.event, OnAgentText: out.text,
+		Launcher: l, Workspace: wd, OnEvent: out.event, OnAgentText: out.text, StallTimeout: *stall,
 	})
 	if err != nil {
 		var ae *domain.AgentError

@@ -265,3 +265,34 @@ func mustRead(t *testing.T, path string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// TestHeldAttachStallKeepsHeld: an attach that hears nothing for its
+// --stall-timeout ends with turn_timeout and leaves the session held; a
+// second attach follows the same turn to its end
+// (docs/behaviour.md#held-sessions).
+func TestHeldAttachStallKeepsHeld(t *testing.T) {
+	t.Parallel()
+	env := []string{"XDG_RUNTIME_DIR=" + shortDir(t)}
+	marker := "held-stall-" + strconv.Itoa(os.Getpid())
+	ref := killedHeldRun(t, env, marker, "10m")
+	dir := t.TempDir()
+
+	stdout, stderr, code := runEnv(t, dir, env, "attach", ref, "--json", "--stall-timeout", "300ms")
+	require.Equal(t, 1, code, stderr)
+	first := turnEvents(t, stdout)
+	require.NotEmpty(t, first)
+	last := first[len(first)-1]
+	assert.Equal(t, "turn_result", last.Type)
+	assert.Equal(t, "turn_failed", last.Outcome)
+	assert.Contains(t, stdout, `"error_kind":"turn_timeout"`)
+	assert.NotEmpty(t, proctest.WithCmdline(marker), "still held")
+
+	stdout, stderr, code = runEnv(t, dir, env, "attach", ref, "--json")
+	require.Equal(t, 0, code, stderr)
+	second := turnEvents(t, stdout)
+	require.NotEmpty(t, second)
+	last = second[len(second)-1]
+	assert.Equal(t, "turn_completed", last.Outcome)
+	assert.Equal(t, "one two three four", last.Reply)
+	proctest.WaitCmdlineGone(t, marker, 30*time.Second)
+}
