@@ -203,8 +203,10 @@ func launchHolder(ctx context.Context, command []string, workspace string, lease
 	t := time.NewTimer(holderStartBound)
 	defer t.Stop()
 	var l line
+	read := false
 	select {
 	case l = <-got:
+		read = true
 	case <-t.C:
 		l.err = errors.New("the holder printed no URL in time")
 	case <-ctx.Done():
@@ -212,7 +214,10 @@ func launchHolder(ctx context.Context, command []string, workspace string, lease
 	}
 	if l.err != nil || !strings.HasPrefix(l.s, "http://") {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		_ = cmd.Wait() // closes the pipe: the reader ends
+		if !read {
+			<-got
+		}
 		if l.err == nil {
 			l.err = fmt.Errorf("the holder printed %q, not its URL", l.s)
 		}
@@ -236,7 +241,7 @@ func (h *held) reference() string {
 	return h.ref
 }
 
-// close waits, bounded, for the holder to exit (it does once the run
+// close waits, bounded, for the holder to end (it does once the run
 // closed its connection), and leaves it running otherwise; a holder no
 // connection reached (the start failed before it) is ended at once.
 func (h *held) close() {
@@ -246,15 +251,14 @@ func (h *held) close() {
 	if _, err := os.Stat(filepath.Join(h.dir, holdConnFile)); errors.Is(err, fs.ErrNotExist) {
 		_ = h.cmd.Process.Signal(syscall.SIGTERM)
 	}
-	done := make(chan struct{})
-	go func() { _ = h.cmd.Wait(); close(done) }()
-	t := time.NewTimer(holderExitBound)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		_ = h.cmd.Process.Release()
+	// The holder removes its directory as it exits; the wait is on that
+	// (a Wait would outlive the bound).
+	for deadline := time.Now().Add(holderExitBound); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(h.dir); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
 	}
+	_ = h.cmd.Process.Release()
 }
 
 // heldRef is a parsed session reference.
