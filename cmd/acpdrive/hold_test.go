@@ -57,7 +57,8 @@ func turnEvents(t *testing.T, out string) []heldEvent {
 	return evs
 }
 
-// TestHeldRunSurvivesKill: run --hold SIGKILLed mid-turn, then attach
+// TestHeldRunSurvivesKill: run --hold SIGKILLed mid-turn (its whole
+// process group), then attach
 // REF: the turn's events printed before the kill, followed by those
 // attach adds, are exactly an uninterrupted held run's (none lost, none
 // twice), the agent received the prompt once, and once the turn ended
@@ -91,6 +92,7 @@ func TestHeldRunSurvivesKill(t *testing.T) {
 	cmd := exec.Command(bin, "run", "--hold", "--hold-lease", "3s", "--json", "--command", agent(log, marker), "go")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its group is killed whole: the holder is not in it
 	pipe, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	runErr, err := os.Create(filepath.Join(dir, "run.stderr"))
@@ -114,7 +116,7 @@ func TestHeldRunSurvivesKill(t *testing.T) {
 			break
 		}
 	}
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	require.NoError(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL))
 	rest, _ := io.ReadAll(rd) // what the run printed before it died
 	before.Write(rest)
 	_ = cmd.Wait()
@@ -209,7 +211,9 @@ func TestHeldListAndRelease(t *testing.T) {
 
 // killedHeldRun starts run --hold on the slow turn (the runtime's
 // command line carrying marker), SIGKILLs it after its first chunk and
-// returns the reference its session_started printed.
+// returns the reference its session_started printed. The kill is sent to
+// the run's whole process group: the holder, in a session of its own,
+// is not in it.
 func killedHeldRun(t *testing.T, env []string, marker, lease string) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -220,6 +224,7 @@ func killedHeldRun(t *testing.T, env []string, marker, lease string) string {
 		"--command", bin+" agent --script "+script+" --agent-name "+marker, "go")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pipe, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -236,7 +241,7 @@ func killedHeldRun(t *testing.T, env []string, marker, lease string) string {
 			ref, _ = m["session_ref"].(string)
 		}
 	}
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	require.NoError(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)) // the run's whole process group
 	_ = cmd.Wait()
 	require.NotEmpty(t, ref)
 	return ref
