@@ -246,3 +246,15 @@ func (w *stallWatch) end() bool {
 	w.wg.Wait()
 	return w.stalled.Load()
 }
+
+// CheckLaunch makes the checks a start makes before anything runs — the
+// workspace and the program, through l's Prepare — and starts nothing: a
+// held run makes them before it starts a holder for the runtime
+// (docs/behaviour.md#held-sessions). The error is Prepare's.
+func CheckLaunch(l ports.Launcher, command []string, workspace string) error {
+	if l == nil {
+		return errors.New("app: CheckLaunch needs a launcher")
+	}
+	_, err := l.Prepare(ports.LaunchRequest{Command: command, Workspace: workspace})
+	return err
+}

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -55,4 +56,17 @@ func ExampleAttach() {
 	// notification "held reply"
 	// turn_completed ""
 	// outcome: turn_completed end_turn reply: held reply
+}
+
+// ExampleCheckLaunch checks a launch without starting anything: a
+// workspace that does not exist is refused as a start refuses it.
+func ExampleCheckLaunch() {
+	l := inprocess.New("--scenario", "echo")
+	fmt.Println(app.CheckLaunch(l, []string{"acpdrive-agent"}, "/"))
+	err := app.CheckLaunch(l, []string{"acpdrive-agent"}, "/no/such/workspace")
+	var ae *domain.AgentError
+	fmt.Println(errors.As(err, &ae) && ae.Kind == domain.KindInvalidWorkspaceCWD)
+	// Output:
+	// <nil>
+	// true
 }

@@ -23,7 +23,6 @@ import (
 
 	"github.com/acpdrive/acpdrive/app"
 	"github.com/acpdrive/acpdrive/domain"
-	"github.com/acpdrive/acpdrive/ports"
 	"github.com/acpdrive/acpdrive/wiring"
 )
 
@@ -117,7 +116,7 @@ func (f runFlags) startHeld(ctx context.Context, opts *app.Options, cfg domain.C
 	}
 	// The program and the workspace are checked here, as a local start
 	// checks them, before a holder is started for them.
-	if _, err := opts.Launcher.Prepare(ports.LaunchRequest{Command: opts.Settings.Command, Workspace: opts.Workspace}); err != nil {
+	if err := app.CheckLaunch(opts.Launcher, opts.Settings.Command, opts.Workspace); err != nil {
 		return nil, err
 	}
 	h, err := launchHolder(ctx, opts.Settings.Command, opts.Workspace, f.hold.lease)
