@@ -97,7 +97,7 @@ func shortDir(t *testing.T) string {
 }
 
 // comparable is a JSON line without what differs between a local and a
-// network launch by design: times, the process id, the host and what a
+// network launch by design: times (a tool call's measured duration among them), the process id, the host and what a
 // remote launch never has (measurement, tool servers).
 func comparable(t *testing.T, out string) []map[string]any {
 	t.Helper()
@@ -107,7 +107,7 @@ func comparable(t *testing.T, out string) []map[string]any {
 	for sc.Scan() {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &m), sc.Text())
-		for _, k := range []string{"time", "agent_pid", "host", "capability_gaps", "duration_ms", "elapsed_ms"} {
+		for _, k := range []string{"time", "agent_pid", "host", "capability_gaps", "duration_ms", "elapsed_ms", "tool_duration_ms"} {
 			delete(m, k)
 		}
 		if msg, _ := m["message"].(string); strings.HasPrefix(msg, "this session started with a declared capability gap") {
