@@ -179,30 +179,9 @@ func leftover(pids []int) int {
 	return n
 }
 
-// procStatus reads one "Name: value kB" figure of /proc/self/status (the
-// number only).
-func procStatus(field string) int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return -1
-	}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		name, value, ok := strings.Cut(line, ":")
-		if !ok || name != field {
-			continue
-		}
-		f := strings.Fields(value)
-		if len(f) == 0 {
-			return -1
-		}
-		v, _ := strconv.ParseInt(f[0], 10, 64)
-		if len(f) > 1 && f[1] == "kB" {
-			v *= 1024
-		}
-		return v
-	}
-	return -1
-}
+// procStatus reads one "Name: value kB" figure of this process's
+// /proc status (pidStatus).
+func procStatus(field string) int64 { return pidStatus(os.Getpid(), field) }
 
 // openFDs counts this process's open file descriptors.
 func openFDs() int {
