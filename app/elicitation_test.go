@@ -92,6 +92,9 @@ func TestElicitationDeclinedNeedsAPerson(t *testing.T) {
 	qs := questions(t, h)
 	require.NotEmpty(t, qs)
 	assert.Equal(t, *res.Question, qs[0])
+	// A question is reported when its answer is decided; the runtime logs
+	// the answer when it reads it, which may be after the turn returned.
+	h.waitReceived("elicitation/create", len(qs))
 	answers := received(t, h.agentLg, "elicitation/create")
 	require.Len(t, answers, len(qs))
 	assert.Contains(t, string(answers[0].Message), `"action":"decline"`)
