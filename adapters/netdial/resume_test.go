@@ -119,3 +119,76 @@ func TestWebSocketResumeRefused(t *testing.T) {
 	assert.Equal(t, "the connection to the runtime broke: "+MsgResumeFailed+": the messages after cursor 2 are no longer held", p.Exit().Message)
 	require.NoError(t, p.Release())
 }
+
+// TestWebSocketResumeSendsAgainWhatWasLost: a message of the client that
+// the server read but did not hand on before the drop (as one lost in
+// flight) is sent again on the resumed socket, after the server's count,
+// once and in order with the ones written later.
+func TestWebSocketResumeSendsAgainWhatWasLost(t *testing.T) {
+	resumed := make(chan []string, 1)
+	var wg sync.WaitGroup
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		wg.Add(1)
+		defer wg.Done()
+		ctx := context.Background()
+		conn := r.Header.Get(netwire.HeaderConnection)
+		w.Header().Set(netwire.HeaderConnection, "c1")
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		if conn == "" {
+			if _, _, err := c.Read(ctx); err != nil { // initialize
+				return
+			}
+			answer := netwire.AddResumable([]byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}`), netwire.Retention{Messages: 9, Seconds: 9})
+			_ = c.Write(ctx, websocket.MessageText, netwire.AddCursor(nil, answer, 0))
+			for range 2 { // a1 handed on, a2 lost
+				if _, _, err := c.Read(ctx); err != nil {
+					return
+				}
+			}
+			return // dropped without a close frame
+		}
+		if _, _, err := c.Read(ctx); err != nil { // stream/resume
+			return
+		}
+		_ = c.Write(ctx, websocket.MessageText, netwire.ResumeAnswer(json.RawMessage(`"`+netwire.ResumeRequestID+`"`), 2))
+		var got []string
+		for len(got) < 2 {
+			_, msg, err := c.Read(ctx)
+			if err != nil {
+				break
+			}
+			got = append(got, string(msg))
+		}
+		resumed <- got
+		_ = c.Close(websocket.StatusNormalClosure, "")
+	}))
+	t.Cleanup(func() { srv.Close(); wg.Wait() })
+
+	p, err := start(t, Options{URL: "ws" + strings.TrimPrefix(srv.URL, "http") + "/acp"})
+	require.NoError(t, err)
+	write := func(line string) {
+		_, err := p.Stdin().Write([]byte(line + "\n"))
+		require.NoError(t, err)
+	}
+	write(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
+	sc := bufio.NewScanner(p.Stdout())
+	require.True(t, sc.Scan(), "the initialize answer")
+	read := make(chan struct{})
+	go func() { // the drop is noticed, and the socket resumed, by the reader
+		defer close(read)
+		for sc.Scan() {
+		}
+	}()
+	write(`{"jsonrpc":"2.0","method":"a1"}`)
+	write(`{"jsonrpc":"2.0","method":"a2"}`)
+	write(`{"jsonrpc":"2.0","method":"a3"}`)
+	assert.Equal(t, []string{`{"jsonrpc":"2.0","method":"a2"}`, `{"jsonrpc":"2.0","method":"a3"}`}, <-resumed,
+		"what the server did not hand on, then the rest, each once")
+	<-read
+	<-p.Exited()
+	require.NoError(t, p.Release())
+}

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -112,6 +115,12 @@ type httpConn struct {
 	sessions  map[string]*eventStream // a stream per session, once named
 	newIDs    map[string]bool         // ids of session/new requests awaiting their answer
 
+	// keys names this side's messages (HeaderIdempotencyKey): a random
+	// prefix and a count, so a POST sent again after its keep-alive
+	// connection died is handed on once.
+	keyPrefix string
+	sent      atomic.Int64
+
 	deadline atomic.Pointer[time.Time]
 	deleting atomic.Bool
 	lw       netwire.LineWriter
@@ -126,6 +135,9 @@ func dialHTTP(l *Launcher, token string) *httpConn {
 		conn: &eventStream{}, sessions: map[string]*eventStream{}, newIDs: map[string]bool{},
 		client: &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: l.tls,
 			ResponseHeaderTimeout: 0, IdleConnTimeout: 90 * time.Second}}}
+	var key [8]byte
+	_, _ = rand.Read(key[:]) // never fails (crypto/rand)
+	c.keyPrefix = hex.EncodeToString(key[:])
 	p := newProcess(l.addr.URL)
 	c.p = p
 	p.closeNow = func() error {
@@ -237,6 +249,10 @@ func (c *httpConn) send(msg []byte) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	// With the key the request is replayable: the HTTP client sends it
+	// again, once, when the reused keep-alive connection it went on turns
+	// out dead (a cut link); the server hands it on once.
+	req.Header.Set(netwire.HeaderIdempotencyKey, c.keyPrefix+"-"+strconv.FormatInt(c.sent.Add(1), 10))
 	if m.Params.SessionID != "" {
 		req.Header.Set(netwire.HeaderSession, m.Params.SessionID)
 		c.openSession(m.Params.SessionID) // a continued session's events come on its stream

@@ -112,3 +112,68 @@ func TestStreamableHTTPTokenRefused(t *testing.T) {
 	require.NoError(t, p.Stdin().Close())
 	require.NoError(t, p.Release())
 }
+
+// TestStreamableHTTPSendsAgainOnADeadConnection: a POST whose reused
+// keep-alive connection dies before its answer (here the server drops it
+// once it read the message, as a cut link) is sent again on a new
+// connection with the same Idempotency-Key, and the write succeeds.
+func TestStreamableHTTPSendsAgainOnADeadConnection(t *testing.T) {
+	var mu sync.Mutex
+	var keys []string
+	dropped := false
+	deleted := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodPost:
+			body, _ := io.ReadAll(r.Body)
+			if strings.Contains(string(body), `"initialize"`) {
+				w.Header().Set(netwire.HeaderConnection, "c1")
+				_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":0,"result":{}}`)
+				return
+			}
+			mu.Lock()
+			keys = append(keys, r.Header.Get(netwire.HeaderIdempotencyKey))
+			drop := !dropped
+			dropped = true
+			mu.Unlock()
+			if drop {
+				c, _, err := http.NewResponseController(w).Hijack()
+				if assert.NoError(t, err) {
+					_ = c.Close()
+				}
+				return
+			}
+			w.WriteHeader(http.StatusAccepted)
+		case http.MethodGet:
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			select { // the stream ends with the connection
+			case <-deleted:
+			case <-r.Context().Done():
+			}
+		case http.MethodDelete:
+			close(deleted)
+			w.WriteHeader(http.StatusNoContent)
+		}
+	}))
+	defer srv.Close()
+	p, err := start(t, Options{URL: srv.URL + "/acp"})
+	require.NoError(t, err)
+	_, err = p.Stdin().Write([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize"}` + "\n"))
+	require.NoError(t, err)
+	sc := bufio.NewScanner(p.Stdout())
+	require.True(t, sc.Scan())
+	_, err = p.Stdin().Write([]byte(`{"jsonrpc":"2.0","method":"session/cancel","params":{}}` + "\n"))
+	require.NoError(t, err, "sent again on a new connection")
+	mu.Lock()
+	assert.Len(t, keys, 2)
+	if len(keys) == 2 {
+		assert.NotEmpty(t, keys[0])
+		assert.Equal(t, keys[0], keys[1], "the same key on both attempts")
+	}
+	mu.Unlock()
+	require.NoError(t, p.Stdin().Close())
+	for sc.Scan() {
+	}
+	require.NoError(t, p.Release())
+}

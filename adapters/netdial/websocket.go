@@ -31,8 +31,10 @@ const MsgResumeFailed = "the server could not resume the connection"
 // replaced: a new upgrade naming the connection whose first frame is
 // stream/resume with the last cursor received (up to reopenTries in a
 // row, after reopenPause, doubled each time), and the messages after it
-// come again, once. Otherwise, or when the server refuses, the drop ends
-// the process.
+// come again, once; the server's answer counts the messages of this side
+// that reached the runtime, and the ones after them are sent again (the
+// last outboxMessages, at most outboxBytes, are kept for that). Otherwise,
+// or when the server refuses, the drop ends the process.
 type wsConn struct {
 	l      *Launcher
 	client *http.Client
@@ -51,6 +53,57 @@ type wsConn struct {
 	leaving   atomic.Bool   // this side began the close handshake: no resume
 	cursor    []byte        // the last cursor received (the reader's own)
 	buf       bytes.Buffer  // the frame being read (the reader's own)
+
+	// outMu orders this side's messages: each is kept and written under
+	// it, and a resume sends the kept ones again under it, before the new
+	// socket is used by anyone else.
+	outMu    sync.Mutex
+	outbox   [][]byte // the latest messages sent, the first numbered outBase
+	outBase  int64
+	outBytes int
+}
+
+const (
+	// outboxMessages and outboxBytes bound what this side keeps of its
+	// own messages to send again after a resume; a resume that needs an
+	// older one fails (docs/behaviour.md#network-resume).
+	outboxMessages = 1024
+	outboxBytes    = 16 << 20
+)
+
+// keep adds msg to the outbox, dropping the oldest past the bounds. The
+// caller holds outMu.
+func (w *wsConn) keep(msg []byte) {
+	w.outbox = append(w.outbox, bytes.Clone(msg))
+	w.outBytes += len(msg)
+	for len(w.outbox) > outboxMessages || (w.outBytes > outboxBytes && len(w.outbox) > 1) {
+		w.outBytes -= len(w.outbox[0])
+		w.outbox[0] = nil
+		w.outbox = w.outbox[1:]
+		w.outBase++
+	}
+}
+
+// resend writes on c the messages after the first received ones, the
+// server's count (nil when it gave none: nothing is sent again). The
+// caller holds outMu.
+func (w *wsConn) resend(ctx context.Context, c *websocket.Conn, received *int64) error {
+	if received == nil {
+		return nil
+	}
+	sent := w.outBase + int64(len(w.outbox))
+	switch {
+	case *received < w.outBase:
+		return &errResumeRefused{fmt.Sprintf("the client no longer holds its messages after the %d the runtime received", *received)}
+	case *received > sent:
+		return &errResumeRefused{fmt.Sprintf("the server counts %d messages received, more than the %d sent", *received, sent)}
+	}
+	for _, msg := range w.outbox[*received-w.outBase:] {
+		if err := c.Write(ctx, websocket.MessageText, msg); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dialWebSocket opens the WebSocket, the token in its Authorization
@@ -96,7 +149,7 @@ func (w *wsConn) resumeFirst(ctx context.Context, r *Resume) error {
 	w.hdr.Set(netwire.HeaderConnection, r.Connection)
 	stop := context.AfterFunc(ctx, w.cancel)
 	defer stop()
-	c, err := w.resumeOnce()
+	c, received, err := w.resumeOnce()
 	var refused *errResumeRefused
 	switch {
 	case errors.As(err, &refused):
@@ -109,6 +162,9 @@ func (w *wsConn) resumeFirst(ctx context.Context, r *Resume) error {
 		return domain.WrapError(domain.KindPortExit, MsgConnectFailed+" "+w.l.addr.URL, err)
 	}
 	w.c = c
+	if received != nil { // this side's messages are numbered after the earlier client's
+		w.outBase = *received
+	}
 	return nil
 }
 
@@ -164,6 +220,7 @@ func (w *wsConn) next() ([]byte, error) {
 		}
 		normal := websocket.CloseStatus(err) == websocket.StatusNormalClosure
 		if !normal && !w.p.closing.Load() && !w.leaving.Load() && w.resumable.Load() && w.conn != "" {
+			_ = c.CloseNow() // a write blocked on the dead socket returns
 			if rerr := w.resume(); rerr == nil {
 				continue
 			} else {
@@ -198,11 +255,7 @@ func (w *wsConn) received(msg []byte) []byte {
 	if id == nil {
 		return msg
 	}
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if json.Unmarshal(msg, &m) != nil || m.Method != "" || !bytes.Equal(m.ID, id) {
+	if !netwire.Answers(msg, id) {
 		return msg
 	}
 	w.mu.Lock()
@@ -216,16 +269,12 @@ func (w *wsConn) received(msg []byte) []byte {
 
 // noteInit remembers the id of an initialize request being sent.
 func (w *wsConn) noteInit(msg []byte) {
-	if w.resumable.Load() || !bytes.Contains(msg, []byte(`"initialize"`)) {
+	if w.resumable.Load() {
 		return
 	}
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if json.Unmarshal(msg, &m) == nil && m.Method == "initialize" && len(m.ID) > 0 {
+	if id := netwire.InitializeID(msg); id != nil {
 		w.mu.Lock()
-		w.initID = bytes.Clone(m.ID)
+		w.initID = id
 		w.mu.Unlock()
 	}
 }
@@ -251,19 +300,15 @@ func (w *wsConn) resume() error {
 		}
 		pause *= 2
 		var c *websocket.Conn
-		if c, err = w.resumeOnce(); err == nil {
-			w.mu.Lock()
-			if w.over { // this side ended the link meanwhile
-				w.mu.Unlock()
-				_ = c.CloseNow()
-				return errClosed
+		var received *int64
+		if c, received, err = w.resumeOnce(); err == nil {
+			if err = w.switchTo(c, received); err == nil {
+				w.l.opts.Logger.Info("runtime connection resumed", "url", w.l.addr.URL, "cursor", string(w.cursor))
+				return nil
 			}
-			w.c = c
-			close(w.changed)
-			w.changed = make(chan struct{})
-			w.mu.Unlock()
-			w.l.opts.Logger.Info("runtime connection resumed", "url", w.l.addr.URL, "cursor", string(w.cursor))
-			return nil
+			if errors.Is(err, errClosed) {
+				return err
+			}
 		}
 		var refused *errResumeRefused
 		if errors.As(err, &refused) {
@@ -274,22 +319,48 @@ func (w *wsConn) resume() error {
 	return fmt.Errorf("the connection could not be resumed: %w", err)
 }
 
-// resumeOnce makes one upgrade and asks to resume after the cursor.
-func (w *wsConn) resumeOnce() (*websocket.Conn, error) {
+// switchTo sends again on c what the server did not receive, then makes
+// c the socket in use; no message of this side is written meanwhile.
+func (w *wsConn) switchTo(c *websocket.Conn, received *int64) error {
+	w.outMu.Lock()
+	defer w.outMu.Unlock()
+	ctx, cancel := context.WithTimeout(w.ctx, w.l.opts.ConnectTimeout)
+	err := w.resend(ctx, c, received)
+	cancel()
+	if err != nil {
+		_ = c.CloseNow()
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.over { // this side ended the link meanwhile
+		_ = c.CloseNow()
+		return errClosed
+	}
+	w.c = c
+	close(w.changed)
+	w.changed = make(chan struct{})
+	return nil
+}
+
+// resumeOnce makes one upgrade and asks to resume after the cursor; it
+// returns the socket and the server's count of this connection's client
+// messages that reached the runtime (nil when it gave none).
+func (w *wsConn) resumeOnce() (*websocket.Conn, *int64, error) {
 	ctx, cancel := context.WithTimeout(w.ctx, w.l.opts.ConnectTimeout)
 	defer cancel()
 	c, _, err := w.dial(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := c.Write(ctx, websocket.MessageText, netwire.ResumeRequest(string(w.cursor))); err != nil {
 		_ = c.CloseNow()
-		return nil, err
+		return nil, nil, err
 	}
 	_, first, err := c.Read(ctx)
 	if err != nil {
 		_ = c.CloseNow()
-		return nil, err
+		return nil, nil, err
 	}
 	var m struct {
 		ID     json.RawMessage `json:"id"`
@@ -297,6 +368,9 @@ func (w *wsConn) resumeOnce() (*websocket.Conn, error) {
 		Params struct {
 			Reason string `json:"reason"`
 		} `json:"params"`
+		Result *struct {
+			Received *int64 `json:"received"`
+		} `json:"result"`
 		Error *struct {
 			Message string `json:"message"`
 		} `json:"error"`
@@ -313,9 +387,13 @@ func (w *wsConn) resumeOnce() (*websocket.Conn, error) {
 	}
 	if err != nil {
 		_ = c.CloseNow()
-		return nil, err
+		return nil, nil, err
 	}
-	return c, nil
+	var received *int64
+	if m.Result != nil {
+		received = m.Result.Received
+	}
+	return c, received, nil
 }
 
 // wsStdin is the sending side of a WebSocket: each line one text frame;
@@ -336,9 +414,10 @@ func (s *wsStdin) Write(b []byte) (int, error) {
 	return s.lw.Write(b)
 }
 
-// send sends one frame; when the socket dropped and the connection is
-// being resumed, it waits for the new socket (within the write
-// deadline) and sends there.
+// send sends one frame and keeps it until a resume no longer needs it.
+// When the socket dropped and the connection is being resumed, it waits
+// for the new socket (within the write deadline): the resume sends the
+// message again there, with every other the server did not receive.
 func (s *wsStdin) send(msg []byte) error {
 	s.w.noteInit(msg)
 	ctx := context.Background()
@@ -347,17 +426,23 @@ func (s *wsStdin) send(msg []byte) error {
 		ctx, cancel = context.WithDeadline(ctx, *d)
 		defer cancel()
 	}
-	for {
-		c, changed, over := s.w.socket()
-		err := c.Write(ctx, websocket.MessageText, msg)
-		if err == nil || over || !s.w.resumable.Load() || ctx.Err() != nil {
+	s.w.outMu.Lock()
+	s.w.keep(msg)
+	c, changed, over := s.w.socket()
+	err := c.Write(ctx, websocket.MessageText, msg)
+	s.w.outMu.Unlock()
+	if err == nil || over || !s.w.resumable.Load() || ctx.Err() != nil {
+		return err
+	}
+	_ = c.CloseNow() // broken for writing: the reader notices and resumes
+	select {
+	case <-changed:
+		if _, _, over := s.w.socket(); over {
 			return err
 		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return err
-		}
+		return nil // the resume sent it again
+	case <-ctx.Done():
+		return err
 	}
 }
 

@@ -229,8 +229,21 @@ func TestStreamableHTTP(t *testing.T) {
 		"capabilities":{"transport":{"resumable":{"retentionMessages":4096,"retentionSeconds":120}}}}}`, string(body),
 		"the resume is advertised beside the runtime's own answer")
 
-	assert.Equal(t, http.StatusAccepted, status(do(http.MethodPost, conn, "", `{"jsonrpc":"2.0","id":1,"method":"a"}`)))
-	assert.Equal(t, http.StatusAccepted, status(do(http.MethodPost, conn, "", `{"jsonrpc":"2.0","id":2,"method":"b"}`)))
+	keyed := func(key, body string) int {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer s3cret")
+		req.Header.Set(netwire.HeaderConnection, conn)
+		req.Header.Set(netwire.HeaderIdempotencyKey, key)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		return status(resp)
+	}
+	assert.Equal(t, http.StatusAccepted, keyed("k-1", `{"jsonrpc":"2.0","id":1,"method":"a"}`))
+	assert.Equal(t, http.StatusAccepted, keyed("k-2", `{"jsonrpc":"2.0","id":2,"method":"b"}`))
+	assert.Equal(t, http.StatusAccepted, keyed("k-2", `{"jsonrpc":"2.0","id":2,"method":"b"}`),
+		"an attempt sent again is answered as done, and not handed on")
 	events := func(last string, n int) []netwire.Event {
 		t.Helper()
 		resp := do(http.MethodGet, conn, last, "")
@@ -253,6 +266,9 @@ func TestStreamableHTTP(t *testing.T) {
 	again := events("0", 1)
 	assert.Equal(t, netwire.Event{ID: "1", Data: first[1].Data}, again[0], "resumed after event 0")
 	assert.Equal(t, http.StatusConflict, status(do(http.MethodGet, conn, "99", "")))
+	assert.Equal(t, http.StatusAccepted, status(do(http.MethodPost, conn, "", `{"jsonrpc":"2.0","id":3,"method":"c"}`)))
+	assert.Equal(t, `{"jsonrpc":"2.0","id":3,"result":{"_meta":{"acp/cursor":"2"},"echo":"c"}}`, string(events("1", 1)[0].Data),
+		"b reached the runtime once")
 
 	// A session's own stream is held open, empty, until the connection
 	// ends.
@@ -338,7 +354,8 @@ func TestWebSocketResume(t *testing.T) {
 
 	c2 := dial(conn)
 	send(c2, string(netwire.ResumeRequest("1")))
-	assert.Equal(t, `{"jsonrpc":"2.0","id":"acpdrive-resume","result":{}}`, recv(c2))
+	assert.Equal(t, `{"jsonrpc":"2.0","id":"acpdrive-resume","result":{"received":3}}`, recv(c2),
+		"the client's messages that reached the runtime: initialize, a and b")
 	assert.Equal(t, `{"jsonrpc":"2.0","id":2,"result":{"_meta":{"acp/cursor":"2"},"echo":"b"}}`, recv(c2), "what was missed, once")
 	send(c2, `{"jsonrpc":"2.0","id":3,"method":"c"}`)
 	assert.Equal(t, "3", netwire.Cursor([]byte(recv(c2))), "then the live messages")
@@ -363,7 +380,7 @@ func TestWebSocketResume(t *testing.T) {
 
 	c3 := dial(conn)
 	send(c3, string(netwire.ResumeRequest("5")))
-	assert.Equal(t, `{"jsonrpc":"2.0","id":"acpdrive-resume","result":{}}`, recv(c3))
+	assert.Equal(t, `{"jsonrpc":"2.0","id":"acpdrive-resume","result":{"received":6}}`, recv(c3))
 	require.NoError(t, c3.Close(websocket.StatusNormalClosure, ""))
 	assert.Eventually(t, func() bool { return l.killed.Load() == 1 }, 5*time.Second, 10*time.Millisecond, "the client's close ends the runtime")
 }

@@ -49,9 +49,11 @@ type httpLink struct {
 
 	mu      sync.Mutex
 	closed  bool
-	streams int           // event streams open
-	idle    *time.Timer   // runs close once abandoned
-	abandon time.Duration // the bound idle is set to
+	keys    map[string]bool // the latest messages' idempotency keys
+	order   []string        // those keys, oldest first (at most keysHeld)
+	streams int             // event streams open
+	idle    *time.Timer     // runs close once abandoned
+	abandon time.Duration   // the bound idle is set to
 }
 
 func newHTTPLink(o Options) (*httpLink, error) {
@@ -72,6 +74,34 @@ func newID() (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(b[:]), nil
+}
+
+// keysHeld is how many of a connection's latest idempotency keys are
+// remembered: a client sends a message again only just after a failed
+// attempt.
+const keysHeld = 64
+
+// firstTime reports whether the message named key (HeaderIdempotencyKey;
+// "" names none) is seen for the first time, and remembers it.
+func (l *httpLink) firstTime(key string) bool {
+	if key == "" {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.keys[key] {
+		return false
+	}
+	if l.keys == nil {
+		l.keys = map[string]bool{}
+	}
+	l.keys[key] = true
+	l.order = append(l.order, key)
+	if len(l.order) > keysHeld {
+		delete(l.keys, l.order[0])
+		l.order = l.order[1:]
+	}
+	return true
 }
 
 // touch restarts the abandonment bound unless a stream is open.
@@ -98,7 +128,7 @@ func (l *httpLink) read() ([]byte, error) {
 // resume), and journals every other message for the streams.
 func (l *httpLink) write(msg []byte) error {
 	l.mu.Lock()
-	if l.initID != nil && answers(msg, l.initID) {
+	if l.initID != nil && netwire.Answers(msg, l.initID) {
 		l.initID = nil
 		l.mu.Unlock()
 		l.initAnswer <- netwire.AddResumable(bytes.Clone(msg), l.resume)
@@ -106,15 +136,6 @@ func (l *httpLink) write(msg []byte) error {
 	}
 	l.mu.Unlock()
 	return l.j.add(msg)
-}
-
-// answers reports whether msg is the answer to the request id.
-func answers(msg, id []byte) bool {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	return json.Unmarshal(msg, &m) == nil && m.Method == "" && bytes.Equal(m.ID, id)
 }
 
 func (l *httpLink) flush() error { l.j.publish(); return nil }
@@ -154,12 +175,17 @@ func (s *Server) handleStreamable(ctx context.Context, w http.ResponseWriter, r 
 			http.Error(w, "the body is not one JSON-RPC message", http.StatusBadRequest)
 			return
 		}
+		if !l.firstTime(r.Header.Get(netwire.HeaderIdempotencyKey)) {
+			w.WriteHeader(http.StatusAccepted) // handed on already
+			return
+		}
+		// A message received whole is handed on even when its client
+		// has gone: an attempt sent again is answered as done.
 		select {
 		case l.inbox <- bytes.TrimSpace(msg):
 			w.WriteHeader(http.StatusAccepted)
 		case <-l.done:
 			http.Error(w, "the connection has ended", http.StatusNotFound)
-		case <-r.Context().Done():
 		}
 	case http.MethodGet:
 		if r.Header.Get(netwire.HeaderSession) != "" {

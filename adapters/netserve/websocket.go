@@ -1,12 +1,12 @@
 package netserve
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -23,7 +23,9 @@ const drainBound = 2 * time.Second
 // its cursor and is journaled; a client whose socket dropped dials again
 // naming the connection (Acp-Connection-Id) and sends stream/resume with
 // the last cursor it received, and the messages after it are sent again,
-// then the live ones. A connection no socket is attached to for
+// then the live ones; the answer to stream/resume counts the client's
+// messages that reached the runtime, so the client sends the rest again.
+// A connection no socket is attached to for
 // AbandonAfter ends, and its runtime with it; the client's close
 // handshake ends it at once.
 type wsConn struct {
@@ -36,12 +38,16 @@ type wsConn struct {
 	eof     chan struct{} // the client closed the socket normally
 	once    sync.Once
 	eofOnce sync.Once
+	// received counts the client's messages handed to the runtime, over
+	// every socket of the connection (the stream/resume answer's figure).
+	received atomic.Int64
 
 	mu      sync.Mutex
 	initID  []byte // the id of the initialize awaiting its answer
 	closed  bool
 	cur     *websocket.Conn    // the attached socket, nil while none
 	detach  context.CancelFunc // ends the attached socket's sending
+	reading chan struct{}      // closed when the attached socket's reader ended
 	idle    *time.Timer        // runs close once abandoned
 	drained *time.Timer        // runs detach once the drain bound passed
 }
@@ -74,7 +80,7 @@ func (w *wsConn) read() ([]byte, error) {
 // write journals msg; the initialize answer first advertises the resume.
 func (w *wsConn) write(msg []byte) error {
 	w.mu.Lock()
-	if w.initID != nil && answers(msg, w.initID) {
+	if w.initID != nil && netwire.Answers(msg, w.initID) {
 		w.initID = nil
 		msg = netwire.AddResumable(msg, w.resume)
 	}
@@ -104,16 +110,9 @@ func (w *wsConn) close() {
 
 // noteInit remembers the id of the client's initialize request.
 func (w *wsConn) noteInit(msg []byte) {
-	if !bytes.Contains(msg, []byte(`"initialize"`)) {
-		return
-	}
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if json.Unmarshal(msg, &m) == nil && m.Method == "initialize" && len(m.ID) > 0 {
+	if id := netwire.InitializeID(msg); id != nil {
 		w.mu.Lock()
-		w.initID = bytes.Clone(m.ID)
+		w.initID = id
 		w.mu.Unlock()
 	}
 }
@@ -133,7 +132,8 @@ func (w *wsConn) attach(c *websocket.Conn, bc *batchConn, from int64) {
 		_ = w.cur.CloseNow()
 		w.detach()
 	}
-	w.cur, w.detach = c, cancel
+	reading := make(chan struct{})
+	w.cur, w.detach, w.reading = c, cancel, reading
 	w.idle.Stop()
 	w.mu.Unlock()
 
@@ -141,6 +141,7 @@ func (w *wsConn) attach(c *websocket.Conn, bc *batchConn, from int64) {
 	wg.Add(1)
 	go func() { // client → runtime
 		defer wg.Done()
+		defer close(reading)
 		defer cancel()
 		for {
 			_, msg, err := c.Read(ctx)
@@ -153,6 +154,7 @@ func (w *wsConn) attach(c *websocket.Conn, bc *batchConn, from int64) {
 			w.noteInit(msg)
 			select {
 			case w.inbox <- msg:
+				w.received.Add(1)
 			case <-w.done:
 				return
 			case <-ctx.Done():
@@ -185,7 +187,7 @@ func (w *wsConn) attach(c *websocket.Conn, bc *batchConn, from int64) {
 	wg.Wait()
 	w.mu.Lock()
 	if w.cur == c {
-		w.cur, w.detach = nil, nil
+		w.cur, w.detach, w.reading = nil, nil, nil
 		if w.drained != nil {
 			w.drained.Stop()
 		}
@@ -194,6 +196,24 @@ func (w *wsConn) attach(c *websocket.Conn, bc *batchConn, from int64) {
 		}
 	}
 	w.mu.Unlock()
+}
+
+// takeOver ends the socket attached to w, if any, and waits for its
+// reader, so that no message of the client is counted after the count
+// is read. It returns how many of the client's messages reached the
+// runtime.
+func (w *wsConn) takeOver() int64 {
+	w.mu.Lock()
+	reading := w.reading
+	if w.cur != nil {
+		_ = w.cur.CloseNow()
+		w.detach()
+	}
+	w.mu.Unlock()
+	if reading != nil {
+		<-reading // the reader ends at once: its context is cancelled
+	}
+	return w.received.Load()
 }
 
 // handleWebSocket answers an upgrade: a new connection (its id in the
@@ -299,10 +319,11 @@ func (s *Server) resumeSocket(c *websocket.Conn, bc *batchConn, w *wsConn) {
 		_ = c.Close(websocket.StatusNormalClosure, "resume failed")
 		return
 	}
-	if c.Write(ctx, websocket.MessageText, trim(netwire.Answer(req.ID, ""))) != nil {
+	received := w.takeOver()
+	if c.Write(ctx, websocket.MessageText, netwire.ResumeAnswer(req.ID, received)) != nil {
 		_ = c.CloseNow()
 		return
 	}
-	s.opts.Logger.Info("resumed a connection", "from", from)
+	s.opts.Logger.Info("resumed a connection", "from", from, "received", received)
 	w.attach(c, bc, from)
 }

@@ -47,8 +47,8 @@ func servePID(t *testing.T, listen string, env []string, serveArgs []string, age
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -58,9 +58,31 @@ func servePID(t *testing.T, listen string, env []string, serveArgs []string, age
 		}
 	})
 	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(t, err, "serve printed no URL; stderr: %s", stderr.String())
+	if err != nil {
+		_ = cmd.Wait()
+		require.NoError(t, err, "serve printed no URL; stderr: %s", stderr.String())
+	}
 	go func() { _, _ = io.Copy(io.Discard, out) }()
 	return strings.TrimSpace(line), cmd.Process.Pid
+}
+
+// lockedBuffer is a process's output, read while the process may still
+// write it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // transport is one way a client dials through acpdrive serve: where
@@ -208,6 +230,11 @@ func runUntilChunk(t *testing.T, at func(*exec.Cmd), args ...string) ([]line, in
 		}
 	}
 	_ = cmd.Wait()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("run's stderr:\n%s", stderr.String())
+		}
+	})
 	require.True(t, done, "no chunk came; stderr: %s", stderr.String())
 	return lines, cmd.ProcessState.ExitCode()
 }

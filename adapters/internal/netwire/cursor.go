@@ -274,6 +274,25 @@ func ResumeRequest(cursor string) []byte {
 	return b
 }
 
+// ResumeAnswer is the server's answer to a stream/resume request of id:
+// received is how many of the client's messages on this connection have
+// reached the runtime, so the client sends the ones after them again.
+func ResumeAnswer(id json.RawMessage, received int64) []byte {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  struct {
+			Received int64 `json:"received"`
+		} `json:"result"`
+	}{JSONRPC: "2.0", ID: id, Result: struct {
+		Received int64 `json:"received"`
+	}{received}})
+	return b
+}
+
 // ResumeFailed is the server's stream/resume_failed notification.
 func ResumeFailed(reason string) []byte {
 	b, _ := json.Marshal(struct {

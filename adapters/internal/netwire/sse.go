@@ -16,6 +16,11 @@ const (
 	HeaderSession = "Acp-Session-Id"
 	// HeaderLastEventID asks a reopened stream to resume after an event.
 	HeaderLastEventID = "Last-Event-ID"
+	// HeaderIdempotencyKey names one client message on Streamable HTTP,
+	// the same on every attempt: an HTTP client may send a POST with it
+	// again after the keep-alive connection it went on died, and the
+	// server hands a message on once, whatever the attempts.
+	HeaderIdempotencyKey = "Idempotency-Key"
 )
 
 // Event is one server-sent event.
