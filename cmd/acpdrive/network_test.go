@@ -417,6 +417,36 @@ func TestNetworkResumeMatchesStdio(t *testing.T) {
 		assert.NotEqual(t, 0, code)
 		assert.Contains(t, got, "the server could not resume the connection: the connection is no longer held")
 	})
+	// The fallback after a refused resume: with a retry, the session is
+	// continued on a new connection by session/resume (the runtime
+	// advertises it), its history kept, and the turn runs again there.
+	t.Run("refused, then loaded by a retry", func(t *testing.T) {
+		// The turn says a word, then works for seconds: the cut comes
+		// while it runs (the test cuts at the first chunk).
+		script := filepath.Join(t.TempDir(), "slow.json")
+		require.NoError(t, os.WriteFile(script, []byte(`{"name":"slow","initialize":{"agentCapabilities":{"sessionCapabilities":{"resume":{}}}},
+			"turns":{"slow":{"steps":[{"step":"text","text":"working","messageId":"m-1"},{"step":"sleep","ms":4000},{"step":"stop","stopReason":"end_turn"}]}}}`), 0o600))
+		served := serveAt(t, "http://127.0.0.1:0", nil, []string{"--hold", "1ms"}, "--script", script)
+		host, path, _ := strings.Cut(strings.TrimPrefix(served, "http://"), "/")
+		p := newCutProxy(t, host)
+		got, code := runCut(t, p, "run", "--json", "--retries", "1", "--url", "ws://"+p.ln.Addr().String()+"/"+path, "#slow")
+		var replaced, result map[string]any
+		for _, l := range strings.Split(strings.TrimSpace(got), "\n") {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(l), &m), l)
+			switch m["type"] {
+			case "retry_replaced":
+				replaced = m
+			case "turn_result":
+				result = m
+			}
+		}
+		require.NotNil(t, replaced, got)
+		assert.Equal(t, true, replaced["resumed"], "the session was resumed on the new connection: %v", replaced)
+		require.NotNil(t, result, got)
+		assert.Equal(t, "turn_completed", result["outcome"], got)
+		assert.Equal(t, 0, code)
+	})
 }
 
 // TestNetworkToken: a token that is missing, unset or refused ends the
