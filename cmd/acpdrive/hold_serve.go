@@ -39,7 +39,8 @@ func holdServe(ctx context.Context, a holdServeArgs, stdout, stderr io.Writer) i
 	connected := make(chan struct{})
 	srv, err := netserve.Listen(netserve.Options{
 		Listen: "http://127.0.0.1:0", Command: a.command, Workspace: a.workspace, Token: a.token,
-		Launcher: wiring.NewLocalLauncher(logger, localSettings()), Logger: logger,
+		Launcher:     recordingLauncher{Launcher: wiring.NewLocalLauncher(logger, localSettings()), rec: newStatusRecorder(a.dir, a.command)},
+		Logger:       logger,
 		AbandonAfter: a.lease,
 		OnConnection: func(id string) {
 			once.Do(func() {
