@@ -133,4 +133,6 @@ func TestHeldHolderKilled(t *testing.T) {
 	stdout, stderr, code := runEnv(t, dir, env, "held", "--json")
 	assert.Equal(t, 0, code, stderr)
 	assert.Empty(t, stdout, "a killed holder is not listed")
+	_, err = os.Stat(holderDir)
+	assert.True(t, os.IsNotExist(err), "held removed the directory the killed holder left")
 }
