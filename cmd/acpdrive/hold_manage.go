@@ -70,7 +70,9 @@ func readHeld(dir string) (heldEntry, bool) {
 		return heldEntry{}, false // not started yet, or not a holder's
 	}
 	if !holderAlive(pid, dir) {
-		_ = os.RemoveAll(dir)
+		if holdersListed {
+			_ = os.RemoveAll(dir)
+		}
 		return heldEntry{}, false
 	}
 	e := heldEntry{PID: pid, State: "starting", dir: dir}
