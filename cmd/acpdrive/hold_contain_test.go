@@ -135,4 +135,7 @@ func TestHeldHolderKilled(t *testing.T) {
 	assert.Empty(t, stdout, "a killed holder is not listed")
 	_, err = os.Stat(holderDir)
 	assert.True(t, os.IsNotExist(err), "held removed the directory the killed holder left")
+	_, stderr, code = runEnv(t, dir, env, "attach", ref, "--json")
+	assert.Equal(t, 3, code, stderr)
+	assert.Contains(t, stderr, "acpdrive attach: port_exit: the held session is gone (its token cannot be read: ")
 }
