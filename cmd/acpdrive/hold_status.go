@@ -2,15 +2,13 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/acpdrive/acpdrive/ports"
+	"github.com/acpdrive/acpdrive/adapters/linewatch"
 )
 
 // holdStatusFile is the holder's record of its session, read by acpdrive
@@ -77,11 +75,11 @@ func (r *statusRecorder) write() {
 }
 
 // started notes where the runtime runs.
-func (r *statusRecorder) started(id ports.Identity) {
+func (r *statusRecorder) started(host string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.st.Host != id.Host {
-		r.st.Host = id.Host
+	if r.st.Host != host {
+		r.st.Host = host
 		r.write()
 	}
 }
@@ -152,114 +150,7 @@ func (r *statusRecorder) received(line []byte) {
 	r.write()
 }
 
-// recordingLauncher is a holder's launcher: the local one, with the
-// runtime's streams watched by a statusRecorder.
-type recordingLauncher struct {
-	ports.Launcher
-	rec *statusRecorder
-}
-
-// Prepare prepares the launch and watches what it starts.
-func (l recordingLauncher) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
-	p, err := l.Launcher.Prepare(req)
-	if err != nil {
-		return nil, err
-	}
-	return recordingPlan{Plan: p, rec: l.rec}, nil
-}
-
-// recordingPlan starts a watched runtime.
-type recordingPlan struct {
-	ports.Plan
-	rec *statusRecorder
-}
-
-// Start starts the runtime and wraps its streams.
-func (p recordingPlan) Start(ctx context.Context, env []string) (ports.Process, error) {
-	proc, err := p.Plan.Start(ctx, env)
-	if err != nil {
-		return nil, err
-	}
-	p.rec.started(proc.Identity())
-	return &recordingProcess{Process: proc,
-		in:  promptWatcher{WriteCloser: proc.Stdin(), rec: p.rec},
-		out: &answerWatcher{r: proc.Stdout(), rec: p.rec}}, nil
-}
-
-// recordingProcess is a runtime whose streams the recorder watches.
-type recordingProcess struct {
-	ports.Process
-	in  promptWatcher
-	out *answerWatcher
-}
-
-// Stdin is the runtime's standard input, watched for prompts.
-func (p *recordingProcess) Stdin() io.WriteCloser { return p.in }
-
-// Stdout is the runtime's standard output, watched for their answers.
-func (p *recordingProcess) Stdout() io.Reader { return p.out }
-
-// promptWatcher sees each line the holder writes to the runtime (one
-// whole line a Write).
-type promptWatcher struct {
-	io.WriteCloser
-	rec *statusRecorder
-}
-
-// Write inspects the line and writes it.
-func (w promptWatcher) Write(b []byte) (int, error) {
-	w.rec.sent(b)
-	return w.WriteCloser.Write(b)
-}
-
-// answerWatcher splits what the runtime writes into lines while a prompt
-// is unanswered, each line kept up to answerLineBound.
-type answerWatcher struct {
-	r    io.Reader
-	rec  *statusRecorder
-	line []byte
-	skip bool // the current line passed the bound, or began unwatched
-}
-
-// Read reads and inspects what was read.
-func (a *answerWatcher) Read(b []byte) (int, error) {
-	n, err := a.r.Read(b)
-	a.inspect(b[:n])
-	return n, err
-}
-
-// inspect splits chunk into lines; the reading goroutine is the only
-// caller.
-func (a *answerWatcher) inspect(chunk []byte) {
-	if !a.rec.watching() {
-		a.line = nil // nothing kept between turns
-		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
-			a.skip = i < len(chunk)-1 // a line begun unwatched is not read
-		} else if len(chunk) > 0 {
-			a.skip = true
-		}
-		return
-	}
-	for len(chunk) > 0 {
-		i := bytes.IndexByte(chunk, '\n')
-		part := chunk
-		if i >= 0 {
-			part = chunk[:i]
-		}
-		if !a.skip {
-			if len(a.line)+len(part) > answerLineBound {
-				a.skip, a.line = true, a.line[:0]
-			} else {
-				a.line = append(a.line, part...)
-			}
-		}
-		if i < 0 {
-			return
-		}
-		if !a.skip {
-			a.rec.received(a.line)
-		}
-		a.line, a.skip = a.line[:0], false
-		chunk = chunk[i+1:]
-	}
+// hooks are the recorder's view of the runtime's lines.
+func (r *statusRecorder) hooks() linewatch.Hooks {
+	return linewatch.Hooks{Started: r.started, Sent: r.sent, Watching: r.watching, Received: r.received, MaxLine: answerLineBound}
 }

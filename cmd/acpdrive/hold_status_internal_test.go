@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/acpdrive/acpdrive/adapters/linewatch"
 )
 
 // TestStatusRecorder: the holder's record follows prompts and their
@@ -43,7 +45,7 @@ func TestStatusRecorder(t *testing.T) {
 			for _, s := range c.sent {
 				rec.sent([]byte(s))
 			}
-			w := &answerWatcher{r: strings.NewReader(c.received), rec: rec}
+			w := linewatch.NewReader(strings.NewReader(c.received), rec.hooks())
 			buf := make([]byte, size)
 			for {
 				if _, err := w.Read(buf); err != nil {
