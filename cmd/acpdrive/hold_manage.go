@@ -25,7 +25,13 @@ type heldEntry struct {
 	SessionRef string `json:"session_ref,omitempty"`
 	PID        int    `json:"pid"`
 	State      string `json:"state"` // "held" once a connection was made, "starting" before
-	dir        string
+	// What the holder recorded (docs/behaviour.md#held-sessions).
+	Runtime        []string `json:"runtime,omitempty"`
+	Host           string   `json:"host,omitempty"`
+	Turn           string   `json:"turn,omitempty"`
+	IdleMS         *int64   `json:"idle_ms,omitempty"`
+	LastStopReason string   `json:"last_stop_reason,omitempty"`
+	dir            string
 }
 
 // heldEntries reads the holders' directories of this user; a directory
@@ -52,14 +58,21 @@ func heldEntries() ([]heldEntry, error) {
 }
 
 // readHeld reads one holder's directory; false when its holder is not
-// running.
+// running. The directory a holder that was killed left (its pid file
+// names no running holder of it) is removed.
 func readHeld(dir string) (heldEntry, bool) {
 	read := func(name string) string {
 		b, _ := os.ReadFile(filepath.Join(dir, name))
 		return strings.TrimSpace(string(b))
 	}
 	pid, err := strconv.Atoi(read(holdPIDFile))
-	if err != nil || !holderAlive(pid, dir) {
+	if err != nil {
+		return heldEntry{}, false // not started yet, or not a holder's
+	}
+	if !holderAlive(pid, dir) {
+		if holdersListed {
+			_ = os.RemoveAll(dir)
+		}
 		return heldEntry{}, false
 	}
 	e := heldEntry{PID: pid, State: "starting", dir: dir}
@@ -67,7 +80,40 @@ func readHeld(dir string) (heldEntry, bool) {
 		h := &held{dir: dir, url: "ws://" + strings.TrimPrefix(url, "http://")}
 		e.SessionRef, e.State = h.reference(), "held"
 	}
+	var st holdStatus
+	if b, err := os.ReadFile(filepath.Join(dir, holdStatusFile)); err == nil && json.Unmarshal(b, &st) == nil {
+		e.Runtime, e.Host, e.Turn, e.LastStopReason = st.Runtime, st.Host, st.Turn, st.LastStopReason
+		if st.Turn == turnIdle {
+			idle := time.Since(st.Since).Milliseconds()
+			e.IdleMS = &idle
+		}
+	}
 	return e, true
+}
+
+// line is the entry as held prints it: state, reference, pid, host,
+// turn, last stop reason, runtime (docs/behaviour.md#held-sessions).
+func (e heldEntry) line() string {
+	ref := e.SessionRef
+	if ref == "" {
+		ref = "(no connection yet)"
+	}
+	host := e.Host
+	if host == "" {
+		host = "local"
+	}
+	turn := "no turn yet"
+	switch {
+	case e.Turn == turnIdle && e.IdleMS != nil:
+		turn = "idle " + (time.Duration(*e.IdleMS) * time.Millisecond).Round(time.Second).String()
+	case e.Turn != "":
+		turn = e.Turn
+	}
+	last := e.LastStopReason
+	if last == "" {
+		last = "-"
+	}
+	return fmt.Sprintf("%s  %s  pid %d  host %s  %s  last %s  runtime %s", e.State, ref, e.PID, host, turn, last, strings.Join(e.Runtime, " "))
 }
 
 // heldCommand is "acpdrive held [--json]": the user's held sessions,
@@ -98,11 +144,7 @@ func heldCommand(args []string, stdout, stderr io.Writer) int {
 			_ = enc.Encode(e)
 			continue
 		}
-		ref := e.SessionRef
-		if ref == "" {
-			ref = "(no connection yet)"
-		}
-		fmt.Fprintf(stdout, "%s  %s  pid %d\n", e.State, ref, e.PID)
+		fmt.Fprintln(stdout, e.line())
 	}
 	return exitOK
 }

@@ -16,6 +16,10 @@ func detachedAttr() *syscall.SysProcAttr { return nil }
 // a user id.
 func ownedByMe(os.FileInfo) bool { return true }
 
+// holdersListed: holderAlive cannot tell a running holder here, so held
+// removes no directory.
+const holdersListed = false
+
 // holderAlive: held sessions are not listed where holders are not built.
 func holderAlive(int, string) bool { return false }
 

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpdrive/acpdrive/adapters/linewatch"
 	"github.com/acpdrive/acpdrive/adapters/netserve"
 	"github.com/acpdrive/acpdrive/wiring"
 )
@@ -39,7 +40,8 @@ func holdServe(ctx context.Context, a holdServeArgs, stdout, stderr io.Writer) i
 	connected := make(chan struct{})
 	srv, err := netserve.Listen(netserve.Options{
 		Listen: "http://127.0.0.1:0", Command: a.command, Workspace: a.workspace, Token: a.token,
-		Launcher: wiring.NewLocalLauncher(logger, localSettings()), Logger: logger,
+		Launcher:     linewatch.Wrap(wiring.NewLocalLauncher(logger, localSettings()), newStatusRecorder(a.dir, a.command).hooks()),
+		Logger:       logger,
 		AbandonAfter: a.lease,
 		OnConnection: func(id string) {
 			once.Do(func() {

@@ -20,6 +20,10 @@ func ownedByMe(fi os.FileInfo) bool {
 	return ok && int(st.Uid) == os.Getuid()
 }
 
+// holdersListed: holderAlive tells a running holder here, so held may
+// remove the directory of one that is not.
+const holdersListed = true
+
 // holderAlive reports whether pid is a running holder of dir: where
 // /proc tells a process's command line, it must name dir (a process id a
 // dead holder left behind may be another process's now).
