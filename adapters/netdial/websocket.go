@@ -61,6 +61,7 @@ type wsConn struct {
 	outbox   [][]byte // the latest messages sent, the first numbered outBase
 	outBase  int64
 	outBytes int
+	unkept   bool // the server offers no resume: keep nothing
 }
 
 const (
@@ -74,6 +75,10 @@ const (
 // keep adds msg to the outbox, dropping the oldest past the bounds. The
 // caller holds outMu.
 func (w *wsConn) keep(msg []byte) {
+	if w.unkept {
+		w.outBase++
+		return
+	}
 	w.outbox = append(w.outbox, bytes.Clone(msg))
 	w.outBytes += len(msg)
 	for len(w.outbox) > outboxMessages || (w.outBytes > outboxBytes && len(w.outbox) > 1) {
@@ -263,6 +268,12 @@ func (w *wsConn) received(msg []byte) []byte {
 	w.mu.Unlock()
 	if _, ok := netwire.Resumable(msg); ok {
 		w.resumable.Store(true)
+	} else { // no resume: nothing is ever sent again, so nothing is kept
+		w.outMu.Lock()
+		w.unkept = true
+		w.outBase += int64(len(w.outbox))
+		w.outbox, w.outBytes = nil, 0
+		w.outMu.Unlock()
 	}
 	return msg
 }
