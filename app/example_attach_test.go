@@ -38,7 +38,7 @@ func ExampleAttach() {
 		fmt.Println(err)
 		return
 	}
-	res, err := app.Attach(context.Background(), app.AttachOptions{
+	run, err := app.Attach(context.Background(), app.AttachOptions{
 		Launcher:  inprocess.New("--script", script),
 		Workspace: dir,
 		OnEvent: func(ev domain.Event) {
@@ -49,6 +49,7 @@ func ExampleAttach() {
 		fmt.Println(err)
 		return
 	}
+	res := run.Turns[len(run.Turns)-1]
 	fmt.Println("outcome:", res.Outcome, res.StopReason, "reply:", res.Reply)
 	// Output:
 	// message_chunk "held "
