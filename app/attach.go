@@ -31,10 +31,10 @@ const attachCloseBound = 5 * time.Second
 type AttachOptions struct {
 	// Launcher's start reattaches to the held connection: it performs no
 	// handshake of its own and replays what the holder kept (for a
-	// WebSocket, netdial's Options.Resume). A process offering
-	// ResumedReceived() (int64, bool) (netdial's) says how many of the
-	// earlier clients' messages the runtime had received; without it
-	// Attach takes every request and prompt as the earlier client's.
+	// WebSocket, netdial's Options.Resume). A process that is a
+	// ports.Resumed (netdial's) says how many of the earlier clients'
+	// messages the runtime had received; without it Attach takes every
+	// request and prompt as the earlier clients'.
 	Launcher ports.Launcher
 	// Workspace is the directory the launcher's request names (absolute).
 	Workspace string
@@ -179,7 +179,7 @@ type heldFollower struct {
 
 func newHeldFollower(o AttachOptions, proc ports.Process) *heldFollower {
 	f := &heldFollower{o: o, proc: proc, earlier: math.MaxInt64}
-	if r, ok := proc.(interface{ ResumedReceived() (int64, bool) }); ok {
+	if r, ok := proc.(ports.Resumed); ok {
 		if n, known := r.ResumedReceived(); known {
 			f.earlier = n
 		}

@@ -1,5 +1,7 @@
 package netdial
 
+import "github.com/acpdrive/acpdrive/ports"
+
 // ResumedReceived reports, for a link started with Options.Resume, how
 // many messages of the connection's earlier clients the runtime had
 // received when this link took the connection over: the count the
@@ -16,3 +18,5 @@ func (p *process) ResumedReceived() (received int64, ok bool) {
 	defer s.w.outMu.Unlock()
 	return s.w.outBase, true
 }
+
+var _ ports.Resumed = (*process)(nil)
