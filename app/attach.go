@@ -253,20 +253,24 @@ func (f *heldFollower) step(m heldMessage) {
 func (f *heldFollower) answer(m heldMessage) {
 	var id string
 	own := json.Unmarshal(m.ID, &id) == nil && strings.HasPrefix(id, f.idBase)
-	if !own {
-		f.accounted++
-	}
-	if len(m.Error) > 0 {
-		if own && id == f.ownPrompt {
-			f.endTurn(domain.FailedResult(domain.NewError(domain.KindPortExit, "the runtime answered the prompt with an error")))
-		}
-		return
-	}
 	var r struct {
 		SessionID  string `json:"sessionId"`
 		StopReason string `json:"stopReason"`
 	}
-	if json.Unmarshal(m.Result, &r) != nil {
+	if len(m.Result) > 0 && json.Unmarshal(m.Result, &r) != nil {
+		r.SessionID, r.StopReason = "", ""
+	}
+	// The prompt of a turn under way was accounted for when it began; an
+	// error answer to an earlier client while its turn is under way is
+	// its prompt's (an acpdrive client has no other request open then).
+	turnAnswer := r.StopReason != "" || (len(m.Error) > 0 && (own && id == f.ownPrompt || !own && f.underway && f.ownPrompt == ""))
+	if !own && (!turnAnswer || !f.underway) {
+		f.accounted++
+	}
+	if len(m.Error) > 0 {
+		if turnAnswer {
+			f.endTurn(domain.FailedResult(domain.NewError(domain.KindResponseError, "the runtime answered session/prompt with an error")))
+		}
 		return
 	}
 	switch {
