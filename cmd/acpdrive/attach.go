@@ -43,7 +43,7 @@ func attachCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return exitUsage
 	}
 	if len(rest) != 1 {
-		fmt.Fprintln(stderr, "acpdrive attach: one REF is needed: acpdrive attach REF [--json]")
+		fmt.Fprintln(stderr, "acpdrive attach: one REF is needed: acpdrive attach REF [--json] [--permissions P] [--answers FILE]")
 		return exitUsage
 	}
 	ref, err := parseHeldRef(rest[0])
