@@ -327,6 +327,7 @@ func (f *heldFollower) betweenTurns() {
 		}
 		f.begun, f.underway = 1, true
 		f.earlierSent() // the prompt under way went out from the earlier client
+		f.stream.emit(started())
 		return
 	}
 	if f.begun >= len(f.o.Prompts) {
@@ -335,6 +336,7 @@ func (f *heldFollower) betweenTurns() {
 	}
 	f.begun++
 	f.underway = true
+	f.stream.emit(started()) // each turn opens with session_started, as a run's does
 	if f.earlierSent() {
 		return
 	}

@@ -52,6 +52,7 @@ func ExampleAttach() {
 	res := run.Turns[len(run.Turns)-1]
 	fmt.Println("outcome:", res.Outcome, res.StopReason, "reply:", res.Reply)
 	// Output:
+	// session_started "session started"
 	// message_chunk "held "
 	// message_chunk "reply"
 	// notification "held reply"

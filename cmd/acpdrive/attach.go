@@ -93,8 +93,14 @@ func attachCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	out := newPrinter(*jsonOut, stdout, stderr)
 	defer out.close()
 	code := exitOK
+	onEvent := func(ev domain.Event) {
+		if ev.Type == domain.EventSessionStarted {
+			ev.SessionRef = rest[0] // as a held run's (docs/behaviour.md#held-sessions)
+		}
+		out.event(ev)
+	}
 	opts := app.AttachOptions{
-		Launcher: l, Workspace: wd, OnEvent: out.event, OnAgentText: out.text, StallTimeout: *stall,
+		Launcher: l, Workspace: wd, OnEvent: onEvent, OnAgentText: out.text, StallTimeout: *stall,
 		Prompts: prompts, PermissionPolicy: policy,
 		OnTurn: func(n int, res domain.TurnResult) {
 			out.turnResult(n, res, "")

@@ -134,6 +134,14 @@ func TestHeldAttachSendsTheRest(t *testing.T) {
 	joined := append(append([]heldEvent{}, pre...), post[len(pre):]...)
 	assert.Equal(t, whole, joined, "none lost, none twice")
 
+	starts := 0
+	for _, m := range comparable(t, stdout) {
+		if m["type"] == "session_started" {
+			starts++
+			assert.Equal(t, ref, m["session_ref"])
+		}
+	}
+	assert.Equal(t, 2, starts, "each turn opens with session_started, as a run's")
 	end := lastLine(t, stdout)
 	assert.Equal(t, "run_result", end["type"])
 	assert.EqualValues(t, 2, end["turns"])
