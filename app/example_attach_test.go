@@ -38,7 +38,7 @@ func ExampleAttach() {
 		fmt.Println(err)
 		return
 	}
-	res, err := app.Attach(context.Background(), app.AttachOptions{
+	run, err := app.Attach(context.Background(), app.AttachOptions{
 		Launcher:  inprocess.New("--script", script),
 		Workspace: dir,
 		OnEvent: func(ev domain.Event) {
@@ -49,8 +49,10 @@ func ExampleAttach() {
 		fmt.Println(err)
 		return
 	}
+	res := run.Turns[len(run.Turns)-1]
 	fmt.Println("outcome:", res.Outcome, res.StopReason, "reply:", res.Reply)
 	// Output:
+	// session_started "session started"
 	// message_chunk "held "
 	// message_chunk "reply"
 	// notification "held reply"

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -16,17 +17,21 @@ import (
 	"github.com/acpdrive/acpdrive/domain"
 )
 
-// attachCommand is "acpdrive attach REF [--json]": it reattaches to the
-// held session REF names (printed by run --hold) and prints its running
-// turn from the start the holder kept (or after the cursor REF names),
-// then live, ending with the turn's turn_result; no prompt is sent
+// attachCommand is "acpdrive attach REF [--json] [--permissions P]
+// [--answers FILE]": it reattaches to the held session REF names (printed
+// by run --hold) and completes its run: the turn under way, then the
+// prompts the earlier client had not sent, each once, answering with its
+// policies the requests left unanswered; it prints the run's turns from
+// the start the holder kept, then live, and ends with run_result
 // (docs/behaviour.md#held-sessions).
 func attachCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("attach", flag.ContinueOnError)
 	jsonOut := fs.Bool("json", false, "print JSON instead of human output")
 	stall := fs.Duration("stall-timeout", domain.DefaultConfig().StallTimeout, "end the attach, leaving the session held, when no message came for this long (0 disables)")
+	perms := fs.String("permissions", string(domain.PresetRefuse), "how the permission requests the earlier client left unanswered are answered: refuse, read, edit or rules:FILE (as run's)")
+	answers := fs.String("answers", "", "answer the questions the earlier client left unanswered from the answers `FILE` (as run's)")
 	help := func(w io.Writer) {
-		fmt.Fprintln(w, "usage: acpdrive attach REF [--json]")
+		fmt.Fprintln(w, "usage: acpdrive attach REF [--json] [--permissions P] [--answers FILE]")
 		printDefaults(fs, w)
 	}
 	flagArgs, rest := splitArgs(fs, args)
@@ -38,11 +43,21 @@ func attachCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return exitUsage
 	}
 	if len(rest) != 1 {
-		fmt.Fprintln(stderr, "acpdrive attach: one REF is needed: acpdrive attach REF [--json]")
+		fmt.Fprintln(stderr, "acpdrive attach: one REF is needed: acpdrive attach REF [--json] [--permissions P] [--answers FILE]")
 		return exitUsage
 	}
 	ref, err := parseHeldRef(rest[0])
 	if err != nil {
+		fmt.Fprintf(stderr, "acpdrive attach: %v\n", err)
+		return exitUsage
+	}
+	policy, err := permissionsFlag(*perms)
+	if err != nil {
+		fmt.Fprintf(stderr, "acpdrive attach: %v\n", err)
+		return exitUsage
+	}
+	var cfg domain.Config
+	if err := answersFlag(&cfg, *answers); err != nil {
 		fmt.Fprintf(stderr, "acpdrive attach: %v\n", err)
 		return exitUsage
 	}
@@ -67,13 +82,37 @@ func attachCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "acpdrive attach: %v\n", err)
 		return exitUsage
 	}
+	// The run's prompts are where its token is; after a cursor the held
+	// messages are not all read, so only the turn under way is followed.
+	prompts, err := readPrompts(filepath.Dir(ref.tokenFile))
+	if err != nil || ref.cursor != "" {
+		prompts = nil
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	out := newPrinter(*jsonOut, stdout, stderr)
 	defer out.close()
-	res, err := app.Attach(ctx, app.AttachOptions{
-		Launcher: l, Workspace: wd, OnEvent: out.event, OnAgentText: out.text, StallTimeout: *stall,
-	})
+	code := exitOK
+	onEvent := func(ev domain.Event) {
+		if ev.Type == domain.EventSessionStarted {
+			ev.SessionRef = rest[0] // as a held run's (docs/behaviour.md#held-sessions)
+		}
+		out.event(ev)
+	}
+	opts := app.AttachOptions{
+		Launcher: l, Workspace: wd, OnEvent: onEvent, OnAgentText: out.text, StallTimeout: *stall,
+		Prompts: prompts, PermissionPolicy: policy,
+		OnTurn: func(n int, res domain.TurnResult) {
+			out.turnResult(n, res, "")
+			if res.Outcome != domain.OutcomeCompleted {
+				code = turnExit(res)
+			}
+		},
+	}
+	if cfg.Answers != nil {
+		opts.Answers = *cfg.Answers
+	}
+	run, err := app.Attach(ctx, opts)
 	if err != nil {
 		var ae *domain.AgentError
 		kind := domain.KindPortExit
@@ -83,9 +122,6 @@ func attachCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "acpdrive attach: %s: %v\n", kind, err)
 		return exitNoSession
 	}
-	out.turnResult(1, res, "")
-	if res.Outcome == domain.OutcomeCompleted {
-		return exitOK
-	}
-	return turnExit(res)
+	out.heldRunResult(run)
+	return code
 }

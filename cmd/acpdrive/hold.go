@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -47,6 +48,10 @@ const (
 	holdConnFile  = "connection" // the connection id, once made
 	holdURLFile   = "url"        // the URL the holder listens at (http://)
 	holdPIDFile   = "pid"        // the holder's process id
+	// holdPromptsFile is the run's prompts, in order (a JSON array of
+	// strings, 0600), written before the first is sent: attach sends those
+	// the killed run had not sent (docs/behaviour.md#held-sessions).
+	holdPromptsFile = "prompts"
 )
 
 // heldTokenEnv is the variable run's own dialer reads the holder's token
@@ -100,9 +105,9 @@ func heldBase() (string, error) {
 
 // startHeld starts the holder for a --hold run and points opts at it:
 // the network launcher over a resumable WebSocket, the session_started
-// event carrying the reference. Nil (and nothing changed) without
-// --hold.
-func (f runFlags) startHeld(ctx context.Context, opts *app.Options, cfg domain.Config, logger *slog.Logger, stderr io.Writer) (*held, error) {
+// event carrying the reference. The run's prompts are written into the
+// holder's directory. Nil (and nothing changed) without --hold.
+func (f runFlags) startHeld(ctx context.Context, opts *app.Options, cfg domain.Config, logger *slog.Logger, stderr io.Writer, prompts []string) (*held, error) {
 	if !f.hold.hold {
 		return nil, nil
 	}
@@ -123,6 +128,11 @@ func (f runFlags) startHeld(ctx context.Context, opts *app.Options, cfg domain.C
 	if err != nil {
 		return nil, domain.WrapError(domain.KindPortExit, "the holder could not be started", err)
 	}
+	if err := writePrompts(h.dir, prompts); err != nil {
+		_ = h.cmd.Process.Signal(syscall.SIGTERM) // no connection will come: it holds nothing
+		_ = h.cmd.Process.Release()
+		return nil, domain.WrapError(domain.KindPortExit, "the holder's directory could not take the prompts", err)
+	}
 	opts.Settings.Command = []string{h.url}
 	opts.Launcher = wiring.NewNetworkLauncher(logger, wiring.NetworkSettings{URL: h.url, TokenEnv: heldTokenEnv})
 	onEvent := opts.OnEvent
@@ -138,6 +148,37 @@ func (f runFlags) startHeld(ctx context.Context, opts *app.Options, cfg domain.C
 		}
 	}
 	return h, nil
+}
+
+// writePrompts writes the run's prompts into the holder's directory
+// (0600), whole or not at all.
+func writePrompts(dir string, prompts []string) error {
+	raw, err := json.Marshal(prompts)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, holdPromptsFile+".new")
+	if err := os.WriteFile(tmp, raw, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, holdPromptsFile))
+}
+
+// readPrompts reads the prompts a held run wrote into dir; none when it
+// wrote none.
+func readPrompts(dir string) ([]string, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, holdPromptsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var prompts []string
+	if err := json.Unmarshal(raw, &prompts); err != nil {
+		return nil, fmt.Errorf("the held run's prompts: %w", err)
+	}
+	return prompts, nil
 }
 
 // launchHolder starts "acpdrive __holder" detached from this process

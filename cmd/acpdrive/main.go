@@ -101,7 +101,7 @@ func usage(w io.Writer) {
   acpdrive validate [FILE]         check a WORKFLOW.md (default ./WORKFLOW.md; --json)
   acpdrive agent [flags]           serve the built-in reference agent on stdio
   acpdrive serve --listen ADDR -- COMMAND...  serve a stdio runtime at a network address
-  acpdrive attach REF [--json]     continue a held session's running turn (run --hold printed REF)
+  acpdrive attach REF [--json]     complete a held run: its running turn, then the prompts not sent (REF from run --hold)
   acpdrive held [--json]           list this user's held sessions
   acpdrive release REF             end a held session
   acpdrive completion bash|zsh|fish  print a shell completion script

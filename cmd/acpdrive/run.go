@@ -435,7 +435,7 @@ func runCommand(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	deps.Apply(&opts)
 	f.applyLauncher(&opts, cfg, logger)
-	holder, err := f.startHeld(ctx, &opts, cfg, logger, stderr) // docs/behaviour.md#held-sessions
+	holder, err := f.startHeld(ctx, &opts, cfg, logger, stderr, prompts) // docs/behaviour.md#held-sessions
 	defer holder.close()
 	if f.noMeasure {
 		// The runtime's facts (its usage a running total) still hold:
