@@ -12,4 +12,4 @@
 // github.com/golang/mock can generate the mocks in ports/mocks.
 package ports
 
-//go:generate mockgen -destination=mocks/mocks.go -package=mocks github.com/acpdrive/acpdrive/ports Launcher,Plan,Discarder,Process,Clock,MeasurementSource,Measurement,RuntimeRecognizer,MCPSource,Observer,SessionObserver,SessionObservation,ToolServerBeacon,ArmedBeacon,PermissionPolicy,AnswerPolicy,ResultServer,ArmedResult,RetryJournal
+//go:generate mockgen -destination=mocks/mocks.go -package=mocks github.com/acpdrive/acpdrive/ports Launcher,Plan,Discarder,Process,Clock,MeasurementSource,Measurement,RuntimeRecognizer,MCPSource,Observer,SessionObserver,SessionObservation,ToolServerBeacon,ArmedBeacon,PermissionPolicy,AnswerPolicy,ResultServer,ArmedResult,RetryJournal,Resumed
