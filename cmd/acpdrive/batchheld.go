@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -156,16 +155,14 @@ func (r *batchRunner) startHeldTask(ctx context.Context, task batchTask, cfg dom
 	if err := t.j.write(t.rec); err != nil {
 		return nil, domain.WrapError(domain.KindPortExit, "the journal could not be written", err)
 	}
-	h, err := launchHolder(ctx, opts.Settings.Command, opts.Workspace, r.flags.hold.lease)
+	h, err := launchRecordedHolder(ctx, opts.Settings.Command, opts.Workspace, r.flags.hold.lease, func(dir string, pid int) error {
+		t.rec.HolderDir, t.rec.HolderPID = dir, pid
+		return t.j.write(t.rec)
+	})
 	if err != nil {
 		return nil, domain.WrapError(domain.KindPortExit, "the holder could not be started", err)
 	}
 	t.h = h
-	t.rec.HolderDir, t.rec.HolderPID = h.dir, h.cmd.Process.Pid
-	if err := t.j.write(t.rec); err != nil {
-		t.close(ctx)
-		return nil, domain.WrapError(domain.KindPortExit, "the journal could not be written", err)
-	}
 	l, err := heldLauncher(h.url, filepath.Join(h.dir, holdTokenFile), nil)
 	if err == nil {
 		t.fleet, err = app.NewFleet(app.FleetOptions{Hosts: []app.FleetHost{{Launcher: l}}, Logger: r.fleets.logger})
@@ -327,26 +324,6 @@ func (r *batchRunner) attachTurn(ctx context.Context, rec journalTask, n int) (d
 	return app.Attach(ctx, app.AttachOptions{
 		Launcher: skipTurns{l: l, n: n - 1}, Workspace: wd, StallTimeout: r.cfg.StallTimeout, Logger: r.fleets.logger,
 	})
-}
-
-// releaseHolder ends the holder a record names, when it still runs (its
-// session holds no turn the batch will follow), and waits, bounded, for
-// it to end.
-func releaseHolder(rec journalTask) {
-	if rec.HolderDir == "" {
-		return
-	}
-	if rec.HolderPID > 0 && holderAlive(rec.HolderPID, rec.HolderDir) {
-		_ = terminateHolder(rec.HolderPID)
-	}
-	for deadline := time.Now().Add(heldAttachBound); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(rec.HolderDir); errors.Is(err, fs.ErrNotExist) {
-			return
-		}
-		if !holderAlive(rec.HolderPID, rec.HolderDir) {
-			return
-		}
-	}
 }
 
 // finishedFirst shows, through show, the line of every task its journal
