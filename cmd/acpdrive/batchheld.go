@@ -322,7 +322,7 @@ func (r *batchRunner) attachTurn(ctx context.Context, rec journalTask, n int) (d
 		return domain.TurnResult{}, err
 	}
 	return app.Attach(ctx, app.AttachOptions{
-		Launcher: skipTurns{l: l, n: n - 1}, Workspace: wd, StallTimeout: r.cfg.StallTimeout, Logger: r.fleets.logger,
+		Launcher: app.SkipTurns(l, n-1), Workspace: wd, StallTimeout: r.cfg.StallTimeout, Logger: r.fleets.logger,
 	})
 }
 

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bufio"
@@ -10,10 +10,20 @@ import (
 	"github.com/acpdrive/acpdrive/ports"
 )
 
-// skipTurns is a launcher whose process reads a held session's messages
-// with those of its first n turns left out: their updates and the
-// answers carrying their stopReason. Attach, which follows the first turn
-// it reads, then follows turn n+1 (docs/behaviour.md#batch-journal).
+// SkipTurns returns a launcher whose processes read a held session's
+// messages with those of its first n turns left out: their updates and
+// the answers carrying their stopReason (every other message is kept, the
+// session/new answer among them). Attach through it follows turn n+1: a
+// resumed batch continues the turn under way of a task of several prompts
+// this way (docs/behaviour.md#batch-journal). n of 0 or less returns l.
+func SkipTurns(l ports.Launcher, n int) ports.Launcher {
+	if n <= 0 {
+		return l
+	}
+	return skipTurns{l: l, n: n}
+}
+
+// skipTurns is SkipTurns' launcher.
 type skipTurns struct {
 	l ports.Launcher
 	n int
@@ -22,7 +32,7 @@ type skipTurns struct {
 // Prepare is l's, its plan's process filtered.
 func (s skipTurns) Prepare(req ports.LaunchRequest) (ports.Plan, error) {
 	p, err := s.l.Prepare(req)
-	if err != nil || s.n <= 0 {
+	if err != nil {
 		return p, err
 	}
 	return skipPlan{Plan: p, n: s.n}, nil
