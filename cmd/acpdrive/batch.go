@@ -151,6 +151,7 @@ func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "acpdrive batch: %s\n", refusalText(err))
 		return exitUsage
 	}
+	defer func() { journal.close() }()
 	var bf batchFlags
 	fs := newBatchFlagSet(&bf)
 	help := func(w io.Writer) { batchHelp(fs, w) }

@@ -270,3 +270,28 @@ func TestBatchJournalRefusals(t *testing.T) {
 	_, err := os.Stat(journal)
 	assert.True(t, os.IsNotExist(err), "nothing refused made a journal")
 }
+
+// TestBatchJournalLocked: one batch at a time runs a journal's tasks: a
+// resume while the journal's lock is held is refused, exit 2; once it is
+// released the resume prints the finished batch's line again
+// (docs/behaviour.md#batch-journal).
+func TestBatchJournalLocked(t *testing.T) {
+	t.Parallel()
+	b := newJournalBatch(t, "batch-journal-lock", []string{`{"id":"a","prompt":"hello"}`})
+	stdout, stderr, code := runEnv(t, b.dir, b.env, "batch", "--json", "--journal", b.journal, "--command", b.command(t), "tasks.jsonl")
+	require.Equal(t, 0, code, stderr)
+	first := strings.SplitN(stdout, "\n", 2)[0]
+
+	lock, err := os.OpenFile(filepath.Join(b.journal, "lock"), os.O_RDWR, 0)
+	require.NoError(t, err)
+	require.NoError(t, syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB))
+	_, stderr, code = runEnv(t, b.dir, b.env, "batch", "--resume", b.journal)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "a batch of this journal is still running")
+	require.NoError(t, lock.Close())
+
+	stdout, stderr, code = runEnv(t, b.dir, b.env, "batch", "--resume", b.journal)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, first, strings.SplitN(stdout, "\n", 2)[0])
+	assert.Equal(t, 1, b.prompted(t)["hello"])
+}

@@ -28,6 +28,7 @@ const journalVersion = 1
 const (
 	journalMetaFile  = "batch.json"
 	journalTasksFile = "tasks.jsonl"
+	journalLockFile  = "lock"
 )
 
 // Task states a record says.
@@ -76,7 +77,8 @@ type batchJournal struct {
 	meta  journalMeta
 	index map[string]int // task id → its place, from 1
 
-	mu sync.Mutex // serialises the writes
+	mu   sync.Mutex // serialises the writes
+	lock *os.File   // holds the journal's lock while the batch runs
 }
 
 // createJournal makes a new journal in dir (made 0700 when missing) for
@@ -86,6 +88,19 @@ func createJournal(dir string, args []string, tasksPath string, tasks []batchTas
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
+	lock, err := takeLock(dir)
+	if err != nil {
+		return nil, err
+	}
+	j, err := newJournal(dir, lock, args, tasksPath, tasks)
+	if err != nil {
+		_ = lock.Close()
+	}
+	return j, err
+}
+
+// newJournal writes a new journal's files, its lock taken.
+func newJournal(dir string, lock *os.File, args []string, tasksPath string, tasks []batchTask) (*batchJournal, error) {
 	if _, err := os.Stat(filepath.Join(dir, journalMetaFile)); err == nil {
 		return nil, fmt.Errorf("--journal %s already holds a batch's journal: resume it with --resume %s, or name another directory", dir, dir)
 	}
@@ -104,7 +119,7 @@ func createJournal(dir string, args []string, tasksPath string, tasks []batchTas
 	if err := writeAtomic(dir, journalTasksFile, raw); err != nil {
 		return nil, err
 	}
-	j := &batchJournal{dir: dir, meta: journalMeta{Version: journalVersion, Args: args, Cwd: cwd, TasksDir: tasksDir}}
+	j := &batchJournal{dir: dir, lock: lock, meta: journalMeta{Version: journalVersion, Args: args, Cwd: cwd, TasksDir: tasksDir}}
 	meta, err := json.Marshal(j.meta)
 	if err != nil {
 		return nil, err
@@ -133,7 +148,32 @@ func openJournal(dir string) (*batchJournal, error) {
 	if j.meta.Version != journalVersion {
 		return nil, fmt.Errorf("--resume %s: journal version %d, this acpdrive reads %d", dir, j.meta.Version, journalVersion)
 	}
+	if j.lock, err = takeLock(dir); err != nil {
+		return nil, fmt.Errorf("--resume %s: %w", dir, err)
+	}
 	return j, nil
+}
+
+// takeLock opens the journal's lock file and takes its lock: one batch
+// at a time runs a journal's tasks (a second would take over their held
+// sessions).
+func takeLock(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, journalLockFile), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := lockFile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// close releases the journal's lock.
+func (j *batchJournal) close() {
+	if j != nil && j.lock != nil {
+		_ = j.lock.Close()
+	}
 }
 
 // tasksPath is the journal's copy of the TASKS file.
