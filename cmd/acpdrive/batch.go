@@ -401,8 +401,12 @@ func (r *batchRunner) run(ctx context.Context, task batchTask) batchLine {
 		Retry:    app.RetryPolicy{MaxRetries: cfg.MaxRetries, MaxBackoff: cfg.MaxRetryBackoff},
 		Ceilings: app.CeilingsOf(cfg),
 		OnStart: func(s *app.Session) {
-			ht.started(s)
-			r.board.running(task.ID, s.Host(), len(task.Prompts))
+			host := s.Host()
+			if ht != nil {
+				ht.started(s)
+				host = "" // the holder's runtime is this machine's
+			}
+			r.board.running(task.ID, host, len(task.Prompts))
 		},
 		OnTurnStart: func(n int, _ string) bool {
 			r.board.turn(task.ID, n)
