@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,10 +96,9 @@ func journalRefusal(bf *batchFlags, cfg domain.Config) error {
 // heldTask is a journaled task's held run: its holder, the fleet of that
 // one host, and its record.
 type heldTask struct {
-	j      *batchJournal
-	h      *held
-	fleet  *app.Fleet
-	logger *slog.Logger
+	j     *batchJournal
+	h     *held
+	fleet *app.Fleet
 
 	rec     journalTask
 	session *app.Session
@@ -151,7 +149,7 @@ func (r *batchRunner) startHeldTask(ctx context.Context, task batchTask, cfg dom
 	if err := app.CheckLaunch(opts.Launcher, opts.Settings.Command, opts.Workspace); err != nil {
 		return nil, err
 	}
-	t := &heldTask{j: r.journal, logger: r.fleets.logger, rec: journalTask{ID: task.ID, State: journalStarting}}
+	t := &heldTask{j: r.journal, rec: journalTask{ID: task.ID, State: journalStarting}}
 	if err := t.j.write(t.rec); err != nil {
 		return nil, domain.WrapError(domain.KindPortExit, "the journal could not be written", err)
 	}
