@@ -77,6 +77,10 @@ type batchFlags struct {
 	parallel   int
 	perProcess int
 	keepWarm   time.Duration
+	// journal and resumeDir are --journal and --resume
+	// (docs/behaviour.md#batch-journal).
+	journal   string
+	resumeDir string
 }
 
 // newBatchFlagSet defines the flags of "acpdrive batch" into f: run's,
@@ -91,6 +95,7 @@ func newBatchFlagSet(f *batchFlags) *flag.FlagSet {
 	fs.IntVar(&f.parallel, "parallel", 4, "how many tasks run at a time")
 	fs.IntVar(&f.perProcess, "sessions-per-process", 1, "sessions one runtime process carries at once (1: a process per session)")
 	fs.DurationVar(&f.keepWarm, "keep-warm", 30*time.Second, "how long a shared runtime process with no session left is kept for the next task (with --sessions-per-process above 1)")
+	f.registerJournal(fs)
 	return fs
 }
 
@@ -141,11 +146,17 @@ func readTasks(path string) ([]batchTask, error) {
 // --ssh-host pool. A task's failure never stops the others; the exit
 // status says whether every task completed (docs/behaviour.md#batch).
 func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	args, journal, err := resumedArgs(args) // --resume DIR: the journal's batch
+	if err != nil {
+		fmt.Fprintf(stderr, "acpdrive batch: %s\n", refusalText(err))
+		return exitUsage
+	}
+	defer func() { journal.close() }()
 	var bf batchFlags
 	fs := newBatchFlagSet(&bf)
 	help := func(w io.Writer) { batchHelp(fs, w) }
 	flagArgs, rest := splitArgs(fs, args)
-	err := parseFlags(fs, flagArgs, "batch", stdout, help)
+	err = parseFlags(fs, flagArgs, "batch", stdout, help)
 	if err == nil {
 		err = bf.run.check("batch")
 	}
@@ -166,6 +177,8 @@ func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		err = errors.New("--keep-warm: want a duration of 0 or more")
 	case f.set["command"] && strings.TrimSpace(f.command) == "":
 		err = errors.New("--command: the command is empty (leave --command out to run the built-in reference agent)")
+	case bf.resumeDir != "" && journal == nil:
+		err = errors.New("--resume takes the batch's flags from its journal: give --resume DIR alone")
 	}
 	var tasks []batchTask
 	if err == nil {
@@ -189,6 +202,24 @@ func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		fmt.Fprintf(stderr, "acpdrive batch: %v\n", err)
 		return exitUsage
+	}
+	if err := journalRefusal(&bf, cfg); err != nil {
+		fmt.Fprintf(stderr, "acpdrive batch: %s\n", refusalText(err))
+		return exitUsage
+	}
+	switch {
+	case journal != nil:
+		journal.indexTasks(tasks)
+		tasksDir = journal.meta.TasksDir
+	case bf.journal != "":
+		dir, err := filepath.Abs(bf.journal)
+		if err == nil {
+			journal, err = createJournal(dir, flagArgs[:len(flagArgs)-len(fs.Args())], rest[0], tasks)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "acpdrive batch: --journal: %v\n", err)
+			return exitUsage
+		}
 	}
 	base := app.Options{Settings: f.settings(cfg), Workspace: workspace}
 	deps.Apply(&base)
@@ -221,7 +252,7 @@ func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		// (docs/behaviour.md#batch).
 		DownFor: batchDownFor, Logger: logger, OnNotice: board.fleetNotice,
 	}}
-	r := &batchRunner{flags: f, cfg: cfg, base: base, tasksDir: tasksDir, board: board, fleets: fleets, target: batchTargetOf(f, cfg)}
+	r := &batchRunner{flags: f, cfg: cfg, base: base, tasksDir: tasksDir, board: board, fleets: fleets, target: batchTargetOf(f, cfg), journal: journal}
 	if _, err := fleets.fleetFor(r.target); err != nil {
 		fmt.Fprintf(stderr, "acpdrive batch: %v\n", err)
 		return exitUsage
@@ -234,6 +265,12 @@ func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		slots                   = make(chan struct{}, bf.parallel)
 		interruptedBeforeStarts []batchTask
 	)
+	tasks = r.finishedFirst(tasks, func(line batchLine) {
+		failed = failed || !line.Completed
+		missing = missing || line.ResultMissing != ""
+		mistake = mistake || line.Reason == string(domain.ReasonConfigurationInvalid)
+		board.finish(line)
+	})
 	for i, task := range tasks {
 		select {
 		case slots <- struct{}{}:
@@ -247,7 +284,7 @@ func batchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			line := r.run(ctx, task)
+			line := r.runTask(ctx, task)
 			mu.Lock()
 			failed = failed || !line.Completed
 			missing = missing || line.ResultMissing != ""
@@ -298,6 +335,7 @@ type batchRunner struct {
 	board    *batchBoard
 	fleets   *batchFleets
 	target   batchTarget // the batch's: --url, else agent.url; none: its hosts
+	journal  *batchJournal
 }
 
 // batchDownFor is how long the batch leaves out a host found
@@ -344,7 +382,17 @@ func (r *batchRunner) run(ctx context.Context, task batchTask) batchLine {
 	if err != nil {
 		return fail(err)
 	}
-	fleet, err := r.fleets.fleetFor(target)
+	var ht *heldTask // with --journal: the task's holder and record (docs/behaviour.md#batch-journal)
+	var fleet *app.Fleet
+	if r.journal != nil {
+		ht, err = r.startHeldTask(ctx, task, cfg, &opts, target)
+		defer ht.close(ctx)
+		if ht != nil {
+			fleet = ht.fleet
+		}
+	} else {
+		fleet, err = r.fleets.fleetFor(target)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -352,13 +400,21 @@ func (r *batchRunner) run(ctx context.Context, task batchTask) batchLine {
 		Prompts:  task.Prompts,
 		Retry:    app.RetryPolicy{MaxRetries: cfg.MaxRetries, MaxBackoff: cfg.MaxRetryBackoff},
 		Ceilings: app.CeilingsOf(cfg),
-		OnStart:  func(s *app.Session) { r.board.running(task.ID, s.Host(), len(task.Prompts)) },
+		OnStart: func(s *app.Session) {
+			host := s.Host()
+			if ht != nil {
+				ht.started(s)
+				host = "" // the holder's runtime is this machine's
+			}
+			r.board.running(task.ID, host, len(task.Prompts))
+		},
 		OnTurnStart: func(n int, _ string) bool {
 			r.board.turn(task.ID, n)
-			return true
+			return ht.turnStarted(n) // recorded before it is sent
 		},
 		OnTurn: func(t app.RunTurn) {
 			line.TurnResults = append(line.TurnResults, newTurnResultLine(t.N, t.Result, t.RuntimeExit, t.Result.CancelUnanswered))
+			ht.turnEnded(line.TurnResults)
 			r.board.turnEnded(task.ID, budgetsOf(t.Budgets))
 		},
 		OnReplace: func(rep app.Replacement) { r.board.warn(fmt.Sprintf("task %s: %s", task.ID, rep.Text())) },
@@ -373,6 +429,9 @@ func (r *batchRunner) run(ctx context.Context, task batchTask) batchLine {
 		// A ceiling stopped the task before the next prompt
 		// (docs/behaviour.md#token-accounting).
 		line.Stopped, line.Message = res.Stopped, res.Stopped
+	case res.Interrupted && ht != nil && ht.err != nil:
+		line.ErrorKind = string(domain.KindPortExit)
+		line.Message = "the journal could not record the next prompt, which was not sent: " + ht.err.Error()
 	case !res.Completed && len(res.Turns) > 0:
 		last := res.Turns[len(res.Turns)-1]
 		line.Message = last.Result.Message()
@@ -387,6 +446,9 @@ func (r *batchRunner) run(ctx context.Context, task batchTask) batchLine {
 		r.board.warn(fmt.Sprintf("task %s: teardown reported: %v", task.ID, res.StopErr))
 	}
 	line.SessionID, line.AgentPID, line.Host = res.SessionID, res.AgentPID, res.Host
+	if ht != nil {
+		line.Host = "" // the holder's runtime is this machine's
+	}
 	if res.Budgets.Tokens.Measured > 0 {
 		used := res.Budgets.Tokens.Used
 		line.Usage = &used

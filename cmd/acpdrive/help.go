@@ -41,6 +41,7 @@ var batchFlagGroups = []flagGroup{
 	{"OUTPUT", []string{"json", "log-level", "answers", "output-schema", "output-schema-turns", "output-retries"}},
 	{"SSH", []string{"ssh-host", "ssh-transport", "ssh-config"}},
 	{"NETWORK", []string{"url", "token-env", "ca-file"}},
+	{"JOURNAL", []string{"journal", "resume", "hold-lease"}},
 }
 
 // writeFlagGroups writes each group's heading and flags.
@@ -62,6 +63,7 @@ func batchHelp(fs *flag.FlagSet, w io.Writer) {
 
 SYNOPSIS
     acpdrive batch [flags] TASKS.jsonl
+    acpdrive batch --resume DIR
 
 DESCRIPTION
     Each line of TASKS.jsonl is a task: {"id": "...", "prompt": "..."} or
@@ -74,7 +76,10 @@ DESCRIPTION
     task's "settings": {"url": ...} places it on a server of its own). On a
     terminal a live table shows every task; with --json, one line per
     finished task; otherwise one line of text per finished task. A task's
-    failure never stops the others.
+    failure never stops the others. With --journal DIR every task runs held
+    and its state is recorded in DIR: after the batch died, --resume DIR
+    prints the finished tasks' lines again, continues the running ones
+    (no prompt is sent twice) and starts the rest.
 `)
 	writeFlagGroups(fs, batchFlagGroups, w)
 	fmt.Fprint(w, `
@@ -90,6 +95,7 @@ EXAMPLES
     acpdrive batch --parallel 8 --sessions-per-process 4 --command codex-acp tasks.jsonl
     acpdrive batch --json --ssh-host build1,build2 --workspace /srv/repo tasks.jsonl
     acpdrive batch --url tcp://127.0.0.1:7000 tasks.jsonl
+    acpdrive batch --json --journal state tasks.jsonl; acpdrive batch --resume state
 `)
 }
 

@@ -121,7 +121,10 @@ func TestHelpBatchGroupsEveryFlag(t *testing.T) {
 	for _, fl := range []string{"--parallel", "--sessions-per-process", "--keep-warm", "--ssh-host", "--json", "--workflow"} {
 		assert.Contains(t, flags, fl)
 	}
-	assert.NotContains(t, flags, "--resume", "a flag of one session run by hand")
+	assert.NotContains(t, flags, "--fork", "a flag of one session run by hand")
+	// batch's --resume is its journal's, not run's session id
+	// (docs/behaviour.md#batch-journal).
+	assert.Contains(t, help, "\n    --resume DIR\n")
 	for _, fl := range flags {
 		n := len(regexp.MustCompile(`(?m)^    `+regexp.QuoteMeta(fl)+`( |$)`).FindAllString(help, -1))
 		assert.Equal(t, 1, n, "%s listed once in help batch", fl)
