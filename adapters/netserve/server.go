@@ -68,6 +68,14 @@ type Options struct {
 	// names the connection it holds and learns that it holds nothing
 	// (docs/behaviour.md#held-sessions).
 	OnConnection, OnConnectionEnd func(id string)
+	// SameUserOnly, on a TCP or HTTP address, serves only the loopback
+	// peers that run as this process's user (not root either): on Linux
+	// the peer's socket is looked up in /proc/net/tcp and /proc/net/tcp6
+	// and any other peer is closed before a byte of it is read; Listen
+	// fails where those cannot be read. Elsewhere the token alone guards
+	// (docs/behaviour.md#held-sessions). A unix socket's peer is always
+	// checked.
+	SameUserOnly bool
 }
 
 // retained is the resume the server advertises
@@ -120,7 +128,7 @@ func Listen(o Options) (*Server, error) {
 		if o.Token == "" && !netwire.Loopback(addr.Host) {
 			return nil, fmt.Errorf("%s: %w", addr.Host, ErrTokenRequired)
 		}
-		if s.ln, err = net.Listen("tcp", addr.Host); err != nil {
+		if s.ln, err = listenTCP(addr.Host, o); err != nil {
 			return nil, err
 		}
 		host := s.ln.Addr().String()

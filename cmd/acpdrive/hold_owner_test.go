@@ -76,7 +76,7 @@ func runAs(t *testing.T, u *user.User, bin, dir string, env []string, args ...st
 // TestHeldOtherAccountRefused: another local account cannot attach to
 // a held session: the token file, in this user's 0700 directory, cannot
 // be read (port_exit, exit 3); with a token of its own it is refused by
-// the holder; the session stays held for its owner
+// the holder (for its user); the session stays held for its owner
 // (docs/behaviour.md#held-sessions).
 func TestHeldOtherAccountRefused(t *testing.T) {
 	u := otherAccount(t)
@@ -92,7 +92,8 @@ func TestHeldOtherAccountRefused(t *testing.T) {
 	assert.Contains(t, stderr, "acpdrive attach: port_exit: the held session is gone (its token cannot be read: ")
 	assert.Contains(t, stderr, "permission denied")
 
-	// A token file of its own (a guess) is refused by the holder.
+	// A token file of its own (a guess) is refused by the holder, for its
+	// user before its token (TestHeldOtherAccountWithTokenRefused).
 	own, err := os.MkdirTemp("", "own")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = os.RemoveAll(own) })
@@ -106,7 +107,7 @@ func TestHeldOtherAccountRefused(t *testing.T) {
 	_, stderr, code = runAs(t, u, bin, "/", nil, "attach", base+"#"+v.Encode(), "--json", "--stall-timeout", "0")
 	assert.Equal(t, 3, code, stderr)
 	assert.Contains(t, stderr, "acpdrive attach: port_exit: ")
-	assert.Contains(t, stderr, "the server refused the bearer token")
+	assert.Contains(t, stderr, "could not connect to the runtime's address")
 	assert.NotEmpty(t, proctest.WithCmdline(marker), "still held for its owner")
 
 	stdout, stderr, code := runEnv(t, t.TempDir(), env, "attach", ref, "--json")

@@ -43,6 +43,7 @@ func holdServe(ctx context.Context, a holdServeArgs, stdout, stderr io.Writer) i
 		Launcher:     linewatch.Wrap(wiring.NewLocalLauncher(logger, localSettings()), newStatusRecorder(a.dir, a.command).hooks()),
 		Logger:       logger,
 		AbandonAfter: a.lease,
+		SameUserOnly: true, // only its owner attaches (docs/behaviour.md#held-sessions)
 		OnConnection: func(id string) {
 			once.Do(func() {
 				if err := os.WriteFile(filepath.Join(a.dir, holdConnFile), []byte(id), 0o600); err != nil {
