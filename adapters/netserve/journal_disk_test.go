@@ -109,6 +109,20 @@ func TestJournalOnDisk(t *testing.T) {
 	}
 }
 
+// TestJournalOnDiskLargeRecords: records longer than a read buffer are
+// skipped and read whole.
+func TestJournalOnDiskLargeRecords(t *testing.T) {
+	const n = 40
+	j := newJournal(Options{Retention: 4, Logger: slog.New(slog.DiscardHandler), JournalDir: t.TempDir(), JournalBytes: DefaultJournalBytes})
+	defer j.close()
+	fill(t, j, n, 70<<10)
+	from, ok := j.after("19")
+	require.True(t, ok)
+	seqs, all := collect(t, j, from)
+	assert.True(t, all)
+	assert.Equal(t, span(20, n), seqs)
+}
+
 // TestJournalOnDiskBound: past JournalBytes the oldest segment is removed
 // whole; what is kept is at least the latest half of the bound, the
 // files never exceed the bound (but for one message), and a resume from
