@@ -1,6 +1,7 @@
 package netserve
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"log/slog"
@@ -222,4 +223,65 @@ func TestWebSocketResumeFromDisk(t *testing.T) {
 	assert.Eventually(t, func() bool { return l.killed.Load() == 1 }, 5*time.Second, 10*time.Millisecond)
 	assert.Eventually(t, func() bool { return len(journalFiles(t, dir)) == 0 }, 5*time.Second, 10*time.Millisecond,
 		"the journal on disk is removed with its connection")
+}
+
+// TestStreamableHTTPResumeFromDisk: an event stream reopened with a
+// Last-Event-ID older than the events in memory gets the rest from the
+// journal on disk; without one, 409.
+func TestStreamableHTTPResumeFromDisk(t *testing.T) {
+	for name, disk := range map[string]bool{"on disk": true, "memory only": false} {
+		t.Run(name, func(t *testing.T) {
+			o := Options{Listen: "http://127.0.0.1:0", Retention: 2}
+			if disk {
+				o.JournalDir = t.TempDir()
+			}
+			s, _ := serveWith(t, o)
+			do := func(method, conn, last, body string) *http.Response {
+				t.Helper()
+				req, err := http.NewRequest(method, s.URL(), strings.NewReader(body))
+				require.NoError(t, err)
+				if conn != "" {
+					req.Header.Set(netwire.HeaderConnection, conn)
+				}
+				if last != "" {
+					req.Header.Set(netwire.HeaderLastEventID, last)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				require.NoError(t, err)
+				return resp
+			}
+			resp := do(http.MethodPost, "", "", `{"jsonrpc":"2.0","id":0,"method":"initialize"}`)
+			_ = resp.Body.Close()
+			conn := resp.Header.Get(netwire.HeaderConnection)
+			require.NotEmpty(t, conn)
+			defer func() { _ = do(http.MethodDelete, conn, "", "").Body.Close() }()
+			stream := do(http.MethodGet, conn, "", "")
+			br := bufio.NewReader(stream.Body)
+			const n = 30
+			for i := range n {
+				resp := do(http.MethodPost, conn, "", fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"m%d"}`, i+1, i))
+				_ = resp.Body.Close()
+				require.Equal(t, http.StatusAccepted, resp.StatusCode)
+				ev, err := netwire.ReadEvent(br)
+				require.NoError(t, err)
+				require.Equal(t, strconv.Itoa(i), ev.ID)
+			}
+			_ = stream.Body.Close()
+
+			again := do(http.MethodGet, conn, "0", "")
+			defer again.Body.Close()
+			if !disk {
+				assert.Equal(t, http.StatusConflict, again.StatusCode)
+				return
+			}
+			require.Equal(t, http.StatusOK, again.StatusCode)
+			br = bufio.NewReader(again.Body)
+			for i := 1; i < n; i++ {
+				ev, err := netwire.ReadEvent(br)
+				require.NoError(t, err)
+				assert.Equal(t, strconv.Itoa(i), ev.ID)
+				assert.Equal(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"_meta":{"acp/cursor":"%d"},"echo":"m%d"}}`, i+1, i, i), string(ev.Data))
+			}
+		})
+	}
 }
