@@ -12,9 +12,13 @@ import (
 // carrying its cursor (_meta["acp/cursor"], docs/behaviour.md#network),
 // the latest retention of them held for a link that resumes after a
 // cursor (up to twice as many are). The runtime's output waits while the
-// links are retention messages behind.
+// links are retention messages behind. With a journal on disk
+// (Options.JournalDir), every message is also kept there, and a link
+// that resumes after a cursor older than those in memory is sent the
+// ones on disk first (docs/behaviour.md#held-sessions).
 type journal struct {
 	retention int64
+	disk      *diskJournal // nil when none
 
 	mu        sync.Mutex
 	cond      *sync.Cond
@@ -30,8 +34,13 @@ type journal struct {
 // slabBytes is the size of an allocation messages are put in.
 const slabBytes = 64 << 10
 
-func newJournal(retention int) *journal {
-	j := &journal{retention: int64(retention)}
+// newJournal is a connection's journal as o sets it (Listen's defaults
+// applied).
+func newJournal(o Options) *journal {
+	j := &journal{retention: int64(o.Retention)}
+	if o.JournalDir != "" {
+		j.disk = newDiskJournal(o.JournalDir, o.JournalBytes, o.Logger)
+	}
 	j.cond = sync.NewCond(&j.mu)
 	return j
 }
@@ -57,6 +66,9 @@ func (j *journal) add(msg []byte) error {
 	start := len(j.slab)
 	j.slab = netwire.AddCursor(j.slab, msg, j.next)
 	j.events = append(j.events, j.slab[start:len(j.slab):len(j.slab)])
+	if j.disk != nil {
+		j.disk.append(j.next, j.events[len(j.events)-1])
+	}
 	j.next++
 	if int64(len(j.events)) >= 2*j.retention { // trimmed in halves: amortized, never per message
 		drop := int64(len(j.events)) - j.retention
@@ -83,10 +95,21 @@ func (j *journal) after(cursor string) (int64, bool) {
 		return j.delivered, true
 	}
 	n, err := strconv.ParseInt(cursor, 10, 64)
-	if err != nil || n+1 < j.first || n+1 > j.next {
+	if err != nil || n+1 < j.oldest() || n+1 > j.next {
 		return 0, false
 	}
 	return n + 1, true
+}
+
+// oldest is the sequence of the oldest message held, in memory or on
+// disk.
+func (j *journal) oldest() int64 {
+	if j.disk != nil {
+		if d, ok := j.disk.oldest(); ok && d < j.first {
+			return d
+		}
+	}
+	return j.first
 }
 
 // end records that the runtime's output ended.
@@ -97,10 +120,13 @@ func (j *journal) end() {
 	j.mu.Unlock()
 }
 
-// close ends every wait.
+// close ends every wait and removes the journal on disk.
 func (j *journal) close() {
 	j.mu.Lock()
 	j.closed = true
+	if j.disk != nil {
+		j.disk.close()
+	}
 	j.cond.Broadcast()
 	j.mu.Unlock()
 }
@@ -117,7 +143,7 @@ func (j *journal) follow(ctx context.Context, from int64, send func(seq int64, m
 		for from >= j.next && !j.ended && !j.closed && ctx.Err() == nil {
 			j.cond.Wait()
 		}
-		if from < j.first || ctx.Err() != nil {
+		if from < j.oldest() || ctx.Err() != nil {
 			j.mu.Unlock()
 			return false
 		}
@@ -125,9 +151,18 @@ func (j *journal) follow(ctx context.Context, from int64, send func(seq int64, m
 			j.mu.Unlock()
 			return true
 		}
-		batch := j.events[from-j.first : j.next-j.first]
+		var batch [][]byte
 		start := from
-		from = j.next
+		if from < j.first { // on disk only
+			var err error
+			if batch, err = j.disk.read(from, j.first); err != nil {
+				j.mu.Unlock()
+				return false
+			}
+		} else {
+			batch = j.events[from-j.first : j.next-j.first]
+		}
+		from += int64(len(batch))
 		j.mu.Unlock()
 		for i, msg := range batch {
 			if send(start+int64(i), msg) != nil {

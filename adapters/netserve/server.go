@@ -62,6 +62,18 @@ type Options struct {
 	// for a client that resumes after a cursor; zero means
 	// DefaultRetention.
 	Retention int
+	// JournalDir, when set, is an existing directory where each
+	// WebSocket or Streamable HTTP connection also keeps its messages on
+	// disk (files journal-*, mode 0600, removed when the connection
+	// ends), so that a client resuming after a cursor older than the
+	// Retention held in memory is sent them from there
+	// (docs/behaviour.md#held-sessions).
+	JournalDir string
+	// JournalBytes bounds each connection's journal on disk; zero means
+	// DefaultJournalBytes. Past it, the oldest half is removed whole, and
+	// a resume after a cursor no longer held is refused as without a
+	// journal on disk.
+	JournalBytes int64
 	// OnConnection, when set, is called with a WebSocket connection's id
 	// once it is made (before its first message is read), and
 	// OnConnectionEnd once it ended and its runtime with it: how a holder
@@ -121,6 +133,14 @@ func Listen(o Options) (*Server, error) {
 	}
 	if o.Retention <= 0 {
 		o.Retention = DefaultRetention
+	}
+	if o.JournalDir != "" {
+		if fi, err := os.Stat(o.JournalDir); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("the journal's directory %s is not a directory", o.JournalDir)
+		}
+	}
+	if o.JournalBytes <= 0 {
+		o.JournalBytes = DefaultJournalBytes
 	}
 	s := &Server{opts: o, addr: addr, conns: map[*served]struct{}{}, links: map[string]*httpLink{}, socks: map[string]*wsConn{}}
 	switch addr.Scheme {

@@ -62,7 +62,7 @@ func newHTTPLink(o Options) (*httpLink, error) {
 		return nil, err
 	}
 	l := &httpLink{id: id, inbox: make(chan []byte), done: make(chan struct{}),
-		initAnswer: make(chan []byte, 1), abandon: o.AbandonAfter, j: newJournal(o.Retention), resume: o.retained()}
+		initAnswer: make(chan []byte, 1), abandon: o.AbandonAfter, j: newJournal(o), resume: o.retained()}
 	l.idle = time.AfterFunc(o.AbandonAfter, l.close)
 	return l, nil
 }

@@ -57,7 +57,7 @@ func newWSConn(o Options) (*wsConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &wsConn{id: id, j: newJournal(o.Retention), resume: o.retained(), abandon: o.AbandonAfter,
+	w := &wsConn{id: id, j: newJournal(o), resume: o.retained(), abandon: o.AbandonAfter,
 		inbox: make(chan []byte), done: make(chan struct{}), eof: make(chan struct{})}
 	w.idle = time.AfterFunc(o.AbandonAfter, w.close)
 	w.idle.Stop() // started when no socket is attached

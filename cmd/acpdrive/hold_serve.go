@@ -44,6 +44,10 @@ func holdServe(ctx context.Context, a holdServeArgs, stdout, stderr io.Writer) i
 		Logger:       logger,
 		AbandonAfter: a.lease,
 		SameUserOnly: true, // only its owner attaches (docs/behaviour.md#held-sessions)
+		// The journal on disk, in the holder's 0700 directory: an attach
+		// from the first message after more than the messages held in
+		// memory (docs/behaviour.md#held-sessions).
+		JournalDir: a.dir, JournalBytes: netserve.DefaultJournalBytes,
 		OnConnection: func(id string) {
 			once.Do(func() {
 				if err := os.WriteFile(filepath.Join(a.dir, holdConnFile), []byte(id), 0o600); err != nil {

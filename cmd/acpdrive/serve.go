@@ -28,6 +28,11 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	hold := fs.Duration("hold", netserve.DefaultAbandonAfter, "how long a WebSocket or Streamable HTTP connection whose link dropped is held for its client to resume (the runtime goes on meanwhile)")
 	retention := fs.Int("retention", netserve.DefaultRetention, "how many of a connection's latest messages are held for a client that resumes")
 	logLevel := fs.String("log-level", "", "write structured logs to stderr at this level (debug, info, warn, error)")
+
+	// The journal on disk (docs/behaviour.md#network).
+	journalDir := fs.String("journal-dir", "", "also keep each connection's messages on disk in `DIR` (an existing directory), for a client that resumes after more than --retention messages")
+	journalMax := fs.Int64("journal-max", netserve.DefaultJournalBytes, "bound each connection's journal on disk to `BYTES` (past it, the oldest half is removed)")
+
 	help := func(w io.Writer) {
 		fmt.Fprintln(w, "usage: acpdrive serve --listen ADDR [--token-env VAR] -- COMMAND...")
 		printDefaults(fs, w)
@@ -60,6 +65,12 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if len(command) == 0 {
 		return fail("no runtime command: acpdrive serve --listen ADDR -- COMMAND...")
 	}
+
+	// The journal on disk.
+	if *journalMax <= 0 {
+		return fail("--journal-max must be above zero")
+	}
+
 	token := ""
 	if *tokenEnv != "" {
 		if token = os.Getenv(*tokenEnv); token == "" {
@@ -85,6 +96,7 @@ func serveCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		Listen: *listen, Command: command, Workspace: dir, Token: token,
 		Launcher: wiring.NewLocalLauncher(logger, localSettings()), Logger: logger,
 		AbandonAfter: *hold, Retention: *retention,
+		JournalDir: *journalDir, JournalBytes: *journalMax, // the journal on disk
 	})
 	if err != nil {
 		return fail("%v", err)
