@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acpdrive/acpdrive/adapters/internal/netwire"
@@ -102,4 +103,13 @@ func (s *streamStdout) Read(b []byte) (int, error) {
 		s.p.ended(err, errors.Is(err, io.EOF))
 	}
 	return n, err
+}
+
+// withWriteDeadline is parent bounded by the write deadline d holds (a
+// SetWriteDeadline's), when one is set.
+func withWriteDeadline(parent context.Context, d *atomic.Pointer[time.Time]) (context.Context, context.CancelFunc) {
+	if t := d.Load(); t != nil && !t.IsZero() {
+		return context.WithDeadline(parent, *t)
+	}
+	return parent, func() {}
 }

@@ -237,12 +237,8 @@ func (c *httpConn) send(msg []byte) error {
 		} `json:"params"`
 	}
 	_ = json.Unmarshal(msg, &m)
-	ctx := c.ctx
-	if d := c.deadline.Load(); d != nil && !d.IsZero() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, *d)
-		defer cancel()
-	}
+	ctx, cancel := withWriteDeadline(c.ctx, &c.deadline)
+	defer cancel()
 	req, err := c.request(ctx, http.MethodPost, msg)
 	if err != nil {
 		return err

@@ -431,12 +431,8 @@ func (s *wsStdin) Write(b []byte) (int, error) {
 // message again there, with every other the server did not receive.
 func (s *wsStdin) send(msg []byte) error {
 	s.w.noteInit(msg)
-	ctx := context.Background()
-	if d := s.deadline.Load(); d != nil && !d.IsZero() {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, *d)
-		defer cancel()
-	}
+	ctx, cancel := withWriteDeadline(context.Background(), &s.deadline)
+	defer cancel()
 	s.w.outMu.Lock()
 	s.w.keep(msg)
 	c, changed, over := s.w.socket()

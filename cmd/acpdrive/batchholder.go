@@ -21,13 +21,15 @@ import (
 // not recorded.
 const orphanPIDBound = 2 * time.Second
 
-// launchRecordedHolder starts a task's holder as run --hold starts one
-// (docs/behaviour.md#held-sessions), but tells record its directory
-// before the holder is started and its process id as soon as it is, so
-// that a batch killed at any point leaves no holder its journal does not
-// name (docs/behaviour.md#batch-journal). The holder's token is in its
-// directory only, never in this process's environment: a batch starts
-// many.
+// launchRecordedHolder starts a holder "acpdrive __holder" detached
+// from this process (its own session) in a fresh directory holding its
+// token (docs/behaviour.md#held-sessions), and reads the URL it listens
+// at. A non-nil record is told the directory before the holder is
+// started and its process id as soon as it is, so that a batch killed at
+// any point leaves no holder its journal does not name
+// (docs/behaviour.md#batch-journal). The token is in the directory only,
+// never in this process's environment (a batch starts many; run's
+// launchHolder puts it there for its dialer).
 func launchRecordedHolder(ctx context.Context, command []string, workspace string, lease time.Duration, record func(dir string, pid int) error) (*held, error) {
 	base, err := heldBase()
 	if err != nil {
@@ -44,6 +46,9 @@ func launchRecordedHolder(ctx context.Context, command []string, workspace strin
 	}
 	if err := os.WriteFile(filepath.Join(dir, holdTokenFile), []byte(hex.EncodeToString(raw)), 0o600); err != nil {
 		return fail(err)
+	}
+	if record == nil {
+		record = func(string, int) error { return nil }
 	}
 	if err := record(dir, 0); err != nil {
 		return fail(err)

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -183,87 +180,25 @@ func readPrompts(dir string) ([]string, error) {
 
 // launchHolder starts "acpdrive __holder" detached from this process
 // (its own session), in a fresh directory holding its token, and reads
-// the URL it listens at.
+// the URL it listens at (launchRecordedHolder, recording nothing); run's
+// own dialer reads the token from heldTokenEnv, which the holder does
+// not inherit.
 func launchHolder(ctx context.Context, command []string, workspace string, lease time.Duration) (*held, error) {
-	base, err := heldBase()
+	h, err := launchRecordedHolder(ctx, command, workspace, lease, nil)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(base, "h")
+	token, err := os.ReadFile(filepath.Join(h.dir, holdTokenFile))
+	if err == nil {
+		err = os.Setenv(heldTokenEnv, string(token))
+	}
 	if err != nil {
+		_ = h.cmd.Process.Kill()
+		_ = h.cmd.Wait()
+		_ = os.RemoveAll(h.dir)
 		return nil, err
 	}
-	fail := func(err error) (*held, error) { _ = os.RemoveAll(dir); return nil, err }
-	raw := make([]byte, 32)
-	if _, err := rand.Read(raw); err != nil {
-		return fail(err)
-	}
-	token := hex.EncodeToString(raw)
-	if err := os.WriteFile(filepath.Join(dir, holdTokenFile), []byte(token), 0o600); err != nil {
-		return fail(err)
-	}
-	if err := os.Setenv(heldTokenEnv, token); err != nil {
-		return fail(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return fail(err)
-	}
-	args := []string{holderSubcommand, "--dir", dir, "--lease", lease.String(), "--workspace", workspace, "--"}
-	cmd := exec.Command(self, append(args, command...)...)
-	cmd.Dir = workspace
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, heldTokenEnv+"=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.SysProcAttr = detachedAttr()
-	logFile, err := os.OpenFile(filepath.Join(dir, "holder.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return fail(err)
-	}
-	defer logFile.Close()
-	cmd.Stderr = logFile
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return fail(err)
-	}
-	if err := cmd.Start(); err != nil {
-		return fail(err)
-	}
-	type line struct {
-		s   string
-		err error
-	}
-	got := make(chan line, 1)
-	go func() { // ends with the holder's first line or its stdout's end
-		s, err := bufio.NewReader(out).ReadString('\n')
-		got <- line{strings.TrimSpace(s), err}
-	}()
-	t := time.NewTimer(holderStartBound)
-	defer t.Stop()
-	var l line
-	read := false
-	select {
-	case l = <-got:
-		read = true
-	case <-t.C:
-		l.err = errors.New("the holder printed no URL in time")
-	case <-ctx.Done():
-		l.err = ctx.Err()
-	}
-	if l.err != nil || !strings.HasPrefix(l.s, "http://") {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait() // closes the pipe: the reader ends
-		if !read {
-			<-got
-		}
-		if l.err == nil {
-			l.err = fmt.Errorf("the holder printed %q, not its URL", l.s)
-		}
-		return fail(l.err)
-	}
-	return &held{dir: dir, url: "ws://" + strings.TrimPrefix(l.s, "http://"), cmd: cmd}, nil
+	return h, nil
 }
 
 // reference is the held session's reference: the WebSocket URL, its
