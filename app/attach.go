@@ -382,12 +382,7 @@ func (f *heldFollower) request(m heldMessage) {
 	if err != nil {
 		f.o.Logger.Debug("could not answer a held session's request", "method", m.Method, "error", err)
 	}
-	if a.decision != nil {
-		f.stream.permission(*a.decision)
-	}
-	if a.question != nil {
-		f.stream.elicitation(*a.question)
-	}
+	f.stream.decided(a)
 	switch {
 	case a.refused:
 		f.stream.refused(f.sessionID, a.notice)

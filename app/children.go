@@ -351,12 +351,7 @@ func (h *connHandler) childRequest(req jsonrpc.Request, ch *child) {
 			return
 		}
 	}
-	if a.decision != nil {
-		ch.stream.permission(*a.decision)
-	}
-	if a.question != nil {
-		ch.stream.elicitation(*a.question)
-	}
+	ch.stream.decided(a)
 	switch {
 	case a.refused:
 		ch.stream.refused(ch.ID, a.notice)

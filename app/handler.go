@@ -83,12 +83,7 @@ func (h *connHandler) HandleRequest(req jsonrpc.Request) {
 	if err := h.answer(req, a); err != nil {
 		h.log.Debug("could not answer an agent request", "method", req.Method, "error", err)
 	}
-	if a.decision != nil {
-		h.stream.permission(*a.decision)
-	}
-	if a.question != nil {
-		h.stream.elicitation(*a.question)
-	}
+	h.stream.decided(a)
 	switch {
 	case a.refused:
 		h.stream.refused(h.sessionID(), a.notice)

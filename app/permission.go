@@ -511,3 +511,14 @@ func (o Options) answerPolicy() ports.AnswerPolicy {
 	}
 	return nil
 }
+
+// decided reports on s what a's answer decided: the permission decision
+// and the question, when it carries them.
+func (s *eventStream) decided(a answer) {
+	if a.decision != nil {
+		s.permission(*a.decision)
+	}
+	if a.question != nil {
+		s.elicitation(*a.question)
+	}
+}
